@@ -1,0 +1,77 @@
+# rooftune -- build, test, sanitize, benchmark.
+#
+#   make            build/rooftune
+#   make test       install missing Debian packages, build, run every test
+#   make asan       the same tests under AddressSanitizer + UBSan (build-asan/)
+#   make bench      speed benchmarks of the space engine (see bench/)
+#   make demo       the README's first command
+#
+# Objects go to $(BUILD)/ mirroring the source tree; headers are tracked
+# with -MMD. Every room's .c files form librooftune.a; the CLI and the
+# tests link it.
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+SAN     ?=
+CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
+             -Wstrict-prototypes -Wmissing-prototypes -I. -MMD -MP $(SAN) $(CFLAGS)
+LDLIBS_ALL = -ljansson -lgsl -lgslcblas -lm $(LDLIBS)
+
+ROOMS   = common search_spaces tuner cost_model measure db targets
+LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))
+CLI_SRC = $(wildcard cli/*.c)
+TEST_SRC = $(wildcard tests/test_*.c)
+BENCH_SRC = $(wildcard bench/*.c)
+
+LIB_OBJ = $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
+TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCHES = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all test asan bench demo deps clean
+all: $(BUILD)/rooftune $(TESTS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/librooftune.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/rooftune: $(CLI_OBJ) $(BUILD)/librooftune.a
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librooftune.a
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/librooftune.a
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+# The README's commands: they install what is missing, then build and run.
+deps:
+	@scripts/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/run-tests $(BUILD)
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  scripts/run-tests build-asan
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/rooftune $(BENCHES)
+	@scripts/run-bench $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory $(BUILD)/rooftune
+	@scripts/demo $(BUILD)
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

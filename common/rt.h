@@ -1,0 +1,51 @@
+/*
+** rt.h -- the few things every room of rooftune shares: the error record,
+** exact big counts (rt_count), checked allocation and the version string.
+** Nothing here knows about spaces, kernels or databases.
+*/
+#ifndef RT_H
+#define RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_VERSION "0.1.0"
+
+/* An error being reported: a message (always NUL-terminated, possibly
+** empty) and, where it applies, a 1-based line/column in some input text
+** (0 when unknown). Functions that can fail take an rt_err* last and fill
+** it; passing NULL is allowed and discards the detail. */
+typedef struct rt_err {
+  int line, col;
+  char msg[512];
+} rt_err;
+
+void rt_err_set(rt_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prepend "prefix: " to an existing message (used to add context such as
+** the file name or the parameter name as an error travels up). */
+void rt_err_prefix(rt_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Exact counts of configurations. 128 bits hold any space whose Cartesian
+** product is below 3.4e38; larger products are refused at load time. */
+typedef unsigned __int128 rt_count;
+#define RT_COUNT_MAX (~(rt_count)0)
+
+/* a*b or a+b into *r; return 0 on success, -1 on overflow. */
+int rt_count_mul(rt_count a, rt_count b, rt_count *r);
+int rt_count_add(rt_count a, rt_count b, rt_count *r);
+/* Decimal text of c into buf (at least 40 bytes); returns buf. */
+char *rt_count_str(rt_count c, char *buf);
+/* Parse a non-negative decimal integer; 0 on success, -1 on bad text or
+** overflow. */
+int rt_count_parse(const char *s, rt_count *out);
+
+/* Checked allocation: abort with a message on out-of-memory. rooftune
+** treats OOM as fatal; every other failure is reported through rt_err. */
+void *rt_malloc(size_t n);
+void *rt_calloc(size_t n, size_t size);
+void *rt_realloc(void *p, size_t n);
+char *rt_strdup(const char *s);
+
+#endif

@@ -1,0 +1,21 @@
+#!/bin/sh
+# deps.sh -- install the Debian packages rooftune needs, if any is missing.
+# Called by `make test`, `make demo`, `make bench` and `make asan`; does
+# nothing (quickly) when everything is there. Installing needs root.
+set -eu
+PKGS="gcc make libc6-dev libjansson-dev libgsl-dev libcmocka-dev"
+missing=""
+for p in $PKGS; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+echo "rooftune: installing missing Debian packages:$missing" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  echo "rooftune: not root: run 'apt-get install$missing' as root, then retry" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
