@@ -1,0 +1,103 @@
+/*
+** sp_config.c -- configurations as JSON: the canonical text of a
+** configuration (an object with keys in parameter order, compact) and the
+** parser that maps a user's JSON object back to value indices.
+*/
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sp_int.h"
+
+static json_t *value_json(const sx_value *v) {
+  switch (v->t) {
+  case SX_INT: return json_integer((json_int_t)v->u.i);
+  case SX_FLOAT: return json_real(v->u.f);
+  case SX_BOOL: return json_boolean(v->u.i);
+  case SX_STR: return json_stringn(v->u.s->s, v->u.s->len);
+  default: return json_null(); /* the loader admits scalars only */
+  }
+}
+
+char *sp_config_json(const sp_space *sp, const int *cfg) {
+  json_t *o = json_object();
+  for (int p = 0; p < sp->np; p++)
+    json_object_set_new(o, sp->params[p].name, value_json(&sp->params[p].v[cfg[p]]));
+  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  json_decref(o);
+  return s;
+}
+
+/* Index of the value of parameter p equal to j (bools match only bools). */
+static int find_value(const sp_param_t *pa, json_t *j) {
+  for (int i = 0; i < pa->nv; i++) {
+    const sx_value *v = &pa->v[i];
+    switch (json_typeof(j)) {
+    case JSON_INTEGER:
+      if ((v->t == SX_INT && v->u.i == (int64_t)json_integer_value(j)) ||
+          (v->t == SX_FLOAT && v->u.f == (double)json_integer_value(j)))
+        return i;
+      break;
+    case JSON_REAL:
+      if ((v->t == SX_FLOAT && v->u.f == json_real_value(j)) ||
+          (v->t == SX_INT && (double)v->u.i == json_real_value(j)))
+        return i;
+      break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+      if (v->t == SX_BOOL && v->u.i == json_is_true(j)) return i;
+      break;
+    case JSON_STRING:
+      if (v->t == SX_STR && v->u.s->len == json_string_length(j) &&
+          !memcmp(v->u.s->s, json_string_value(j), v->u.s->len))
+        return i;
+      break;
+    default: break;
+    }
+  }
+  return -1;
+}
+
+int sp_config_parse(const sp_space *sp, const char *text, int *cfg, rt_err *err) {
+  json_error_t je;
+  json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  int rc = -1;
+  if (!o) {
+    if (err) err->line = je.line, err->col = je.column;
+    rt_err_set(err, "configuration: JSON syntax error at line %d column %d: %s",
+               je.line, je.column, je.text);
+    return -1;
+  }
+  if (!json_is_object(o)) {
+    rt_err_set(err, "configuration: expected a JSON object {\"param\": value, ...}");
+    goto out;
+  }
+  const char *key;
+  json_t *val;
+  json_object_foreach(o, key, val) {
+    if (sp_param_index(sp, key) < 0) {
+      rt_err_set(err, "configuration: unknown parameter '%s'", key);
+      goto out;
+    }
+  }
+  for (int p = 0; p < sp->np; p++) {
+    const sp_param_t *pa = &sp->params[p];
+    json_t *j = json_object_get(o, pa->name);
+    if (!j) {
+      rt_err_set(err, "configuration: missing parameter '%s'", pa->name);
+      goto out;
+    }
+    cfg[p] = find_value(pa, j);
+    if (cfg[p] < 0) {
+      char *shown = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+      rt_err_set(err, "configuration: %s is not among the values of '%s' (%s)",
+                 shown ? shown : "value", pa->name, pa->values_text);
+      free(shown);
+      goto out;
+    }
+  }
+  rc = 0;
+out:
+  json_decref(o);
+  return rc;
+}

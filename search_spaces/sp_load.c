@@ -1,0 +1,623 @@
+/*
+** sp_load.c -- load a space file: the community T1 layout
+** (ConfigurationSpace.TuningParameters / Conditions) plus rooftune's
+** ConfigurationSpace.ProblemVariables, bound from --set bindings. Every
+** error names the file and the JSON field (or line/column for syntax
+** errors, and the column inside an expression).
+*/
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sp_int.h"
+
+/* Declared Type -> value type. "float" also accepts int values. */
+static const struct { const char *name; sx_type t; } type_table[] = {
+  {"int", SX_INT}, {"float", SX_FLOAT}, {"double", SX_FLOAT},
+  {"string", SX_STR}, {"str", SX_STR}, {"bool", SX_BOOL},
+};
+
+static const char *const py_keywords[] = {
+  "and", "or", "not", "in", "is", "if", "else", "for", "lambda",
+  "True", "False", "None",
+};
+
+static int is_identifier(const char *s) {
+  if (!(isalpha((unsigned char)*s) || *s == '_')) return 0;
+  for (const char *q = s; *q; q++)
+    if (!(isalnum((unsigned char)*q) || *q == '_')) return 0;
+  for (size_t i = 0; i < sizeof py_keywords / sizeof *py_keywords; i++)
+    if (!strcmp(s, py_keywords[i])) return 0;
+  return 1;
+}
+
+static void add_warning(sp_space *sp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void add_warning(sp_space *sp, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  sp->warn = rt_realloc(sp->warn, (size_t)(sp->nwarn + 1) * sizeof *sp->warn);
+  sp->warn[sp->nwarn++] = rt_strdup(buf);
+}
+
+/* A JSON scalar as an sx_value (strings copied into the arena). */
+static int json_scalar(sp_space *sp, json_t *j, sx_value *out) {
+  switch (json_typeof(j)) {
+  case JSON_INTEGER: *out = sx_int((int64_t)json_integer_value(j)); return 0;
+  case JSON_REAL: *out = sx_float(json_real_value(j)); return 0;
+  case JSON_TRUE: *out = sx_bool(1); return 0;
+  case JSON_FALSE: *out = sx_bool(0); return 0;
+  case JSON_STRING:
+    out->t = SX_STR;
+    out->u.s = sx_arena_str(sp->arena, json_string_value(j),
+                            json_string_length(j));
+    return 0;
+  default: return -1;
+  }
+}
+
+/* Names visible to expressions: parameters as slots (when with_params),
+** problem variables as constants. Caller frees. */
+static sx_name *expr_names(const sp_space *sp, int with_params, int *n) {
+  sx_name *names = rt_calloc((size_t)(sp->np + sp->nvar), sizeof *names);
+  int k = 0;
+  for (int v = 0; v < sp->nvar; v++)
+    names[k++] = (sx_name){sp->vars[v].name, -1, sp->vars[v].value};
+  if (with_params)
+    for (int p = 0; p < sp->np; p++)
+      names[k++] = (sx_name){sp->params[p].name, p, sx_int(0)};
+  *n = k;
+  return names;
+}
+
+/* Compile text; on error the message names the field and shows the text. */
+static sx_prog *compile_field(const sp_space *sp, const char *field,
+                              const char *text, int with_params, rt_err *err) {
+  int nn;
+  sx_name *names = expr_names(sp, with_params, &nn);
+  rt_err e = {0};
+  sx_prog *p = sx_compile(text, names, nn, &e);
+  free(names);
+  if (!p)
+    rt_err_set(err, "%s: %s at column %d in `%s`", field, e.msg, e.col, text);
+  return p;
+}
+
+static int type_ok(sx_type want, const sx_value *v) {
+  return v->t == want || (want == SX_FLOAT && v->t == SX_INT);
+}
+
+/* Append v to param's value list unless an equal value is already there. */
+static void add_value(sp_space *sp, sp_param_t *pa, sx_value v, int *cap) {
+  for (int i = 0; i < pa->nv; i++)
+    if (pa->v[i].t == v.t && sx_equal(&pa->v[i], &v)) {
+      char buf[64];
+      sx_repr(&v, buf, sizeof buf);
+      add_warning(sp, "parameter '%s': duplicate value %s dropped", pa->name,
+                  buf);
+      return;
+    }
+  if (pa->nv == *cap) {
+    *cap = *cap ? 2 * *cap : 8;
+    pa->v = rt_realloc(pa->v, (size_t)*cap * sizeof *pa->v);
+  }
+  pa->v[pa->nv++] = v;
+}
+
+static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
+                       const char *field, rt_err *err) {
+  int cap = 0;
+  sx_value list;
+  if (json_is_string(jv)) {
+    pa->values_text = rt_strdup(json_string_value(jv));
+    sx_prog *prog = compile_field(sp, field, pa->values_text, 0, err);
+    if (!prog) return -1;
+    rt_err e = {0};
+    int rc = sx_eval(sp->vm, prog, NULL, &list, &e);
+    if (rc == 0) list = sx_value_copy(sp->arena, &list);
+    sx_prog_free(prog);
+    if (rc) {
+      rt_err_set(err, "%s: evaluating `%s` raised %s", field, pa->values_text,
+                 e.msg);
+      return -1;
+    }
+    if (list.t != SX_LIST && list.t != SX_TUPLE) {
+      rt_err_set(err, "%s: `%s` is a %s, expected a list of values", field,
+                 pa->values_text, sx_type_name(list.t));
+      return -1;
+    }
+  } else if (json_is_array(jv)) {
+    pa->values_text = json_dumps(jv, JSON_COMPACT);
+    sx_list *l = sx_arena_alloc(sp->arena, sizeof *l);
+    l->n = json_array_size(jv);
+    l->v = sx_arena_alloc(sp->arena, (l->n ? l->n : 1) * sizeof *l->v);
+    for (size_t i = 0; i < l->n; i++)
+      if (json_scalar(sp, json_array_get(jv, i), &l->v[i])) {
+        rt_err_set(err, "%s[%zu]: expected a number, string or boolean", field,
+                   i);
+        return -1;
+      }
+    list.t = SX_LIST;
+    list.u.l = l;
+  } else {
+    rt_err_set(err, "%s: expected a string (a Python list expression) or an "
+               "array", field);
+    return -1;
+  }
+  for (size_t i = 0; i < list.u.l->n; i++) {
+    sx_value v = list.u.l->v[i];
+    if (!type_ok(pa->vtype, &v)) {
+      char buf[64];
+      sx_repr(&v, buf, sizeof buf);
+      rt_err_set(err, "%s: wrong type: element %zu is %s %s, but Type is %s",
+                 field, i, sx_type_name(v.t), buf, pa->type);
+      return -1;
+    }
+    add_value(sp, pa, v, &cap);
+  }
+  if (pa->nv == 0) {
+    rt_err_set(err, "%s: parameter '%s' has no values (empty space)", field,
+               pa->name);
+    return -1;
+  }
+  return 0;
+}
+
+static int load_default(sp_space *sp, sp_param_t *pa, json_t *jd,
+                        const char *field) {
+  pa->def = -1;
+  if (!jd) return 0;
+  if (json_is_array(jd) && json_array_size(jd) == 1) jd = json_array_get(jd, 0);
+  sx_value d;
+  if (json_scalar(sp, jd, &d)) {
+    add_warning(sp, "%s: not a scalar; parameter '%s' has no default", field,
+                pa->name);
+    return 0;
+  }
+  for (int i = 0; i < pa->nv; i++)
+    if (sx_equal(&pa->v[i], &d) && (d.t == SX_BOOL) == (pa->v[i].t == SX_BOOL))
+      pa->def = i;
+  if (pa->def < 0) {
+    char buf[64];
+    sx_repr(&d, buf, sizeof buf);
+    add_warning(sp, "%s: %s is not among the values of '%s'; no default",
+                field, buf, pa->name);
+  }
+  return 0;
+}
+
+static const char *get_string(json_t *obj, const char *key, const char *field,
+                              int required, rt_err *err, int *bad) {
+  json_t *j = json_object_get(obj, key);
+  if (!j) {
+    if (required) {
+      rt_err_set(err, "%s: missing field \"%s\"", field, key);
+      *bad = 1;
+    }
+    return NULL;
+  }
+  if (!json_is_string(j)) {
+    rt_err_set(err, "%s.%s: expected a string", field, key);
+    *bad = 1;
+    return NULL;
+  }
+  return json_string_value(j);
+}
+
+static int name_taken(const sp_space *sp, const char *name) {
+  for (int v = 0; v < sp->nvar; v++)
+    if (!strcmp(sp->vars[v].name, name)) return 1;
+  for (int p = 0; p < sp->np; p++)
+    if (sp->params[p].name && !strcmp(sp->params[p].name, name)) return 1;
+  return 0;
+}
+
+static int check_name(const sp_space *sp, const char *name, const char *field,
+                      rt_err *err) {
+  if (!is_identifier(name)) {
+    rt_err_set(err, "%s: \"%s\" is not a valid identifier", field, name);
+    return -1;
+  }
+  if (name_taken(sp, name)) {
+    rt_err_set(err, "%s: name '%s' is defined twice", field, name);
+    return -1;
+  }
+  return 0;
+}
+
+/* ProblemVariables: [{Name, Type?, Default?}], bound from set[]. */
+static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
+                     rt_err *err) {
+  json_t *jvars = json_object_get(cs, "ProblemVariables");
+  int bad = 0;
+  if (jvars && !json_is_array(jvars)) {
+    rt_err_set(err, "ConfigurationSpace.ProblemVariables: expected an array");
+    return -1;
+  }
+  size_t n = jvars ? json_array_size(jvars) : 0;
+  sp->vars = rt_calloc(n, sizeof *sp->vars);
+  for (size_t i = 0; i < n; i++) {
+    char field[96];
+    snprintf(field, sizeof field, "ConfigurationSpace.ProblemVariables[%zu]", i);
+    json_t *jv = json_array_get(jvars, i);
+    if (!json_is_object(jv)) {
+      rt_err_set(err, "%s: expected an object", field);
+      return -1;
+    }
+    const char *name = get_string(jv, "Name", field, 1, err, &bad);
+    if (bad || check_name(sp, name, field, err)) return -1;
+    sp_var_t *var = &sp->vars[sp->nvar++];
+    var->name = rt_strdup(name);
+    var->set = -1;
+    for (int b = 0; b < nset; b++)
+      if (!strcmp(set[b].name, name)) {
+        var->value = set[b].value;
+        if (var->value.t == SX_STR)
+          var->value = sx_value_copy(sp->arena, &var->value);
+        var->set = 1;
+      }
+    json_t *jd = json_object_get(jv, "Default");
+    if (var->set < 0 && jd) {
+      if (json_scalar(sp, jd, &var->value)) {
+        rt_err_set(err, "%s.Default: expected a number, string or boolean",
+                   field);
+        return -1;
+      }
+      var->set = 0;
+    }
+  }
+  for (int b = 0; b < nset; b++) {
+    int found = 0;
+    for (int v = 0; v < sp->nvar; v++) found |= !strcmp(sp->vars[v].name, set[b].name);
+    if (!found) {
+      char decl[256] = "";
+      for (int v = 0; v < sp->nvar; v++)
+        snprintf(decl + strlen(decl), sizeof decl - strlen(decl), "%s%s",
+                 v ? ", " : "", sp->vars[v].name);
+      rt_err_set(err, "--set %s: unknown problem variable (this space declares %s)",
+                 set[b].name, sp->nvar ? decl : "none");
+      return -1;
+    }
+  }
+  for (int v = 0; v < sp->nvar; v++)
+    if (sp->vars[v].set < 0) {
+      rt_err_set(err, "problem variable '%s' is unbound: give it with --set %s=VALUE",
+                 sp->vars[v].name, sp->vars[v].name);
+      return -1;
+    }
+  return 0;
+}
+
+static int load_params(sp_space *sp, json_t *cs, rt_err *err) {
+  json_t *jps = json_object_get(cs, "TuningParameters");
+  int bad = 0;
+  if (!json_is_array(jps) || json_array_size(jps) == 0) {
+    rt_err_set(err, "ConfigurationSpace.TuningParameters: %s",
+               jps ? "expected a non-empty array" : "missing field");
+    return -1;
+  }
+  size_t n = json_array_size(jps);
+  sp->params = rt_calloc(n, sizeof *sp->params);
+  for (size_t i = 0; i < n; i++) {
+    char field[96], vfield[128];
+    snprintf(field, sizeof field, "ConfigurationSpace.TuningParameters[%zu]", i);
+    json_t *jp = json_array_get(jps, i);
+    if (!json_is_object(jp)) {
+      rt_err_set(err, "%s: expected an object", field);
+      return -1;
+    }
+    const char *name = get_string(jp, "Name", field, 1, err, &bad);
+    if (bad || check_name(sp, name, field, err)) return -1;
+    const char *type = get_string(jp, "Type", field, 1, err, &bad);
+    if (bad) return -1;
+    sp_param_t *pa = &sp->params[sp->np++];
+    pa->name = rt_strdup(name);
+    pa->type = rt_strdup(type);
+    pa->vtype = SX_NONE;
+    for (size_t t = 0; t < sizeof type_table / sizeof *type_table; t++)
+      if (!strcmp(type, type_table[t].name)) pa->vtype = type_table[t].t;
+    if (pa->vtype == SX_NONE) {
+      rt_err_set(err, "%s.Type: unknown type \"%s\" (expected int, float, "
+                 "string or bool)", field, type);
+      return -1;
+    }
+    json_t *jv = json_object_get(jp, "Values");
+    snprintf(vfield, sizeof vfield, "%s.Values (parameter '%s')", field, name);
+    if (!jv) {
+      rt_err_set(err, "%s: missing field \"Values\"", field);
+      return -1;
+    }
+    if (load_values(sp, pa, jv, vfield, err)) return -1;
+    snprintf(vfield, sizeof vfield, "%s.Default", field);
+    load_default(sp, pa, json_object_get(jp, "Default"), vfield);
+  }
+  return 0;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  return *(const int *)a - *(const int *)b;
+}
+
+static int load_conds(sp_space *sp, json_t *cs, rt_err *err) {
+  json_t *jcs = json_object_get(cs, "Conditions");
+  int bad = 0;
+  if (!jcs) return 0;
+  if (!json_is_array(jcs)) {
+    rt_err_set(err, "ConfigurationSpace.Conditions: expected an array");
+    return -1;
+  }
+  size_t n = json_array_size(jcs);
+  sp->conds = rt_calloc(n, sizeof *sp->conds);
+  for (size_t i = 0; i < n; i++) {
+    char field[96], efield[128];
+    snprintf(field, sizeof field, "ConfigurationSpace.Conditions[%zu]", i);
+    json_t *jc = json_array_get(jcs, i);
+    if (!json_is_object(jc)) {
+      rt_err_set(err, "%s: expected an object", field);
+      return -1;
+    }
+    const char *text = get_string(jc, "Expression", field, 1, err, &bad);
+    if (bad) return -1;
+    json_t *jpl = json_object_get(jc, "Parameters");
+    if (jpl && !json_is_array(jpl)) {
+      rt_err_set(err, "%s.Parameters: expected an array of names", field);
+      return -1;
+    }
+    for (size_t k = 0; jpl && k < json_array_size(jpl); k++) {
+      json_t *jn = json_array_get(jpl, k);
+      if (!json_is_string(jn) || sp_param_index(sp, json_string_value(jn)) < 0) {
+        rt_err_set(err, "%s.Parameters[%zu]: %s%s%s is not a tuning parameter",
+                   field, k, json_is_string(jn) ? "'" : "",
+                   json_is_string(jn) ? json_string_value(jn) : "value",
+                   json_is_string(jn) ? "'" : "");
+        return -1;
+      }
+    }
+    snprintf(efield, sizeof efield, "%s.Expression", field);
+    sp_cond_t *c = &sp->conds[sp->nc];
+    c->prog = compile_field(sp, efield, text, 1, err);
+    if (!c->prog) return -1;
+    c->text = rt_strdup(text);
+    sp->nc++;
+    /* The dependencies are what the expression reads; a Parameters list
+    ** that disagrees is only worth a note. */
+    const int *slots = sx_prog_slots(c->prog, &c->np);
+    c->p = rt_malloc((size_t)(c->np ? c->np : 1) * sizeof *c->p);
+    memcpy(c->p, slots, (size_t)c->np * sizeof *c->p);
+    qsort(c->p, (size_t)c->np, sizeof *c->p, cmp_int);
+    if (jpl && json_array_size(jpl) != (size_t)c->np)
+      add_warning(sp, "%s: Parameters lists %zu names, the expression reads %d",
+                  field, json_array_size(jpl), c->np);
+    if (c->np == 0 && !sx_eval_bool(sp->vm, c->prog, NULL)) {
+      sp->const_false = 1;
+      add_warning(sp, "%s: `%s` is false for every configuration: the space "
+                  "is empty", field, text);
+    }
+  }
+  return 0;
+}
+
+static sp_space *load_json(json_t *root, const char *name,
+                           const sp_binding *set, int nset, rt_err *err) {
+  if (!json_is_object(root)) {
+    rt_err_set(err, "expected a JSON object at the top level");
+    return NULL;
+  }
+  json_t *cs = json_object_get(root, "ConfigurationSpace");
+  if (!json_is_object(cs)) {
+    rt_err_set(err, "ConfigurationSpace: %s",
+               cs ? "expected an object" : "missing field");
+    return NULL;
+  }
+  sp_space *sp = rt_calloc(1, sizeof *sp);
+  sp->arena = sx_arena_new();
+  sp->vm = sx_vm_new();
+  json_t *bn = json_object_get(json_object_get(root, "General"), "BenchmarkName");
+  sp->name = rt_strdup(json_is_string(bn) ? json_string_value(bn) : name);
+  if (load_vars(sp, cs, set, nset, err) || load_params(sp, cs, err) ||
+      load_conds(sp, cs, err)) {
+    sp_free(sp);
+    return NULL;
+  }
+  rt_count cart = 1;
+  for (int p = 0; p < sp->np; p++)
+    if (rt_count_mul(cart, (rt_count)sp->params[p].nv, &cart)) {
+      rt_err_set(err, "the Cartesian product of the parameters exceeds 2^128");
+      sp_free(sp);
+      return NULL;
+    }
+  sp->slots = rt_calloc((size_t)sp->np, sizeof *sp->slots);
+  sp->cfg = rt_calloc((size_t)sp->np, sizeof *sp->cfg);
+  sp__build_groups(sp);
+  return sp;
+}
+
+sp_space *sp_load_string(const char *text, const char *name,
+                         const sp_binding *set, int nset, rt_err *err) {
+  json_error_t je;
+  json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  if (!root) {
+    if (err) {
+      err->line = je.line;
+      err->col = je.column;
+    }
+    rt_err_set(err, "%s:%d:%d: JSON syntax error: %s", name, je.line,
+               je.column, je.text);
+    return NULL;
+  }
+  sp_space *sp = load_json(root, name, set, nset, err);
+  json_decref(root);
+  if (!sp) rt_err_prefix(err, "%s", name);
+  return sp;
+}
+
+sp_space *sp_load_file(const char *path, const sp_binding *set, int nset,
+                       rt_err *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    rt_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = rt_malloc(cap);
+  for (size_t got; (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+    n += got;
+    if (cap - n - 1 == 0) buf = rt_realloc(buf, cap *= 2);
+  }
+  int rerr = ferror(f);
+  fclose(f);
+  if (rerr) {
+    free(buf);
+    rt_err_set(err, "%s: read error", path);
+    return NULL;
+  }
+  buf[n] = 0;
+  if (strlen(buf) != n) {
+    free(buf);
+    rt_err_set(err, "%s: contains a NUL byte: not a JSON text file", path);
+    return NULL;
+  }
+  sp_space *sp = sp_load_string(buf, path, set, nset, err);
+  free(buf);
+  return sp;
+}
+
+int sp_parse_bindings(const char *text, sx_arena *arena, sp_binding **out,
+                      rt_err *err) {
+  int n = 0;
+  *out = NULL;
+  sx_vm *vm = sx_vm_new();
+  const char *s = text;
+  while (*s) {
+    const char *comma = s, *eq = strchr(s, '=');
+    int depth = 0, quote = 0;
+    /* split on commas outside brackets and quotes */
+    for (; *comma; comma++) {
+      if (quote) { if (*comma == quote) quote = 0; continue; }
+      if (*comma == '\'' || *comma == '"') quote = *comma;
+      else if (*comma == '(' || *comma == '[') depth++;
+      else if (*comma == ')' || *comma == ']') depth--;
+      else if (*comma == ',' && depth == 0) break;
+    }
+    if (!eq || eq > comma || eq == s || (size_t)(eq - s) >= sizeof (*out)->name) {
+      rt_err_set(err, "--set: expected VAR=VALUE in \"%.*s\"", (int)(comma - s), s);
+      goto fail;
+    }
+    *out = rt_realloc(*out, (size_t)(n + 1) * sizeof **out);
+    sp_binding *b = &(*out)[n];
+    memset(b, 0, sizeof *b);
+    memcpy(b->name, s, (size_t)(eq - s));
+    size_t vlen = (size_t)(comma - eq - 1);
+    char *vtext = rt_malloc(vlen + 1);
+    memcpy(vtext, eq + 1, vlen);
+    vtext[vlen] = 0;
+    rt_err e = {0};
+    sx_prog *prog = sx_compile(vtext, NULL, 0, &e);
+    int rc = prog ? sx_eval(vm, prog, NULL, &b->value, &e) : -1;
+    sx_prog_free(prog);
+    if (rc == 0 && (b->value.t == SX_LIST || b->value.t == SX_TUPLE ||
+                    b->value.t == SX_NONE)) {
+      rc = -1;
+      snprintf(e.msg, sizeof e.msg, "a %s is not a scalar", sx_type_name(b->value.t));
+    }
+    if (rc) {
+      rt_err_set(err, "--set %s=%s: %s", b->name, vtext, e.msg);
+      free(vtext);
+      goto fail;
+    }
+    free(vtext);
+    b->value = sx_value_copy(arena, &b->value);
+    for (int k = 0; k < n; k++)
+      if (!strcmp((*out)[k].name, b->name)) {
+        rt_err_set(err, "--set: %s given twice", b->name);
+        goto fail;
+      }
+    n++;
+    s = *comma ? comma + 1 : comma;
+  }
+  sx_vm_free(vm);
+  return n;
+fail:
+  sx_vm_free(vm);
+  free(*out);
+  *out = NULL;
+  return -1;
+}
+
+void sp_free(sp_space *sp) {
+  if (!sp) return;
+  sp__free_chains(sp);
+  for (int p = 0; p < sp->np; p++) {
+    free(sp->params[p].name);
+    free(sp->params[p].type);
+    free(sp->params[p].values_text);
+    free(sp->params[p].v);
+  }
+  for (int c = 0; c < sp->nc; c++) {
+    free(sp->conds[c].text);
+    sx_prog_free(sp->conds[c].prog);
+    free(sp->conds[c].p);
+  }
+  for (int v = 0; v < sp->nvar; v++) free(sp->vars[v].name);
+  for (int g = 0; g < sp->ng; g++) free(sp->groups[g]);
+  for (int w = 0; w < sp->nwarn; w++) free(sp->warn[w]);
+  free(sp->groups);
+  free(sp->gsize);
+  free(sp->group_of);
+  free(sp->gpos);
+  free(sp->kwork);
+  free(sp->warn);
+  free(sp->params);
+  free(sp->conds);
+  free(sp->vars);
+  free(sp->slots);
+  free(sp->cfg);
+  free(sp->name);
+  sx_vm_free(sp->vm);
+  sx_arena_free(sp->arena);
+  free(sp);
+}
+
+/* ---- Accessors ---- */
+const char *sp_name(const sp_space *sp) { return sp->name; }
+int sp_nparams(const sp_space *sp) { return sp->np; }
+const char *sp_param_name(const sp_space *sp, int p) { return sp->params[p].name; }
+const char *sp_param_type(const sp_space *sp, int p) { return sp->params[p].type; }
+const char *sp_param_values_text(const sp_space *sp, int p) { return sp->params[p].values_text; }
+int sp_nvalues(const sp_space *sp, int p) { return sp->params[p].nv; }
+const sx_value *sp_value(const sp_space *sp, int p, int i) { return &sp->params[p].v[i]; }
+int sp_default(const sp_space *sp, int p) { return sp->params[p].def; }
+int sp_nconds(const sp_space *sp) { return sp->nc; }
+const char *sp_cond_text(const sp_space *sp, int c) { return sp->conds[c].text; }
+int sp_nvars(const sp_space *sp) { return sp->nvar; }
+const char *sp_var_name(const sp_space *sp, int v) { return sp->vars[v].name; }
+const sx_value *sp_var_value(const sp_space *sp, int v) { return &sp->vars[v].value; }
+int sp_var_was_set(const sp_space *sp, int v) { return sp->vars[v].set; }
+int sp_nwarnings(const sp_space *sp) { return sp->nwarn; }
+const char *sp_warning(const sp_space *sp, int i) { return sp->warn[i]; }
+
+const int *sp_cond_params(const sp_space *sp, int c, int *n) {
+  *n = sp->conds[c].np;
+  return sp->conds[c].p;
+}
+
+int sp_param_index(const sp_space *sp, const char *name) {
+  for (int p = 0; p < sp->np; p++)
+    if (!strcmp(sp->params[p].name, name)) return p;
+  return -1;
+}
+
+int sp_default_config(const sp_space *sp, int *cfg) {
+  for (int p = 0; p < sp->np; p++) {
+    if (sp->params[p].def < 0) return 0;
+    cfg[p] = sp->params[p].def;
+  }
+  return 1;
+}

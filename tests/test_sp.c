@@ -1,0 +1,595 @@
+/*
+** test_sp.c -- the space loader and engine against independent
+** expectations: the brute-force counts published with the shared T1 files,
+** a naive product-then-filter enumeration (every Cartesian combination in
+** lexicographic order, each checked condition by condition), randomly
+** generated spaces (property tests), a chi-square test of sampling
+** uniformity, and the documented errors for malformed input.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_spaces/sp.h"
+
+#define SHARED "../shared/data/t1/"
+
+/* ---- The naive reference ---- */
+
+/* Every valid configuration, in lexicographic order of value indices, by
+** walking the whole Cartesian product. Returns their number; *out holds
+** them (n * np ints). */
+static long naive_enum(sp_space *sp, int **out) {
+  int np = sp_nparams(sp);
+  int *cfg = calloc((size_t)np, sizeof *cfg);
+  long n = 0, cap = 1024;
+  int *res = malloc((size_t)cap * (size_t)np * sizeof *res);
+  for (;;) {
+    if (sp_valid(sp, cfg, NULL)) {
+      if (n == cap) res = realloc(res, (size_t)(cap *= 2) * (size_t)np * sizeof *res);
+      memcpy(res + (size_t)n * np, cfg, (size_t)np * sizeof *cfg);
+      n++;
+    }
+    int p = np - 1;
+    while (p >= 0 && ++cfg[p] == sp_nvalues(sp, p)) cfg[p--] = 0;
+    if (p < 0) break;
+  }
+  free(cfg);
+  *out = res;
+  return n;
+}
+
+/* The engine agrees with the naive enumeration: count, canonical order by
+** sp_next and by unrank, rank(unrank(i)) == i, and sp_next from every
+** invalid combination (checked on up to max_invalid of them). */
+static void check_against_naive(sp_space *sp) {
+  int np = sp_nparams(sp);
+  int *ref;
+  long n = naive_enum(sp, &ref);
+  assert_true(sp_count(sp) == (rt_count)n);
+  rt_count prod = 1;
+  for (int g = 0; g < sp_ngroups(sp); g++) prod *= sp_group_count(sp, g);
+  assert_true(prod == (rt_count)n);
+
+  int *cfg = malloc((size_t)np * sizeof *cfg);
+  if (n > 0) {
+    assert_int_equal(sp_unrank(sp, 0, cfg), 0);
+    for (long i = 0; i < n; i++) {
+      assert_memory_equal(cfg, ref + (size_t)i * np, (size_t)np * sizeof *cfg);
+      assert_int_equal(sp_next(sp, cfg), i + 1 < n);
+    }
+  }
+  /* unrank/rank in a scattered order so the memo is exercised cold */
+  for (long k = 0; k < n; k++) {
+    long i = (k * 7919) % n;
+    assert_int_equal(sp_unrank(sp, (rt_count)i, cfg), 0);
+    assert_memory_equal(cfg, ref + (size_t)i * np, (size_t)np * sizeof *cfg);
+    rt_count r;
+    assert_int_equal(sp_rank(sp, cfg, &r), 0);
+    assert_true(r == (rt_count)i);
+  }
+  assert_int_equal(sp_unrank(sp, (rt_count)n, cfg), -1);
+  free(cfg);
+  free(ref);
+}
+
+static int lex_cmp(const int *a, const int *b, int n) {
+  for (int p = 0; p < n; p++)
+    if (a[p] != b[p]) return a[p] < b[p] ? -1 : 1;
+  return 0;
+}
+
+/* sp_next from an arbitrary (possibly invalid) combination returns the
+** first valid one lexicographically after it. */
+static void check_next_from_anywhere(sp_space *sp, int trials, unsigned seed) {
+  int np = sp_nparams(sp);
+  int *ref;
+  long n = naive_enum(sp, &ref);
+  int *cfg = malloc((size_t)np * sizeof *cfg), *orig = malloc((size_t)np * sizeof *cfg);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, seed);
+  for (int t = 0; t < trials; t++) {
+    for (int p = 0; p < np; p++) cfg[p] = (int)gsl_rng_uniform_int(rng, (unsigned long)sp_nvalues(sp, p));
+    memcpy(orig, cfg, (size_t)np * sizeof *cfg);
+    long i = 0; /* the first reference configuration after cfg */
+    while (i < n && lex_cmp(ref + (size_t)i * np, cfg, np) <= 0) i++;
+    int got = sp_next(sp, cfg);
+    assert_int_equal(got, i < n);
+    if (got) assert_memory_equal(cfg, ref + (size_t)i * np, (size_t)np * sizeof *cfg);
+    else assert_memory_equal(cfg, orig, (size_t)np * sizeof *cfg);
+  }
+  gsl_rng_free(rng);
+  free(cfg);
+  free(orig);
+  free(ref);
+}
+
+static sp_space *load(const char *path, const char *set) {
+  rt_err err = {0};
+  sx_arena *a = sx_arena_new();
+  sp_binding *b = NULL;
+  int nb = set ? sp_parse_bindings(set, a, &b, &err) : 0;
+  assert_true(nb >= 0);
+  sp_space *sp = sp_load_file(path, b, nb, &err);
+  if (!sp) fail_msg("%s", err.msg);
+  free(b);
+  sx_arena_free(a);
+  return sp;
+}
+
+static sp_space *load_str(const char *text, const char *set, rt_err *err) {
+  sx_arena *a = sx_arena_new();
+  sp_binding *b = NULL;
+  int nb = set ? sp_parse_bindings(set, a, &b, err) : 0;
+  sp_space *sp = nb < 0 ? NULL : sp_load_string(text, "test.json", b, nb, err);
+  free(b);
+  sx_arena_free(a);
+  return sp;
+}
+
+/* ---- The shared T1 files ---- */
+
+static const struct { const char *file; long cartesian, valid; } shared[] = {
+  {"gemm_milo.json", 663552, 116928},
+  {"convolution_milo.json", 10240, 4362},
+  {"dedispersion_milo.json", 22272, 11130},
+  {"pnpoly.json", 4092, 4092},
+};
+
+static void test_shared_counts(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) {
+    char path[256];
+    snprintf(path, sizeof path, SHARED "%s", shared[i].file);
+    sp_space *sp = load(path, NULL);
+    assert_true(sp_cartesian(sp) == (rt_count)shared[i].cartesian);
+    assert_true(sp_count(sp) == (rt_count)shared[i].valid);
+    sp_free(sp);
+  }
+}
+
+static void test_shared_against_naive(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof shared / sizeof *shared; i++) {
+    char path[256];
+    snprintf(path, sizeof path, SHARED "%s", shared[i].file);
+    sp_space *sp = load(path, NULL);
+    check_against_naive(sp);
+    check_next_from_anywhere(sp, 300, (unsigned)i + 1);
+    sp_free(sp);
+  }
+}
+
+/* ---- Random spaces (property tests) ---- */
+
+/* Condition templates over parameters a, b, c (%s) and a constant (%d). */
+static const char *const cond_templates[] = {
+  "%s %% %s == 0", "%s * %s <= %d", "%s + %s != %d", "%s < %s",
+  "(%s - %s) // 2 >= %d", "%s %% %s + %d > 1", "not (%s == %s and %d > 0)",
+  "%s * %s >= %d or %s == 0", "%d <= %s * %s <= 6 * %d",
+  "%s / %s > %d", "%s ** 2 <= %s * %d", "%s in [0, 1, %d] or %s > 2",
+};
+
+/* A random space: 2..6 parameters with small integer value lists (some
+** negative or zero), 0..4 conditions drawn from the templates. */
+static char *random_space(gsl_rng *rng) {
+  int np = 2 + (int)gsl_rng_uniform_int(rng, 5);
+  int nc = (int)gsl_rng_uniform_int(rng, 5);
+  size_t cap = 8192, len = 0;
+  char *s = malloc(cap);
+  len += (size_t)snprintf(s + len, cap - len,
+                          "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+  for (int p = 0; p < np; p++) {
+    int nv = 1 + (int)gsl_rng_uniform_int(rng, 6);
+    int base = (int)gsl_rng_uniform_int(rng, 7) - 3;
+    len += (size_t)snprintf(s + len, cap - len, "%s{\"Name\": \"p%d\", \"Type\": \"int\", \"Values\": \"[",
+                            p ? ", " : "", p);
+    for (int v = 0; v < nv; v++)
+      len += (size_t)snprintf(s + len, cap - len, "%s%d", v ? ", " : "", base + v * (1 + p % 3));
+    len += (size_t)snprintf(s + len, cap - len, "]\", \"Default\": %d}", base);
+  }
+  len += (size_t)snprintf(s + len, cap - len, "], \"Conditions\": [");
+  for (int c = 0; c < nc; c++) {
+    const char *t = cond_templates[gsl_rng_uniform_int(rng, sizeof cond_templates / sizeof *cond_templates)];
+    char pa[8], pb[8], expr[256];
+    snprintf(pa, sizeof pa, "p%d", (int)gsl_rng_uniform_int(rng, (unsigned long)np));
+    snprintf(pb, sizeof pb, "p%d", (int)gsl_rng_uniform_int(rng, (unsigned long)np));
+    int k = (int)gsl_rng_uniform_int(rng, 9) - 2;
+    /* fill the template's holes in order: strings get pa/pb/pa, ints k */
+    const char *args_s[3] = {pa, pb, pa};
+    int si = 0;
+    size_t el = 0;
+    for (const char *q = t; *q; q++) {
+      if (q[0] == '%' && q[1] == 's') { el += (size_t)snprintf(expr + el, sizeof expr - el, "%s", args_s[si++ % 3]); q++; }
+      else if (q[0] == '%' && q[1] == 'd') { el += (size_t)snprintf(expr + el, sizeof expr - el, "%d", k); q++; }
+      else if (q[0] == '%' && q[1] == '%') { expr[el++] = '%'; expr[el] = 0; q++; }
+      else { expr[el++] = *q; expr[el] = 0; }
+    }
+    len += (size_t)snprintf(s + len, cap - len, "%s{\"Expression\": \"%s\", \"Parameters\": [\"%s\", \"%s\"]}",
+                            c ? ", " : "", expr, pa, pb);
+  }
+  snprintf(s + len, cap - len, "]}}");
+  return s;
+}
+
+static void test_random_spaces(void **state) {
+  (void)state;
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 20261129);
+  for (int t = 0; t < 400; t++) {
+    char *text = random_space(rng);
+    rt_err err = {0};
+    sp_space *sp = load_str(text, NULL, &err);
+    if (!sp) fail_msg("random space %d: %s\n%s", t, err.msg, text);
+    check_against_naive(sp);
+    check_next_from_anywhere(sp, 20, (unsigned)t);
+    sp_free(sp);
+    free(text);
+  }
+  gsl_rng_free(rng);
+}
+
+/* Sampled configurations are valid, distinct when asked, reproducible for
+** a seed, and a full distinct sample is a permutation of the space. */
+static void test_sample_properties(void **state) {
+  (void)state;
+  sp_space *sp = load(SHARED "convolution_milo.json", NULL);
+  int np = sp_nparams(sp), n = (int)sp_count(sp);
+  int *a = malloc((size_t)n * np * sizeof *a), *b = malloc((size_t)n * np * sizeof *b);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  rt_err err = {0};
+  gsl_rng_set(rng, 7);
+  assert_int_equal(sp_sample(sp, rng, 500, 1, a, &err), 0);
+  gsl_rng_set(rng, 7);
+  assert_int_equal(sp_sample(sp, rng, 500, 1, b, &err), 0);
+  assert_memory_equal(a, b, 500 * (size_t)np * sizeof *a);
+  gsl_rng_set(rng, 8);
+  assert_int_equal(sp_sample(sp, rng, n, 1, a, &err), 0);
+  char *seen = calloc((size_t)n, 1);
+  for (int i = 0; i < n; i++) {
+    rt_count r;
+    assert_true(sp_valid(sp, a + (size_t)i * np, NULL));
+    assert_int_equal(sp_rank(sp, a + (size_t)i * np, &r), 0);
+    assert_int_equal(seen[(long)r], 0);
+    seen[(long)r] = 1;
+  }
+  assert_int_equal(sp_sample(sp, rng, n + 1, 1, a, &err), -1);
+  assert_non_null(strstr(err.msg, "distinct"));
+  free(seen);
+  free(a);
+  free(b);
+  gsl_rng_free(rng);
+  sp_free(sp);
+}
+
+/* Chi-square goodness of fit of sampling with replacement against the
+** uniform distribution over the valid configurations. Fixed seed, so the
+** test is deterministic; a biased sampler (e.g. uniform over the tree's
+** branches instead of its leaves) fails it by a wide margin. */
+static void test_sample_uniform(void **state) {
+  (void)state;
+  static const char *text =
+      "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+      "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2, 3, 4, 5, 6, 7, 8]\"},"
+      "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2, 4, 8]\"},"
+      "{\"Name\": \"c\", \"Type\": \"int\", \"Values\": \"[0, 1, 2]\"}],"
+      "\"Conditions\": [{\"Expression\": \"a * b <= 16\", \"Parameters\": [\"a\", \"b\"]},"
+      "{\"Expression\": \"c == 0 or a % 2 == 0\", \"Parameters\": [\"a\", \"c\"]}]}}";
+  rt_err err = {0};
+  sp_space *sp = load_str(text, NULL, &err);
+  assert_non_null(sp);
+  int k = (int)sp_count(sp), np = sp_nparams(sp), draws = 60000;
+  int *cfgs = malloc((size_t)draws * np * sizeof *cfgs);
+  long *hist = calloc((size_t)k, sizeof *hist);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 12345);
+  assert_int_equal(sp_sample(sp, rng, draws, 0, cfgs, &err), 0);
+  for (int i = 0; i < draws; i++) {
+    rt_count r;
+    assert_int_equal(sp_rank(sp, cfgs + (size_t)i * np, &r), 0);
+    hist[(long)r]++;
+  }
+  double e = (double)draws / k, chi2 = 0;
+  for (int i = 0; i < k; i++) chi2 += (hist[i] - e) * (hist[i] - e) / e;
+  double pval = gsl_cdf_chisq_Q(chi2, k - 1);
+  assert_true(pval > 0.001);
+  free(hist);
+  free(cfgs);
+  gsl_rng_free(rng);
+  sp_free(sp);
+}
+
+/* Neighbours against brute force over all valid configurations. */
+static void test_neighbours(void **state) {
+  (void)state;
+  sp_space *sp = load(SHARED "dedispersion_milo.json", NULL);
+  int np = sp_nparams(sp);
+  int *ref;
+  long n = naive_enum(sp, &ref);
+  for (long i = 0; i < n; i += 97) {
+    const int *c = ref + (size_t)i * np;
+    for (int kind = 0; kind < 2; kind++) {
+      int *nb;
+      int m = sp_neighbours(sp, c, kind ? SP_NB_ADJACENT : SP_NB_HAMMING, &nb);
+      long expect = 0;
+      for (long j = 0; j < n; j++) {
+        const int *d = ref + (size_t)j * np;
+        int diff = 0, dp = -1;
+        for (int p = 0; p < np; p++)
+          if (c[p] != d[p]) diff++, dp = p;
+        if (diff != 1 || (kind && abs(c[dp] - d[dp]) != 1)) continue;
+        int found = 0;
+        for (int q = 0; q < m && !found; q++) found = !memcmp(nb + (size_t)q * np, d, (size_t)np * sizeof *d);
+        assert_true(found);
+        expect++;
+      }
+      assert_int_equal(m, expect);
+      free(nb);
+    }
+  }
+  free(ref);
+  sp_free(sp);
+}
+
+/* ---- Large spaces ---- */
+
+/* 12 parameters of 10 values in 6 constrained pairs: 10^12 combinations,
+** counted without listing; the expectation multiplies brute-force counts
+** of one pair. Also a 10^38 space (beyond 2^64) round-trips ranks. */
+static void test_large_spaces(void **state) {
+  (void)state;
+  char text[8192];
+  size_t len = (size_t)snprintf(text, sizeof text, "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+  for (int p = 0; p < 12; p++)
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "%s{\"Name\": \"x%d\", \"Type\": \"int\", \"Values\": \"list(range(1, 11))\"}", p ? "," : "", p);
+  len += (size_t)snprintf(text + len, sizeof text - len, "], \"Conditions\": [");
+  /* pair x_i with x_{i+6}: interleaved groups */
+  for (int i = 0; i < 6; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "%s{\"Expression\": \"x%d * x%d <= 30\", \"Parameters\": [\"x%d\", \"x%d\"]}",
+                            i ? "," : "", i, i + 6, i, i + 6);
+  snprintf(text + len, sizeof text - len, "]}}");
+  rt_err err = {0};
+  sp_space *sp = load_str(text, NULL, &err);
+  assert_non_null(sp);
+  long pair = 0;
+  for (int a = 1; a <= 10; a++)
+    for (int b = 1; b <= 10; b++) pair += a * b <= 30;
+  rt_count expect = 1;
+  for (int i = 0; i < 6; i++) expect *= (rt_count)pair;
+  assert_int_equal(sp_ngroups(sp), 6);
+  assert_true(sp_cartesian(sp) == (rt_count)1000000000000ull);
+  assert_true(sp_count(sp) == expect);
+  int cfg[12];
+  rt_count r;
+  assert_int_equal(sp_unrank(sp, expect - 1, cfg), 0);
+  assert_true(sp_valid(sp, cfg, NULL));
+  assert_int_equal(sp_rank(sp, cfg, &r), 0);
+  assert_true(r == expect - 1);
+  assert_int_equal(sp_next(sp, cfg), 0);
+  sp_free(sp);
+
+  len = (size_t)snprintf(text, sizeof text, "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+  for (int p = 0; p < 38; p++)
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "%s{\"Name\": \"y%d\", \"Type\": \"int\", \"Values\": \"range(10)\"}", p ? "," : "", p);
+  snprintf(text + len, sizeof text - len, "]}}");
+  sp = load_str(text, NULL, &err);
+  assert_non_null(sp);
+  char buf[48];
+  assert_string_equal(rt_count_str(sp_count(sp), buf), "100000000000000000000000000000000000000");
+  int big[38];
+  rt_count target;
+  assert_int_equal(rt_count_parse("31415926535897932384626433832795028841", &target), 0);
+  assert_int_equal(sp_unrank(sp, target, big), 0);
+  /* with no conditions the rank is the decimal number the digits spell */
+  for (int p = 0; p < 38; p++) buf[p] = (char)('0' + big[p]);
+  buf[38] = 0;
+  assert_string_equal(buf, "31415926535897932384626433832795028841");
+  assert_int_equal(sp_rank(sp, big, &r), 0);
+  assert_true(r == target);
+  sp_free(sp);
+  /* one more parameter would exceed 2^128: refused by name */
+  len = (size_t)snprintf(text, sizeof text, "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+  for (int p = 0; p < 40; p++)
+    len += (size_t)snprintf(text + len, sizeof text - len,
+                            "%s{\"Name\": \"y%d\", \"Type\": \"int\", \"Values\": \"range(10)\"}", p ? "," : "", p);
+  snprintf(text + len, sizeof text - len, "]}}");
+  assert_null(load_str(text, NULL, &err));
+  assert_non_null(strstr(err.msg, "2^128"));
+}
+
+/* ---- Problem variables ---- */
+
+static const char *pv_space =
+    "{\"ConfigurationSpace\": {"
+    "\"ProblemVariables\": [{\"Name\": \"M\", \"Type\": \"int\"}, {\"Name\": \"N\", \"Type\": \"int\", \"Default\": 64}],"
+    "\"TuningParameters\": ["
+    "{\"Name\": \"tile_m\", \"Type\": \"int\", \"Values\": \"[t for t in [8, 16, 32, 64, 128] if t <= M]\"},"
+    "{\"Name\": \"tile_n\", \"Type\": \"int\", \"Values\": \"[8, 16, 32, 64, 128]\"}],"
+    "\"Conditions\": [{\"Expression\": \"M % tile_m == 0 and N % tile_n == 0\", \"Parameters\": [\"tile_m\", \"tile_n\"]}]}}";
+
+static void test_problem_variables(void **state) {
+  (void)state;
+  rt_err err = {0};
+  sp_space *sp = load_str(pv_space, "M=96", &err);
+  if (!sp) fail_msg("%s", err.msg);
+  /* tile_m in {8,16,32,64} (<= 96), dividing 96: 8,16,32; tile_n dividing 64: 8..64 */
+  assert_int_equal(sp_nvalues(sp, 0), 4);
+  assert_true(sp_count(sp) == 3 * 4);
+  assert_int_equal(sp_var_was_set(sp, 0), 1);
+  assert_int_equal(sp_var_was_set(sp, 1), 0);
+  sp_free(sp);
+  sp = load_str(pv_space, "M=2**7,N=3*32", &err);
+  assert_non_null(sp);
+  assert_true(sp_count(sp) == 5 * 3); /* 8..128 | 128; 8,16,32 | 96 */
+  sp_free(sp);
+
+  assert_null(load_str(pv_space, NULL, &err));
+  assert_non_null(strstr(err.msg, "'M' is unbound"));
+  assert_null(load_str(pv_space, "M=64,K=3", &err));
+  assert_non_null(strstr(err.msg, "K: unknown problem variable"));
+  assert_null(load_str(pv_space, "M", &err));
+  assert_non_null(strstr(err.msg, "expected VAR=VALUE"));
+  assert_null(load_str(pv_space, "M=1/0", &err));
+  assert_non_null(strstr(err.msg, "ZeroDivisionError"));
+  assert_null(load_str(pv_space, "M=64,M=32", &err));
+  assert_non_null(strstr(err.msg, "given twice"));
+}
+
+/* ---- Configurations as JSON ---- */
+
+static void test_config_json(void **state) {
+  (void)state;
+  sp_space *sp = load(SHARED "pnpoly.json", NULL);
+  int cfg[4], back[4];
+  assert_int_equal(sp_unrank(sp, 1234, cfg), 0);
+  char *s = sp_config_json(sp, cfg);
+  assert_string_equal(s, "{\"between_method\":1,\"block_size_x\":224,\"tile_size\":8,\"use_method\":1}");
+  rt_err err = {0};
+  assert_int_equal(sp_config_parse(sp, s, back, &err), 0);
+  assert_memory_equal(cfg, back, sizeof cfg);
+  free(s);
+  assert_int_equal(sp_config_parse(sp, "{\"between_method\":0,\"block_size_x\":448,\"tile_size\":12}", back, &err), -1);
+  assert_non_null(strstr(err.msg, "missing parameter 'use_method'"));
+  assert_int_equal(sp_config_parse(sp, "{\"between_method\":0,\"block_size_x\":449,\"tile_size\":12,\"use_method\":1}", back, &err), -1);
+  assert_non_null(strstr(err.msg, "449 is not among the values of 'block_size_x'"));
+  assert_int_equal(sp_config_parse(sp, "{\"between_method\":0,\"bogus\":1}", back, &err), -1);
+  assert_non_null(strstr(err.msg, "unknown parameter 'bogus'"));
+  assert_int_equal(sp_config_parse(sp, "{\"between_method\":0,", back, &err), -1);
+  assert_non_null(strstr(err.msg, "JSON syntax error"));
+  assert_int_equal(sp_config_parse(sp, "[1,2]", back, &err), -1);
+  sp_free(sp);
+}
+
+/* ---- Errors ---- */
+
+#define TP(x) "{\"ConfigurationSpace\": {\"TuningParameters\": [" x "]}}"
+#define P_A "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2, 3]\"}"
+
+static const struct { const char *text, *expect; int line, col; } bad_files[] = {
+  {"{\"ConfigurationSpace\": {\n  \"TuningParameters\": [,]}}", "JSON syntax error", 2, 24},
+  {"[1, 2]", "expected a JSON object", 0, 0},
+  {"{}", "ConfigurationSpace: missing field", 0, 0},
+  {"{\"ConfigurationSpace\": {}}", "TuningParameters: missing field", 0, 0},
+  {TP(""), "expected a non-empty array", 0, 0},
+  {TP("{\"Type\": \"int\", \"Values\": \"[1]\"}"), "TuningParameters[0]: missing field \"Name\"", 0, 0},
+  {TP("{\"Name\": \"a\", \"Values\": \"[1]\"}"), "missing field \"Type\"", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\"}"), "missing field \"Values\"", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"complex\", \"Values\": \"[1]\"}"), "unknown type \"complex\"", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 'x']\"}"), "wrong type: element 1 is str 'x', but Type is int", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[]\"}"), "has no values (empty space)", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"7\"}"), "is a int, expected a list", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2\"}"), "Values (parameter 'a'):", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2 +* 3]\"}"), "at column", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1 // 0]\"}"), "raised ZeroDivisionError", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[M, 2]\"}"), "'M'", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": 5}"), "expected a string (a Python list expression) or an array", 0, 0},
+  {TP(P_A "," P_A), "name 'a' is defined twice", 0, 0},
+  {TP("{\"Name\": \"2a\", \"Type\": \"int\", \"Values\": \"[1]\"}"), "not a valid identifier", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"Expression\": \"a + b > 1\"}]}}",
+   "Conditions[0].Expression: ", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"Expression\": \"a > (1\"}]}}",
+   "in `a > (1`", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"Expression\": \"a > 1\", \"Parameters\": [\"z\"]}]}}",
+   "Conditions[0].Parameters[0]: 'z' is not a tuning parameter", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": {}}}", "Conditions: expected an array", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"Parameters\": []}]}}",
+   "missing field \"Expression\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "]}, \"ConfigurationSpace\": 1}", "duplicate object key", 1, 0},
+};
+
+static void test_bad_files(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof bad_files / sizeof *bad_files; i++) {
+    rt_err err = {0};
+    sp_space *sp = load_str(bad_files[i].text, NULL, &err);
+    if (sp || !strstr(err.msg, bad_files[i].expect))
+      fail_msg("case %zu: expected error containing \"%s\", got \"%s\"", i, bad_files[i].expect,
+               sp ? "(loaded)" : err.msg);
+    assert_non_null(strstr(err.msg, "test.json"));
+    if (bad_files[i].line) assert_int_equal(err.line, bad_files[i].line);
+    if (bad_files[i].col) assert_int_equal(err.col, bad_files[i].col);
+  }
+  rt_err err = {0};
+  assert_null(sp_load_file("/nonexistent/space.json", NULL, 0, &err));
+  assert_non_null(strstr(err.msg, "cannot open"));
+}
+
+/* Expression errors name the column of the offending token. */
+static void test_expression_error_column(void **state) {
+  (void)state;
+  rt_err err = {0};
+  assert_null(load_str("{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "],"
+                       "\"Conditions\": [{\"Expression\": \"a % bogus == 0\"}]}}", NULL, &err));
+  assert_non_null(strstr(err.msg, "bogus"));
+  assert_non_null(strstr(err.msg, "at column 5"));
+}
+
+/* An empty space (no valid configuration) loads, counts 0, and says so. */
+static void test_empty_space(void **state) {
+  (void)state;
+  rt_err err = {0};
+  sp_space *sp = load_str("{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "],"
+                          "\"Conditions\": [{\"Expression\": \"a > 5\"}]}}", NULL, &err);
+  assert_non_null(sp);
+  assert_true(sp_count(sp) == 0);
+  int cfg[1];
+  assert_int_equal(sp_unrank(sp, 0, cfg), -1);
+  assert_int_equal(sp_sample(sp, NULL, 1, 0, cfg, &err), -1);
+  assert_non_null(strstr(err.msg, "space is empty"));
+  sp_free(sp);
+  sp = load_str("{\"ConfigurationSpace\": {\"ProblemVariables\": [{\"Name\": \"M\"}], \"TuningParameters\": [" P_A "],"
+                "\"Conditions\": [{\"Expression\": \"M > 5\"}]}}", "M=3", &err);
+  assert_non_null(sp);
+  assert_true(sp_count(sp) == 0);
+  assert_int_equal(sp_nwarnings(sp), 1);
+  assert_non_null(strstr(sp_warning(sp, 0), "the space is empty"));
+  sp_free(sp);
+}
+
+/* Values that repeat are kept once (with a warning); a Default given as a
+** one-element list (as in gemm_milo.json) is accepted. */
+static void test_duplicates_and_defaults(void **state) {
+  (void)state;
+  rt_err err = {0};
+  sp_space *sp = load_str(TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2, 1, 3, 2]\", \"Default\": [3]},"
+                             "{\"Name\": \"b\", \"Type\": \"float\", \"Values\": [0.5, 1, 2.5], \"Default\": 7}"),
+                          NULL, &err);
+  assert_non_null(sp);
+  assert_int_equal(sp_nvalues(sp, 0), 3);
+  assert_int_equal(sp_default(sp, 0), 2);
+  assert_int_equal(sp_default(sp, 1), -1);
+  assert_int_equal(sp_nwarnings(sp), 3);
+  int cfg[2];
+  assert_int_equal(sp_default_config(sp, cfg), 0);
+  sp_free(sp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_shared_counts),
+    cmocka_unit_test(test_shared_against_naive),
+    cmocka_unit_test(test_random_spaces),
+    cmocka_unit_test(test_sample_properties),
+    cmocka_unit_test(test_sample_uniform),
+    cmocka_unit_test(test_neighbours),
+    cmocka_unit_test(test_large_spaces),
+    cmocka_unit_test(test_problem_variables),
+    cmocka_unit_test(test_config_json),
+    cmocka_unit_test(test_bad_files),
+    cmocka_unit_test(test_expression_error_column),
+    cmocka_unit_test(test_empty_space),
+    cmocka_unit_test(test_duplicates_and_defaults),
+  };
+  return cmocka_run_group_tests_name("search_spaces", tests, NULL, NULL);
+}
