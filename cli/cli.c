@@ -1,0 +1,119 @@
+/*
+** cli.c -- command-table dispatch, error and usage reporting, and the
+** streaming JSON writer shared by every command.
+*/
+#include "cli.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_list(FILE *f, const char *prefix, const cli_cmd *cmds) {
+  for (const cli_cmd *c = cmds; c->name; c++)
+    fprintf(f, "  %-10s %s\n", c->name, c->summary);
+  fprintf(f, "\nRun '%s COMMAND --help' for a command's options.\n", prefix);
+}
+
+int cli_dispatch(const char *prefix, const cli_cmd *cmds, int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s COMMAND [options]\n\ncommands:\n", prefix);
+    cli_list(stderr, prefix, cmds);
+    return EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+    printf("usage: %s COMMAND [options]\n\ncommands:\n", prefix);
+    cli_list(stdout, prefix, cmds);
+    return EXIT_OK;
+  }
+  for (const cli_cmd *c = cmds; c->name; c++)
+    if (!strcmp(c->name, name)) return c->fn(argc - 1, argv + 1);
+  fprintf(stderr, "%s: unknown command '%s'\n\ncommands:\n", prefix, name);
+  cli_list(stderr, prefix, cmds);
+  return EXIT_USAGE;
+}
+
+int cli_fail(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "rooftune %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return EXIT_FAIL;
+}
+
+int cli_usage(const char *cmd, const char *usage, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "rooftune %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nusage: rooftune %s %s\n", cmd, usage);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+/* ---- JSON writer ---- */
+
+void jw_init(jw *w, FILE *f) {
+  memset(w, 0, sizeof *w);
+  w->f = f;
+  w->first[0] = 1;
+}
+
+static void sep(jw *w) {
+  if (w->after_key) {
+    w->after_key = 0;
+    return;
+  }
+  if (!w->first[w->depth]) fputc(',', w->f);
+  w->first[w->depth] = 0;
+}
+
+void jw_begin(jw *w, char open) {
+  sep(w);
+  fputc(open, w->f);
+  w->first[++w->depth] = 1;
+}
+
+void jw_end(jw *w, char close) {
+  fputc(close, w->f);
+  w->depth--;
+  if (w->depth == 0) fputc('\n', w->f);
+}
+
+void jw_str(jw *w, const char *s) {
+  sep(w);
+  json_t *j = json_string(s);
+  if (!j) j = json_string("(invalid UTF-8)");
+  char *t = json_dumps(j, JSON_ENCODE_ANY);
+  fputs(t, w->f);
+  free(t);
+  json_decref(j);
+}
+
+void jw_key(jw *w, const char *key) {
+  jw_str(w, key);
+  fputc(':', w->f);
+  w->after_key = 1;
+}
+
+void jw_int(jw *w, long long v) { sep(w); fprintf(w->f, "%lld", v); }
+void jw_bool(jw *w, int v) { sep(w); fputs(v ? "true" : "false", w->f); }
+void jw_raw(jw *w, const char *json) { sep(w); fputs(json, w->f); }
+
+void jw_count(jw *w, rt_count v) {
+  char buf[48];
+  sep(w);
+  fputs(rt_count_str(v, buf), w->f);
+}
+
+void jw_double(jw *w, double v) {
+  sep(w);
+  json_t *j = json_real(v);
+  char *t = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17)) : NULL;
+  fputs(t ? t : "null", w->f);
+  free(t);
+  json_decref(j);
+}

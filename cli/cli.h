@@ -1,0 +1,57 @@
+/*
+** cli.h -- what the command-line front end's files share: the command
+** table entry, exit codes, error/usage reporting, and a small streaming
+** JSON writer (jansson cannot print exact integers above 2^63, and counts
+** of configurations go far beyond).
+*/
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdio.h>
+
+#include "../common/rt.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+/* One entry of a command table: `rooftune NAME ...` or a subcommand. */
+typedef struct cli_cmd {
+  const char *name;
+  int (*fn)(int argc, char **argv);  /* argv[0] is the command's name */
+  const char *args;                  /* usage after the name */
+  const char *summary;               /* one line for the command list */
+} cli_cmd;
+
+/* Dispatch argv[1] among cmds (prefix is "rooftune space" etc. for
+** messages); handles --help/-h/help and unknown names. */
+int cli_dispatch(const char *prefix, const cli_cmd *cmds, int argc, char **argv);
+void cli_list(FILE *f, const char *prefix, const cli_cmd *cmds);
+
+/* Report "rooftune CMD: message" on stderr; return EXIT_FAIL. */
+int cli_fail(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Report a usage error and the usage line; return EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Streaming JSON writer: values separated and nested automatically. */
+typedef struct jw {
+  FILE *f;
+  int depth;
+  int first[32];   /* no element written yet at this depth */
+  int after_key;
+} jw;
+void jw_init(jw *w, FILE *f);
+void jw_begin(jw *w, char open);           /* '{' or '[' */
+void jw_end(jw *w, char close);            /* '}' or ']' */
+void jw_key(jw *w, const char *key);
+void jw_str(jw *w, const char *s);
+void jw_int(jw *w, long long v);
+void jw_count(jw *w, rt_count v);          /* exact, any size */
+void jw_double(jw *w, double v);
+void jw_bool(jw *w, int v);
+void jw_raw(jw *w, const char *json);      /* an already-encoded value */
+
+/* Commands (one file each). */
+int cmd_space(int argc, char **argv);
+
+#endif

@@ -1,0 +1,393 @@
+/*
+** test_cli.c -- the `rooftune` program as a user runs it: exit codes (0 ok,
+** 1 failure, 2 usage), --help on every level, text and --json output, and
+** the error messages of bad input. Tests are grouped in numbered families
+** (t1xx top level, t2xx space count, t3xx enum, t4xx sample, t5xx check /
+** rank / unrank / neighbours, t6xx info and problem variables). The binary
+** is found next to the test's own directory (BUILD/tests/.. /rooftune).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char rooftune[4096];
+
+typedef struct result {
+  int rc;
+  char *out, *err;
+} result;
+
+static char *slurp(FILE *f) {
+  rewind(f);
+  size_t cap = 4096, n = 0;
+  char *s = malloc(cap);
+  size_t got;
+  while ((got = fread(s + n, 1, cap - n - 1, f)) > 0)
+    if ((n += got) == cap - 1) s = realloc(s, cap *= 2);
+  s[n] = 0;
+  return s;
+}
+
+/* Run rooftune with the NULL-terminated arguments; capture everything. */
+static result run(const char *arg0, ...) {
+  const char *argv[64] = {rooftune};
+  int argc = 1;
+  va_list ap;
+  va_start(ap, arg0);
+  for (const char *a = arg0; a && argc < 63; a = va_arg(ap, const char *)) argv[argc++] = a;
+  va_end(ap);
+  argv[argc] = NULL;
+  FILE *out = tmpfile(), *err = tmpfile();
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fileno(out), 1);
+    dup2(fileno(err), 2);
+    execv(rooftune, (char *const *)argv);
+    _exit(127);
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  result r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out), slurp(err)};
+  fclose(out);
+  fclose(err);
+  return r;
+}
+
+static void done(result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+#define T1 "../shared/data/t1/"
+#define GEMM_TILES "search_spaces/examples/host_gemm_tiles.json"
+
+/* ---- t1xx: top level ---- */
+
+static void t100_version_and_help(void **state) {
+  (void)state;
+  result r = run("--version", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "rooftune 0."));
+  done(&r);
+  r = run("--help", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "space"));
+  done(&r);
+  r = run(NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "usage: rooftune COMMAND"));
+  done(&r);
+  r = run("frobnicate", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
+  done(&r);
+}
+
+static void t101_space_help_every_level(void **state) {
+  (void)state;
+  static const char *subs[] = {"count", "enum", "sample", "check", "rank", "unrank", "neighbours", "info"};
+  result r = run("space", "--help", NULL);
+  assert_int_equal(r.rc, 0);
+  for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) assert_non_null(strstr(r.out, subs[i]));
+  done(&r);
+  for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
+    r = run("space", subs[i], "--help", NULL);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "usage: rooftune space"));
+    done(&r);
+  }
+  r = run("space", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("space", "bogus", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "unknown subcommand 'bogus'"));
+  done(&r);
+}
+
+/* ---- t2xx: space count ---- */
+
+static void t200_count_shared(void **state) {
+  (void)state;
+  result r = run("space", "count", T1 "gemm_milo.json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.out, "116928\n");
+  done(&r);
+  r = run("space", "count", T1 "convolution_milo.json", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "valid")), 4362);
+  assert_int_equal(json_integer_value(json_object_get(j, "cartesian")), 10240);
+  json_decref(j);
+  done(&r);
+}
+
+/* Counts above 2^53 (and 2^64) are printed exactly in the JSON. */
+static void t201_count_exact_big(void **state) {
+  (void)state;
+  char path[] = "/tmp/rooftune-cli-XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+  for (int p = 0; p < 30; p++)
+    fprintf(f, "%s{\"Name\": \"p%d\", \"Type\": \"int\", \"Values\": \"range(7)\"}", p ? "," : "", p);
+  fprintf(f, "], \"Conditions\": [{\"Expression\": \"p0 != 3\", \"Parameters\": [\"p0\"]}]}}");
+  fclose(f);
+  result r = run("space", "count", path, "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  /* 7^30 = 22539340290692258087863249; valid = 6 * 7^29 */
+  assert_non_null(strstr(r.out, "\"cartesian\":22539340290692258087863249"));
+  assert_non_null(strstr(r.out, "\"valid\":19319434534879078361025642"));
+  done(&r);
+  unlink(path);
+}
+
+static void t202_count_errors(void **state) {
+  (void)state;
+  result r = run("space", "count", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "usage: rooftune space count"));
+  done(&r);
+  r = run("space", "count", T1 "pnpoly.json", "--bogus", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("space", "count", T1 "pnpoly.json", "--seed", "3", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "does not apply"));
+  done(&r);
+  r = run("space", "count", "/nonexistent.json", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "cannot open"));
+  done(&r);
+  char path[] = "/tmp/rooftune-cli-XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "{\n  \"ConfigurationSpace\": {\n    \"TuningParameters\": [}\n}\n");
+  fclose(f);
+  r = run("space", "count", path, NULL);
+  assert_int_equal(r.rc, 1);
+  char expect[128];
+  snprintf(expect, sizeof expect, "%s:3:26: JSON syntax error", path);
+  assert_non_null(strstr(r.err, expect));
+  done(&r);
+  unlink(path);
+}
+
+/* ---- t3xx: space enum ---- */
+
+static void t300_enum(void **state) {
+  (void)state;
+  result r = run("space", "enum", T1 "dedispersion_milo.json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_int_equal(count_lines(r.out), 11130);
+  char *all = r.out;
+  r.out = NULL;
+  done(&r);
+  /* offset/limit are a window of the full enumeration */
+  r = run("space", "enum", T1 "dedispersion_milo.json", "--offset", "100", "--limit", "5", NULL);
+  assert_int_equal(r.rc, 0);
+  char *p = all;
+  for (int i = 0; i < 100; i++) p = strchr(p, '\n') + 1;
+  assert_int_equal(strncmp(r.out, p, strlen(r.out)), 0);
+  assert_int_equal(count_lines(r.out), 5);
+  done(&r);
+  free(all);
+  r = run("space", "enum", T1 "pnpoly.json", "--limit", "2", "--format", "csv", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.out, "between_method,block_size_x,tile_size,use_method\n0,32,1,0\n0,32,1,1\n");
+  done(&r);
+  r = run("space", "enum", T1 "pnpoly.json", "--offset", "99999", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.out, "");
+  done(&r);
+  r = run("space", "enum", T1 "pnpoly.json", "--format", "xml", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+}
+
+/* ---- t4xx: space sample ---- */
+
+static void t400_sample(void **state) {
+  (void)state;
+  result a = run("space", "sample", T1 "gemm_milo.json", "-n", "20", "--seed", "9", NULL);
+  result b = run("space", "sample", T1 "gemm_milo.json", "-n", "20", "--seed", "9", NULL);
+  result c = run("space", "sample", T1 "gemm_milo.json", "-n", "20", "--seed", "10", NULL);
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(count_lines(a.out), 20);
+  assert_string_equal(a.out, b.out);
+  assert_string_not_equal(a.out, c.out);
+  /* every sampled line is a valid configuration */
+  char *line = a.out;
+  for (int i = 0; i < 20; i++) {
+    char *nl = strchr(line, '\n');
+    *nl = 0;
+    result k = run("space", "check", T1 "gemm_milo.json", line, NULL);
+    assert_int_equal(k.rc, 0);
+    done(&k);
+    line = nl + 1;
+  }
+  done(&a);
+  done(&b);
+  done(&c);
+  result r = run("space", "sample", T1 "gemm_milo.json", "-n", "3", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--seed"));
+  done(&r);
+  r = run("space", "sample", T1 "pnpoly.json", "-n", "5000", "--seed", "1", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "distinct"));
+  done(&r);
+  r = run("space", "sample", T1 "pnpoly.json", "-n", "5000", "--seed", "1", "--replace", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_int_equal(count_lines(r.out), 5000);
+  done(&r);
+}
+
+/* ---- t5xx: check, rank, unrank, neighbours ---- */
+
+static void t500_check_rank_unrank(void **state) {
+  (void)state;
+  const char *cfg = "{\"between_method\":1,\"block_size_x\":224,\"tile_size\":8,\"use_method\":1}";
+  result r = run("space", "check", T1 "pnpoly.json", cfg, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.out, "valid (rank 1234)\n");
+  done(&r);
+  r = run("space", "rank", T1 "pnpoly.json", cfg, "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.out, "{\"rank\":1234}\n");
+  done(&r);
+  r = run("space", "unrank", T1 "pnpoly.json", "1234", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_int_equal(strncmp(r.out, cfg, strlen(cfg)), 0);
+  done(&r);
+  r = run("space", "unrank", T1 "pnpoly.json", "4092", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "out of range"));
+  done(&r);
+  r = run("space", "unrank", T1 "pnpoly.json", "-3", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  /* block 128 x 128 with 8 x 8 threads violates the last condition */
+  const char *bad = "{\"GEMMK\":0,\"MWG\":128,\"NWG\":128,\"KWG\":32,\"MDIMC\":8,\"NDIMC\":8,\"MDIMA\":8,"
+                    "\"NDIMB\":8,\"KWI\":2,\"VWM\":1,\"VWN\":1,\"STRM\":0,\"STRN\":0,\"SA\":0,\"SB\":0,"
+                    "\"KREG\":1,\"PRECISION\":32}";
+  r = run("space", "check", T1 "gemm_milo.json", bad, "--json", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.out, "\"valid\":false"));
+  assert_non_null(strstr(r.out, "not (MWG == 128 and NWG == 128"));
+  done(&r);
+  r = run("space", "check", T1 "pnpoly.json", "{\"between_method\":1}", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "missing parameter 'block_size_x'"));
+  done(&r);
+  r = run("space", "check", T1 "pnpoly.json", "{not json", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "JSON syntax error"));
+  done(&r);
+}
+
+static void t501_neighbours(void **state) {
+  (void)state;
+  const char *cfg = "{\"between_method\":1,\"block_size_x\":224,\"tile_size\":8,\"use_method\":1}";
+  result r = run("space", "neighbours", T1 "pnpoly.json", cfg, NULL);
+  assert_int_equal(r.rc, 0);
+  /* no conditions: (4-1) + (31-1) + (11-1) + (3-1) */
+  assert_int_equal(count_lines(r.out), 45);
+  done(&r);
+  r = run("space", "neighbours", T1 "pnpoly.json", cfg, "--adjacent", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_int_equal(count_lines(r.out), 8);
+  done(&r);
+}
+
+/* ---- t6xx: info and problem variables ---- */
+
+static void t600_info_json(void **state) {
+  (void)state;
+  result r = run("space", "info", T1 "gemm_milo.json", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_non_null(j);
+  assert_int_equal(json_array_size(json_object_get(j, "parameters")), 17);
+  assert_int_equal(json_array_size(json_object_get(j, "conditions")), 8);
+  assert_int_equal(json_integer_value(json_object_get(j, "valid")), 116928);
+  /* GEMMK, the 10 connected parameters, and 6 lone ones */
+  assert_int_equal(json_array_size(json_object_get(j, "groups")), 8);
+  json_decref(j);
+  done(&r);
+  r = run("space", "info", T1 "gemm_milo.json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "valid 116928 of 663552"));
+  done(&r);
+}
+
+static void t601_problem_variables(void **state) {
+  (void)state;
+  result r = run("space", "count", GEMM_TILES, NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "problem variable 'M' is unbound"));
+  done(&r);
+  r = run("space", "count", GEMM_TILES, "--set", "M=1024,N=1024,K=1024", NULL);
+  assert_int_equal(r.rc, 0);
+  long big = atol(r.out);
+  done(&r);
+  r = run("space", "count", GEMM_TILES, "--set", "M=64,N=1024,K=1024", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_true(atol(r.out) > 0 && atol(r.out) < big);
+  done(&r);
+  r = run("space", "count", GEMM_TILES, "--set", "M=1024,N=1024,K=1024,Q=1", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "Q: unknown problem variable"));
+  done(&r);
+  r = run("space", "count", GEMM_TILES, "--set", "M1024", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "expected VAR=VALUE"));
+  done(&r);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 1;
+  self[n] = 0;
+  snprintf(rooftune, sizeof rooftune, "%s/../rooftune", dirname(self));
+  if (access(rooftune, X_OK)) {
+    fprintf(stderr, "%s: %s not built\n", argv[0], rooftune);
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(t100_version_and_help),
+    cmocka_unit_test(t101_space_help_every_level),
+    cmocka_unit_test(t200_count_shared),
+    cmocka_unit_test(t201_count_exact_big),
+    cmocka_unit_test(t202_count_errors),
+    cmocka_unit_test(t300_enum),
+    cmocka_unit_test(t400_sample),
+    cmocka_unit_test(t500_check_rank_unrank),
+    cmocka_unit_test(t501_neighbours),
+    cmocka_unit_test(t600_info_json),
+    cmocka_unit_test(t601_problem_variables),
+  };
+  return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}
