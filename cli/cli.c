@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,9 +112,6 @@ void jw_count(jw *w, rt_count v) {
 
 void jw_double(jw *w, double v) {
   sep(w);
-  json_t *j = json_real(v);
-  char *t = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_REAL_PRECISION(17)) : NULL;
-  fputs(t ? t : "null", w->f);
-  free(t);
-  json_decref(j);
+  if (isfinite(v)) fprintf(w->f, "%.6g", v);
+  else fputs("null", w->f);   /* JSON has no inf or nan */
 }

@@ -47,7 +47,7 @@ void jw_key(jw *w, const char *key);
 void jw_str(jw *w, const char *s);
 void jw_int(jw *w, long long v);
 void jw_count(jw *w, rt_count v);          /* exact, any size */
-void jw_double(jw *w, double v);
+void jw_double(jw *w, double v);          /* 6 significant digits */
 void jw_bool(jw *w, int v);
 void jw_raw(jw *w, const char *json);      /* an already-encoded value */
 
