@@ -11,6 +11,7 @@
 typedef struct sp_param_t {
   char *name, *type, *values_text;
   sx_type vtype;            /* SX_INT, SX_FLOAT, SX_STR or SX_BOOL */
+  int nonneg;               /* Type "uint": values must be >= 0 */
   int nv;
   sx_value *v;              /* nv distinct values, in the arena */
   int def;                  /* default value index, -1 if none */

@@ -15,10 +15,13 @@
 
 #include "sp_int.h"
 
-/* Declared Type -> value type. "float" also accepts int values. */
-static const struct { const char *name; sx_type t; } type_table[] = {
-  {"int", SX_INT}, {"float", SX_FLOAT}, {"double", SX_FLOAT},
-  {"string", SX_STR}, {"str", SX_STR}, {"bool", SX_BOOL},
+/* Declared Type -> value type ("uint": non-negative ints; "float" also
+** accepts int values). The T1 schema names int, uint, float, bool and
+** string; the others are common spellings. */
+static const struct { const char *name; sx_type t; int nonneg; } type_table[] = {
+  {"int", SX_INT, 0}, {"uint", SX_INT, 1}, {"float", SX_FLOAT, 0},
+  {"double", SX_FLOAT, 0}, {"string", SX_STR, 0}, {"str", SX_STR, 0},
+  {"bool", SX_BOOL, 0},
 };
 
 static const char *const py_keywords[] = {
@@ -90,8 +93,9 @@ static sx_prog *compile_field(const sp_space *sp, const char *field,
   return p;
 }
 
-static int type_ok(sx_type want, const sx_value *v) {
-  return v->t == want || (want == SX_FLOAT && v->t == SX_INT);
+static int type_ok(const sp_param_t *pa, const sx_value *v) {
+  if (pa->nonneg && v->t == SX_INT && v->u.i < 0) return 0;
+  return v->t == pa->vtype || (pa->vtype == SX_FLOAT && v->t == SX_INT);
 }
 
 /* Append v to param's value list unless an equal value is already there. */
@@ -153,7 +157,7 @@ static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
   }
   for (size_t i = 0; i < list.u.l->n; i++) {
     sx_value v = list.u.l->v[i];
-    if (!type_ok(pa->vtype, &v)) {
+    if (!type_ok(pa, &v)) {
       char buf[64];
       sx_repr(&v, buf, sizeof buf);
       rt_err_set(err, "%s: wrong type: element %zu is %s %s, but Type is %s",
@@ -295,16 +299,9 @@ static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
   return 0;
 }
 
-static int load_params(sp_space *sp, json_t *cs, rt_err *err) {
-  json_t *jps = json_object_get(cs, "TuningParameters");
+static int load_params_from(sp_space *sp, json_t *jps, size_t n, int *src,
+                            rt_err *err) {
   int bad = 0;
-  if (!json_is_array(jps) || json_array_size(jps) == 0) {
-    rt_err_set(err, "ConfigurationSpace.TuningParameters: %s",
-               jps ? "expected a non-empty array" : "missing field");
-    return -1;
-  }
-  size_t n = json_array_size(jps);
-  sp->params = rt_calloc(n, sizeof *sp->params);
   for (size_t i = 0; i < n; i++) {
     char field[96], vfield[128];
     snprintf(field, sizeof field, "ConfigurationSpace.TuningParameters[%zu]", i);
@@ -314,18 +311,31 @@ static int load_params(sp_space *sp, json_t *cs, rt_err *err) {
       return -1;
     }
     const char *name = get_string(jp, "Name", field, 1, err, &bad);
-    if (bad || check_name(sp, name, field, err)) return -1;
+    if (bad) return -1;
+    /* A parameter repeated with an identical definition (as in some
+    ** published files) means what Python's dict would make of it. */
+    int prev = sp_param_index(sp, name);
+    if (prev >= 0 && json_equal(jp, json_array_get(jps, (size_t)src[prev]))) {
+      add_warning(sp, "%s: parameter '%s' repeats an identical definition; "
+                  "kept once", field, name);
+      continue;
+    }
+    if (check_name(sp, name, field, err)) return -1;
     const char *type = get_string(jp, "Type", field, 1, err, &bad);
     if (bad) return -1;
+    src[sp->np] = (int)i;
     sp_param_t *pa = &sp->params[sp->np++];
     pa->name = rt_strdup(name);
     pa->type = rt_strdup(type);
     pa->vtype = SX_NONE;
     for (size_t t = 0; t < sizeof type_table / sizeof *type_table; t++)
-      if (!strcmp(type, type_table[t].name)) pa->vtype = type_table[t].t;
+      if (!strcmp(type, type_table[t].name)) {
+        pa->vtype = type_table[t].t;
+        pa->nonneg = type_table[t].nonneg;
+      }
     if (pa->vtype == SX_NONE) {
-      rt_err_set(err, "%s.Type: unknown type \"%s\" (expected int, float, "
-                 "string or bool)", field, type);
+      rt_err_set(err, "%s.Type: unknown type \"%s\" (expected int, uint, "
+                 "float, string or bool)", field, type);
       return -1;
     }
     json_t *jv = json_object_get(jp, "Values");
@@ -339,6 +349,21 @@ static int load_params(sp_space *sp, json_t *cs, rt_err *err) {
     load_default(sp, pa, json_object_get(jp, "Default"), vfield);
   }
   return 0;
+}
+
+static int load_params(sp_space *sp, json_t *cs, rt_err *err) {
+  json_t *jps = json_object_get(cs, "TuningParameters");
+  if (!json_is_array(jps) || json_array_size(jps) == 0) {
+    rt_err_set(err, "ConfigurationSpace.TuningParameters: %s",
+               jps ? "expected a non-empty array" : "missing field");
+    return -1;
+  }
+  size_t n = json_array_size(jps);
+  sp->params = rt_calloc(n, sizeof *sp->params);
+  int *src = rt_malloc(n * sizeof *src);  /* param -> its JSON element */
+  int rc = load_params_from(sp, jps, n, src, err);
+  free(src);
+  return rc;
 }
 
 static int cmp_int(const void *a, const void *b) {

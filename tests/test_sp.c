@@ -487,6 +487,7 @@ static const struct { const char *text, *expect; int line, col; } bad_files[] = 
   {TP("{\"Name\": \"a\", \"Type\": \"int\"}"), "missing field \"Values\"", 0, 0},
   {TP("{\"Name\": \"a\", \"Type\": \"complex\", \"Values\": \"[1]\"}"), "unknown type \"complex\"", 0, 0},
   {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 'x']\"}"), "wrong type: element 1 is str 'x', but Type is int", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"uint\", \"Values\": \"[0, 1, -2]\"}"), "element 2 is int -2, but Type is uint", 0, 0},
   {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[]\"}"), "has no values (empty space)", 0, 0},
   {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"7\"}"), "is a int, expected a list", 0, 0},
   {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2\"}"), "Values (parameter 'a'):", 0, 0},
@@ -494,7 +495,7 @@ static const struct { const char *text, *expect; int line, col; } bad_files[] = 
   {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1 // 0]\"}"), "raised ZeroDivisionError", 0, 0},
   {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[M, 2]\"}"), "'M'", 0, 0},
   {TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": 5}"), "expected a string (a Python list expression) or an array", 0, 0},
-  {TP(P_A "," P_A), "name 'a' is defined twice", 0, 0},
+  {TP(P_A ",{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}"), "name 'a' is defined twice", 0, 0},
   {TP("{\"Name\": \"2a\", \"Type\": \"int\", \"Values\": \"[1]\"}"), "not a valid identifier", 0, 0},
   {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"Expression\": \"a + b > 1\"}]}}",
    "Conditions[0].Expression: ", 0, 0},
@@ -557,8 +558,9 @@ static void test_empty_space(void **state) {
   sp_free(sp);
 }
 
-/* Values that repeat are kept once (with a warning); a Default given as a
-** one-element list (as in gemm_milo.json) is accepted. */
+/* Values that repeat are kept once (with a warning), and so are parameters
+** repeated identically; a Default given as a one-element list (as in
+** gemm_milo.json) is accepted. */
 static void test_duplicates_and_defaults(void **state) {
   (void)state;
   rt_err err = {0};
@@ -572,6 +574,13 @@ static void test_duplicates_and_defaults(void **state) {
   assert_int_equal(sp_nwarnings(sp), 3);
   int cfg[2];
   assert_int_equal(sp_default_config(sp, cfg), 0);
+  sp_free(sp);
+  /* a parameter repeated identically (benchmark hub's metatuning_pso.json) */
+  sp = load_str(TP(P_A "," P_A), NULL, &err);
+  assert_non_null(sp);
+  assert_int_equal(sp_nparams(sp), 1);
+  assert_true(sp_count(sp) == 3);
+  assert_non_null(strstr(sp_warning(sp, 0), "repeats an identical definition"));
   sp_free(sp);
 }
 
