@@ -416,6 +416,14 @@ static int sc_neighbours(sp_space *sp, const sopts *o) {
   return EXIT_OK;
 }
 
+/* "parameters": [names of the parameters ps[0..n-1]] */
+static void jw_param_names(jw *w, const sp_space *sp, const int *ps, int n) {
+  jw_key(w, "parameters");
+  jw_begin(w, '[');
+  for (int k = 0; k < n; k++) jw_str(w, sp_param_name(sp, ps[k]));
+  jw_end(w, ']');
+}
+
 static void info_json(sp_space *sp, const char *file) {
   jw w;
   char buf[256];
@@ -461,9 +469,7 @@ static void info_json(sp_space *sp, const char *file) {
     const int *ps = sp_cond_params(sp, c, &n);
     jw_begin(&w, '{');
     jw_key(&w, "expression"); jw_str(&w, sp_cond_text(sp, c));
-    jw_key(&w, "parameters"); jw_begin(&w, '[');
-    for (int k = 0; k < n; k++) jw_str(&w, sp_param_name(sp, ps[k]));
-    jw_end(&w, ']');
+    jw_param_names(&w, sp, ps, n);
     jw_end(&w, '}');
   }
   jw_end(&w, ']');
@@ -472,9 +478,7 @@ static void info_json(sp_space *sp, const char *file) {
     int n;
     const int *ps = sp_group_params(sp, g, &n);
     jw_begin(&w, '{');
-    jw_key(&w, "parameters"); jw_begin(&w, '[');
-    for (int k = 0; k < n; k++) jw_str(&w, sp_param_name(sp, ps[k]));
-    jw_end(&w, ']');
+    jw_param_names(&w, sp, ps, n);
     jw_key(&w, "valid"); jw_count(&w, sp_group_count(sp, g));
     jw_key(&w, "cartesian"); jw_count(&w, sp_group_cartesian(sp, g));
     jw_end(&w, '}');
