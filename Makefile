@@ -16,9 +16,9 @@ OPT     ?= -O2
 SAN     ?=
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
              -Wstrict-prototypes -Wmissing-prototypes -I. -MMD -MP $(SAN) $(CFLAGS)
-LDLIBS_ALL = -ljansson -lgsl -lgslcblas -lm $(LDLIBS)
+LDLIBS_ALL = -ljansson -lgsl -lgslcblas -lpapi -ldl -lm $(LDLIBS)
 
-ROOMS   = common search_spaces tuner cost_model measure db targets
+ROOMS   = common search_spaces tuner cost_model measure db targets targets/host
 LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))
 CLI_SRC = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void rt_err_set(rt_err *e, const char *fmt, ...) {
   if (!e) return;
@@ -62,6 +63,53 @@ int rt_count_parse(const char *s, rt_count *out) {
   }
   *out = v;
   return 0;
+}
+
+rt_hash rt_hash_bytes(rt_hash h, const void *p, size_t n) {
+  const rt_hash prime = ((rt_hash)1 << 88) | 0x13b;
+  for (const unsigned char *b = p; n--; b++) h = (h ^ *b) * prime;
+  return h;
+}
+
+char *rt_hash_hex(rt_hash h, char *buf) {
+  for (int i = 31; i >= 0; i--, h >>= 4) buf[i] = "0123456789abcdef"[h & 15];
+  buf[32] = 0;
+  return buf;
+}
+
+void rt_str_printf(rt_str *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int need = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (need < 0) return;
+  if (b->n + (size_t)need + 1 > b->cap) {
+    b->cap = 2 * (b->n + (size_t)need + 1);
+    b->s = rt_realloc(b->s, b->cap);
+  }
+  va_start(ap, fmt);
+  vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+  va_end(ap);
+  b->n += (size_t)need;
+}
+
+const char *rt_project_path(const char *rel, char *out, size_t cap) {
+  const char *home = getenv("ROOFTUNE_HOME");
+  if (home && *home) {
+    snprintf(out, cap, "%s/%s", home, rel);
+    return out;
+  }
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;                      /* build/ */
+    snprintf(out, cap, "%s/../%s", exe, rel);
+    if (access(out, R_OK) == 0) return out;
+  }
+  snprintf(out, cap, "%s", rel);
+  return out;
 }
 
 static void *oom(size_t n) {

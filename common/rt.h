@@ -41,6 +41,29 @@ char *rt_count_str(rt_count c, char *buf);
 ** overflow. */
 int rt_count_parse(const char *s, rt_count *out);
 
+/* 128-bit FNV-1a of n bytes, continuing from h (start with RT_HASH_INIT),
+** and its 32-digit lowercase hex text (buf: 33 bytes). Identifies content
+** (compile cache keys, fingerprints); not for security. */
+typedef unsigned __int128 rt_hash;
+#define RT_HASH_INIT \
+  ((((rt_hash)0x6c62272e07bb0142ull) << 64) | (rt_hash)0x62b821756295c58dull)
+rt_hash rt_hash_bytes(rt_hash h, const void *p, size_t n);
+char *rt_hash_hex(rt_hash h, char *buf);
+
+/* A growing string (for generated source, messages). Zero-initialise;
+** s is NUL-terminated once anything was appended; free(s) when done. */
+typedef struct rt_str {
+  char *s;
+  size_t n, cap;
+} rt_str;
+void rt_str_printf(rt_str *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Path of a file shipped with rooftune (space files, kernels), given
+** relative to the project root: $ROOFTUNE_HOME if set, else the parent of
+** the directory holding the running executable (build/..), else ".". */
+const char *rt_project_path(const char *rel, char *out, size_t cap);
+
 /* Checked allocation: abort with a message on out-of-memory. rooftune
 ** treats OOM as fatal; every other failure is reported through rt_err. */
 void *rt_malloc(size_t n);

@@ -1,0 +1,128 @@
+/*
+** hw.c -- the host CPU's description, detected at run time: model, logical
+** CPUs and physical cores, the SIMD extensions that matter to code
+** generation (from /proc/cpuinfo flags), the cache hierarchy (sysfs), the
+** compiler, and a fingerprint of what makes measurements comparable
+** (model, ISA, compiler version, code-generation flags).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../tg.h"
+
+/* Flags worth knowing for code generation, widest last per family. */
+static const char *const isa_flags[] = {
+  "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
+  "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
+  "amx_int8",
+};
+
+#define HW_CFLAGS "-O3 -march=native"
+
+/* Value of the first "key : value" line of /proc/cpuinfo (or ""). */
+static void cpuinfo(const char *key, char *out, size_t cap) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[8192];
+  size_t klen = strlen(key);
+  out[0] = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, key, klen) || !strchr(line, ':')) continue;
+    const char *v = strchr(line, ':') + 1;
+    while (*v == ' ') v++;
+    snprintf(out, cap, "%s", v);
+    out[strcspn(out, "\n")] = 0;
+    break;
+  }
+  if (f) fclose(f);
+}
+
+static int has_flag(const char *flags, const char *flag) {
+  size_t n = strlen(flag);
+  for (const char *p = flags; (p = strstr(p, flag)); p += n)
+    if ((p == flags || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) return 1;
+  return 0;
+}
+
+/* First line of a sysfs file into out (or ""). */
+static void sysfs(const char *path, char *out, size_t cap) {
+  FILE *f = fopen(path, "r");
+  out[0] = 0;
+  if (f && fgets(out, (int)cap, f)) out[strcspn(out, "\n")] = 0;
+  if (f) fclose(f);
+}
+
+/* Number of distinct (package, core) pairs: physical cores. */
+static int physical_cores(int cpus) {
+  int n = 0, *ids = calloc((size_t)cpus, sizeof *ids);
+  for (int c = 0; c < cpus; c++) {
+    char path[128], core[32], pkg[32];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+    sysfs(path, core, sizeof core);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+    sysfs(path, pkg, sizeof pkg);
+    if (!core[0]) continue;
+    int id = atoi(pkg) * 65536 + atoi(core), seen = 0;
+    for (int k = 0; k < n; k++) seen |= ids[k] == id;
+    if (!seen) ids[n++] = id;
+  }
+  free(ids);
+  return n ? n : cpus;
+}
+
+static void compiler_version(char *out, size_t cap) {
+  const char *cc = getenv("CC");
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", cc && *cc ? cc : "cc");
+  FILE *p = popen(cmd, "r");
+  out[0] = 0;
+  if (p && fgets(out, (int)cap, p)) out[strcspn(out, "\n")] = 0;
+  if (p) pclose(p);
+  if (!out[0]) snprintf(out, cap, "unknown (%s not found)", cc && *cc ? cc : "cc");
+}
+
+int hw_describe(tg_desc *d, rt_err *err) {
+  (void)err; /* the host is always there */
+  char model[256], flags[8192], isa[512] = "", cc[256];
+  memset(d, 0, sizeof *d);
+  cpuinfo("model name", model, sizeof model);
+  cpuinfo("flags", flags, sizeof flags);
+  int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN), simd = 128;
+  for (size_t i = 0; i < sizeof isa_flags / sizeof *isa_flags; i++)
+    if (has_flag(flags, isa_flags[i]))
+      snprintf(isa + strlen(isa), sizeof isa - strlen(isa), "%s%s", *isa ? " " : "", isa_flags[i]);
+  if (has_flag(flags, "avx")) simd = 256;
+  if (has_flag(flags, "avx512f")) simd = 512;
+  compiler_version(cc, sizeof cc);
+  tg_desc_add(d, "model", "%s", model[0] ? model : "unknown");
+  tg_desc_add(d, "cpus", "%d", cpus);
+  tg_desc_add(d, "cores", "%d", physical_cores(cpus));
+  tg_desc_add(d, "isa", "%s", isa);
+  tg_desc_add(d, "simd_bits", "%d", simd);
+  for (int i = 0; i < 8; i++) {
+    char base[96], path[160], level[16], type[32], size[32], share[64];
+    snprintf(base, sizeof base, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+    snprintf(path, sizeof path, "%s/level", base);
+    sysfs(path, level, sizeof level);
+    if (!level[0]) break;
+    snprintf(path, sizeof path, "%s/type", base);
+    sysfs(path, type, sizeof type);
+    snprintf(path, sizeof path, "%s/size", base);
+    sysfs(path, size, sizeof size);
+    snprintf(path, sizeof path, "%s/shared_cpu_list", base);
+    sysfs(path, share, sizeof share);
+    if (!strcmp(type, "Instruction")) continue;
+    char key[32];
+    snprintf(key, sizeof key, "L%s%s", level, strcmp(type, "Data") ? "" : "d");
+    tg_desc_add(d, key, "%s (shared by cpus %s)", size, share);
+  }
+  tg_desc_add(d, "compiler", "%s", cc);
+  tg_desc_add(d, "cflags", "%s", HW_CFLAGS);
+  rt_hash h = RT_HASH_INIT;
+  const char *parts[] = {model, isa, cc, HW_CFLAGS};
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    h = rt_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
+  rt_hash_hex(h, d->fingerprint);
+  return 0;
+}

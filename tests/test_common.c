@@ -1,0 +1,101 @@
+/*
+** test_common.c -- the shared layer and the target table: exact 128-bit
+** counts (text round trips, overflow), the FNV-1a 128 hash against its
+** published test vectors, the growing string, and the host description
+** checked against what the kernel reports through other files.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/rt.h"
+#include "targets/tg.h"
+
+static void test_counts(void **state) {
+  (void)state;
+  rt_count c;
+  char buf[48];
+  assert_int_equal(rt_count_parse("340282366920938463463374607431768211455", &c), 0);
+  assert_true(c == RT_COUNT_MAX);
+  assert_string_equal(rt_count_str(c, buf), "340282366920938463463374607431768211455");
+  assert_int_equal(rt_count_parse("340282366920938463463374607431768211456", &c), -1);
+  assert_int_equal(rt_count_parse("12x", &c), -1);
+  assert_int_equal(rt_count_parse("", &c), -1);
+  assert_int_equal(rt_count_parse("0", &c), 0);
+  assert_string_equal(rt_count_str(c, buf), "0");
+  rt_count r;
+  assert_int_equal(rt_count_mul((rt_count)1 << 64, (rt_count)1 << 63, &r), 0);
+  assert_int_equal(rt_count_mul((rt_count)1 << 64, (rt_count)1 << 64, &r), -1);
+  assert_int_equal(rt_count_add(RT_COUNT_MAX, 1, &r), -1);
+}
+
+/* FNV-1a 128 of "" and "a", and of "foobar": the published vectors. */
+static void test_hash_vectors(void **state) {
+  (void)state;
+  static const struct { const char *in, *hex; } v[] = {
+    {"", "6c62272e07bb014262b821756295c58d"},
+    {"a", "d228cb696f1a8caf78912b704e4a8964"},
+    {"foobar", "343e1662793c64bf6f0d3597ba446f18"},
+  };
+  char buf[33];
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+    assert_string_equal(rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, v[i].in, strlen(v[i].in)), buf), v[i].hex);
+}
+
+static void test_str(void **state) {
+  (void)state;
+  rt_str s = {0};
+  for (int i = 0; i < 1000; i++) rt_str_printf(&s, "%d,", i % 10);
+  assert_int_equal(s.n, 2000);
+  assert_int_equal(strlen(s.s), 2000);
+  assert_memory_equal(s.s, "0,1,2,", 6);
+  free(s.s);
+}
+
+/* The host description: its CPU count agrees with the processors listed
+** in /proc/cpuinfo, its caches with sysfs sizes, and its fingerprint is
+** stable and changes with the compiler. */
+static void test_host_description(void **state) {
+  (void)state;
+  const tg_target *t = tg_find("host");
+  assert_non_null(t);
+  assert_null(tg_find("nonesuch"));
+  tg_desc d, e;
+  rt_err err = {0};
+  assert_int_equal(t->describe(&d, &err), 0);
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[4096];
+  int procs = 0;
+  while (fgets(line, sizeof line, f)) procs += !strncmp(line, "processor", 9);
+  fclose(f);
+  assert_int_equal(atoi(tg_desc_get(&d, "cpus")), procs);
+  assert_true(atoi(tg_desc_get(&d, "cores")) >= 1);
+  assert_true(atoi(tg_desc_get(&d, "cores")) <= procs);
+  assert_true(strlen(tg_desc_get(&d, "model")) > 0);
+  assert_true(strlen(tg_desc_get(&d, "L1d")) > 0);
+  assert_true(strlen(tg_desc_get(&d, "L2")) > 0);
+  assert_int_equal(strlen(d.fingerprint), 32);
+  assert_int_equal(t->describe(&e, &err), 0);
+  assert_string_equal(d.fingerprint, e.fingerprint);
+  setenv("CC", "/nonexistent/cc", 1);
+  assert_int_equal(t->describe(&e, &err), 0);
+  unsetenv("CC");
+  assert_string_not_equal(d.fingerprint, e.fingerprint);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_counts),
+    cmocka_unit_test(test_hash_vectors),
+    cmocka_unit_test(test_str),
+    cmocka_unit_test(test_host_description),
+  };
+  return cmocka_run_group_tests_name("common", tests, NULL, NULL);
+}
