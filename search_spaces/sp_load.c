@@ -546,19 +546,20 @@ int sp_parse_bindings(const char *text, sx_arena *arena, sp_binding **out,
     rt_err e = {0};
     sx_prog *prog = sx_compile(vtext, NULL, 0, &e);
     int rc = prog ? sx_eval(vm, prog, NULL, &b->value, &e) : -1;
-    sx_prog_free(prog);
     if (rc == 0 && (b->value.t == SX_LIST || b->value.t == SX_TUPLE ||
                     b->value.t == SX_NONE)) {
       rc = -1;
       snprintf(e.msg, sizeof e.msg, "a %s is not a scalar", sx_type_name(b->value.t));
     }
+    /* copy before the program goes: a constant string lives in it */
+    if (rc == 0) b->value = sx_value_copy(arena, &b->value);
+    sx_prog_free(prog);
     if (rc) {
       rt_err_set(err, "--set %s=%s: %s", b->name, vtext, e.msg);
       free(vtext);
       goto fail;
     }
     free(vtext);
-    b->value = sx_value_copy(arena, &b->value);
     for (int k = 0; k < n; k++)
       if (!strcmp((*out)[k].name, b->name)) {
         rt_err_set(err, "--set: %s given twice", b->name);

@@ -434,6 +434,18 @@ static void test_problem_variables(void **state) {
   assert_true(sp_count(sp) == 5 * 3); /* 8..128 | 128; 8,16,32 | 96 */
   sp_free(sp);
 
+  /* a string binding survives the parse (its text lives in the arena) */
+  sx_arena *a = sx_arena_new();
+  sp_binding *b = NULL;
+  assert_int_equal(sp_parse_bindings("M=64,layout='nhwc',N=8", a, &b, &err), 3);
+  sx_arena *junk = sx_arena_new(); /* reuse freed memory, as later loads do */
+  for (int i = 0; i < 100; i++) sx_arena_str(junk, "xxxxxxxxxxxxxxxx", 16);
+  assert_int_equal(b[1].value.t, SX_STR);
+  assert_string_equal(b[1].value.u.s->s, "nhwc");
+  sx_arena_free(junk);
+  free(b);
+  sx_arena_free(a);
+
   assert_null(load_str(pv_space, NULL, &err));
   assert_non_null(strstr(err.msg, "'M' is unbound"));
   assert_null(load_str(pv_space, "M=64,K=3", &err));
