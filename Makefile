@@ -16,7 +16,9 @@ OPT     ?= -O2
 SAN     ?=
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
              -Wstrict-prototypes -Wmissing-prototypes -I. -MMD -MP $(SAN) $(CFLAGS)
-LDLIBS_ALL = -ljansson -lgsl -lgslcblas -lpapi -ldl -lm $(LDLIBS)
+# GSL is linked statically: its CBLAS must not be visible to the candidates
+# the harness dlopens (a baseline calling cblas_sgemm would bind to it).
+LDLIBS_ALL = -ljansson -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lpapi -ldl -lm $(LDLIBS)
 
 ROOMS   = common search_spaces tuner cost_model measure db targets targets/host
 LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))

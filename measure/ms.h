@@ -1,0 +1,107 @@
+/*
+** ms.h -- the measurement harness: build a candidate's source into a
+** shared object through a content-addressed compile cache, run it in an
+** isolated worker process, verify it against the reference, time it until
+** the median is known to a target precision, and (in a separate run)
+** collect hardware counters when the machine has them.
+**
+** Invariants:
+**  1. Nothing a candidate does (crash, hang, out-of-bounds write, wrong
+**     result, compile failure) takes the caller down: it becomes a status.
+**     Each measurement runs in a fresh child process (a new worker), killed
+**     with its process group on timeout; no child outlives ms_measure.
+**  2. A candidate is timed only after it passed verification; one that
+**     failed it is MS_WRONG_RESULT and carries no time.
+**  3. The compile cache key is a hash of (source, compiler path and
+**     --version, flags); a key present in the cache is never rebuilt.
+*/
+#ifndef MS_H
+#define MS_H
+
+#include <stddef.h>
+
+#include "../common/rt.h"
+#include "../targets/host/hk.h"
+
+/* Statuses, in the community T4 vocabulary (ms_status_name). */
+typedef enum {
+  MS_OK, MS_COMPILE_ERROR, MS_RUNTIME_ERROR, MS_TIMEOUT, MS_WRONG_RESULT,
+  MS_INVALID
+} ms_status;
+const char *ms_status_name(ms_status s);  /* "ok", "compile_error", ... */
+
+typedef struct ms_opts {
+  double ci_target;    /* stop when CI half-width / median < this (0.01) */
+  double time_cap;     /* seconds of timing per candidate at most (2.0) */
+  int min_reps;        /* at least this many timed repeats (5) */
+  int max_reps;        /* at most (10000) */
+  int warmup;          /* untimed runs first (2) */
+  double timeout;      /* seconds before the worker is killed (20.0) */
+  int flush_cache;     /* touch a buffer larger than the LLC between repeats */
+  int pin_cpu;         /* CPU to pin the worker to, -1: none */
+  const char *cache_dir;  /* compile cache ($XDG_CACHE_HOME/rooftune/cc) */
+  const char *cflags;     /* MS_DEFAULT_CFLAGS (NULL: the same); ms_build
+                          ** always adds -shared */
+  const char *events;     /* counters, comma-separated (NULL: defaults) */
+  int counters;           /* 1: also run the counter pass */
+} ms_opts;
+void ms_opts_default(ms_opts *o);
+#define MS_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC"
+
+typedef struct ms_stats {
+  int n;                       /* timed repeats */
+  double median, mean, sd, min, max;  /* seconds */
+  double ci_lo, ci_hi;         /* 95% CI of the median (order statistics) */
+  int noisy;                   /* spread suspicious (see ms_stats.c) */
+} ms_stats;
+
+#define MS_MAXEV 8
+typedef struct ms_result {
+  ms_status status;
+  char msg[512];               /* compiler error excerpt, signal, ... */
+  ms_stats t;
+  double max_err;              /* verification: max|out-ref| / max|ref| */
+  double compile_s, verify_s, bench_s;   /* wall time spent in each */
+  int cache_hit;               /* the build came from the compile cache */
+  int counters;                /* 1: ev_* hold values; 0: unavailable */
+  int nev;
+  char ev_name[MS_MAXEV][48];
+  long long ev_val[MS_MAXEV];
+} ms_result;
+
+/* Build src (plus extra link flags) into a shared object in the cache.
+** 0: *so_path set (cap bytes). -1: compile error, log holds its text. */
+int ms_build(const char *src, const char *ldflags, const ms_opts *o,
+             char *so_path, size_t cap, int *hit, rt_str *log);
+
+/* A workload under measurement: its inputs and reference outputs, made
+** once and shared (read-only) by every candidate's worker. */
+typedef struct ms_workload ms_workload;
+ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb);
+void ms_workload_free(ms_workload *w);              /* NULL is a no-op */
+
+/* Measure one candidate source (build, verify, time, counters). Always
+** fills r; returns 0, or -1 only for harness failures (fork, pipe). */
+int ms_measure(ms_workload *w, const char *src, const char *ldflags,
+               const ms_opts *o, ms_result *r);
+
+/* The timing loop and its stopping rule, on any sampler (used by the
+** worker with a real clock and by tests with a synthetic noisy one).
+** sample() runs the thing once and returns its duration in seconds. */
+void ms_time_loop(double (*sample)(void *ctx), void *ctx, const ms_opts *o,
+                  ms_stats *st);
+/* Statistics of n durations (sorted in place). */
+void ms_stats_compute(double *x, int n, ms_stats *st);
+
+/* Counters: whether this machine has them (probed once; *why says why
+** not), and parsing of an event list ("A, B": trimmed, no empty names,
+** names <= 47 chars, no duplicates, at most max; NULL: the defaults).
+** Returns the number of names, or -1 with err set. */
+int ms_counters_available(const char **why);
+int ms_parse_events(const char *list, char names[][48], int max, rt_err *err);
+/* Count events names[0..nev-1] over one call fn(ctx) in this process
+** (initialises PAPI; the worker child calls it). 0: vals filled; -1: err. */
+int ms_counters_count(char names[][48], int nev, void (*fn)(void *ctx),
+                      void *ctx, long long *vals, rt_err *err);
+
+#endif

@@ -1,0 +1,458 @@
+/*
+** ms_worker.c -- workloads and the isolated measurement of one candidate.
+**
+** A workload holds the inputs (deterministic: GSL mt19937, seed 42,
+** uniform in [-1, 1]) and the reference outputs (k->reference run on a copy
+** of the inputs, outputs zeroed first). ms_measure builds the candidate
+** (ms_build), then forks a worker child in its own process group which
+** resets every signal disposition (the caller's handlers, cmocka's or
+** ASan's, must not swallow a crash), optionally pins itself to a CPU, sets
+** OPENBLAS_CORETYPE=SkylakeX when unset and the CPU has AVX-512 (Debian's
+** OpenBLAS misdetects this VM's CPU as Prescott; PLATFORM.md: the fair
+** baseline), dlopens the .so, runs rk_run once on fresh copies of the
+** inputs with every output poisoned (MS_POISON: an output the kernel does
+** not write, or accumulates into, fails verification), verifies, then times
+** warmup + repeats with ms_time_loop. rk_run is assumed to overwrite its
+** outputs and not modify its inputs, so buffers are not reset between
+** repeats. With o->flush_cache, a buffer of twice the last-level cache
+** (sysfs; capped at 1 GiB) is written between repeats, outside the timing.
+** The child sends one fixed-size report through a pipe and _exits; the
+** parent polls the pipe against the deadline o->timeout, kills the whole
+** process group on timeout and reaps every child it forked.
+** The counter pass (o->counters, when ms_counters_available()) is a second
+** worker that runs rk_run once to warm up, then once under PAPI.
+*/
+#include "ms.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_rng.h>
+
+#define MS_POISON 1.0e30f
+#define FLUSH_MAX ((size_t)1 << 30)
+
+static const char *const status_names[] = {
+  "ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid",
+};
+
+const char *ms_status_name(ms_status s) {
+  return (unsigned)s < sizeof status_names / sizeof *status_names
+             ? status_names[s] : "unknown";
+}
+
+void ms_opts_default(ms_opts *o) {
+  *o = (ms_opts){.ci_target = 0.01, .time_cap = 2.0, .min_reps = 5,
+                 .max_reps = 10000, .warmup = 2, .timeout = 20.0,
+                 .flush_cache = 0, .pin_cpu = -1, .cache_dir = NULL,
+                 .cflags = MS_DEFAULT_CFLAGS, .events = NULL, .counters = 0};
+}
+
+/* Signals a worker may die of, by name. */
+static const struct { int sig; const char *name; } signals[] = {
+  {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},
+  {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"},
+  {SIGTERM, "SIGTERM"}, {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},
+  {SIGPIPE, "SIGPIPE"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+  {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGALRM, "SIGALRM"},
+};
+
+static const char *signal_name(int sig) {
+  for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
+    if (signals[i].sig == sig) return signals[i].name;
+  return "signal";
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- workloads ---- */
+
+struct ms_workload {
+  int nbuf;
+  hk_buf b[HK_MAXBUF];
+  float *in[HK_MAXBUF];    /* input values (NULL for outputs) */
+  float *ref[HK_MAXBUF];   /* reference outputs (NULL for inputs) */
+  double tol;
+};
+
+static size_t buf_bytes(const hk_buf *b) {
+  return (size_t)(b->n > 0 ? b->n : 1) * sizeof(float);
+}
+
+ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb) {
+  hk_buf b[HK_MAXBUF];
+  int n = k->buffers(pb, b);
+  if (n < 1 || n > HK_MAXBUF) return NULL;
+  ms_workload *w = rt_calloc(1, sizeof *w);
+  w->nbuf = n;
+  memcpy(w->b, b, (size_t)n * sizeof *b);
+  w->tol = k->tolerance(pb);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 42);
+  float *work[HK_MAXBUF];
+  for (int i = 0; i < n; i++) {
+    work[i] = rt_calloc(1, buf_bytes(&b[i]));
+    if (b[i].out) continue;
+    w->in[i] = rt_malloc(buf_bytes(&b[i]));
+    for (int64_t j = 0; j < b[i].n; j++)
+      w->in[i][j] = (float)(2.0 * gsl_rng_uniform(rng) - 1.0);
+    memcpy(work[i], w->in[i], buf_bytes(&b[i]));
+  }
+  gsl_rng_free(rng);
+  k->reference(pb, work);
+  for (int i = 0; i < n; i++) {
+    if (b[i].out) w->ref[i] = work[i];
+    else free(work[i]);
+  }
+  return w;
+}
+
+void ms_workload_free(ms_workload *w) {
+  if (!w) return;
+  for (int i = 0; i < w->nbuf; i++) {
+    free(w->in[i]);
+    free(w->ref[i]);
+  }
+  free(w);
+}
+
+/* Worst relative error over the outputs; msg describes the first output
+** beyond tolerance (left untouched when all pass). NaN/Inf count as
+** infinitely wrong. */
+static double verify(const ms_workload *w, float *const *bufs, char *msg,
+                     size_t cap) {
+  double worst = 0;
+  for (int i = 0; i < w->nbuf; i++) {
+    if (!w->b[i].out) continue;
+    double emax = 0, rmax = 0;
+    int64_t at = 0;
+    for (int64_t j = 0; j < w->b[i].n; j++) {
+      double o = bufs[i][j], r = w->ref[i][j];
+      double e = isfinite(o) ? fabs(o - r) : INFINITY;
+      if (e > emax) emax = e, at = j;
+      if (fabs(r) > rmax) rmax = fabs(r);
+    }
+    double rel = emax / fmax(rmax, 1e-30);
+    if (rel > w->tol && worst <= w->tol)
+      snprintf(msg, cap,
+               "output %s wrong: max|out-ref|/max|ref| = %.3g > tolerance "
+               "%.3g (at element %lld: %g, expected %g)",
+               w->b[i].name, rel, w->tol, (long long)at, (double)bufs[i][at],
+               (double)w->ref[i][at]);
+    if (rel > worst) worst = rel;
+  }
+  return worst;
+}
+
+/* ---- the worker child ---- */
+
+/* What a worker sends back (fixed size, below PIPE_BUF: written at once). */
+typedef struct report {
+  int status;
+  char msg[256];
+  ms_stats t;
+  double max_err, verify_s, bench_s;
+  long long ev[MS_MAXEV];
+} report;
+
+typedef int (*rk_fn)(float *const *bufs);
+
+typedef struct runctx {
+  rk_fn run;
+  float **bufs;
+  volatile char *flush;
+  size_t flush_n;
+  int bad_rc;   /* first nonzero return of rk_run while timing */
+} runctx;
+
+static void run_once(void *c) {
+  runctx *x = c;
+  int rc = x->run(x->bufs);
+  if (rc && !x->bad_rc) x->bad_rc = rc;
+}
+
+static double timed_sample(void *c) {
+  runctx *x = c;
+  for (size_t i = 0; i < x->flush_n; i += 64) x->flush[i]++;
+  double t0 = now();
+  run_once(x);
+  return now() - t0;
+}
+
+/* Size in bytes of the highest-level cache of cpu0 (sysfs), or 64 MiB. */
+static size_t llc_bytes(void) {
+  size_t best = (size_t)64 << 20;
+  int best_level = 0;
+  for (int i = 0; i < 16; i++) {
+    char path[96];
+    int level = 0;
+    unsigned long kb = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f) break;
+    int ok = fscanf(f, "%d", &level) == 1;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (!ok || !(f = fopen(path, "r"))) continue;
+    if (fscanf(f, "%luK", &kb) == 1 && level > best_level) {
+      best_level = level;
+      best = (size_t)kb << 10;
+    }
+    fclose(f);
+  }
+  return best;
+}
+
+enum { PASS_TIME, PASS_COUNT };
+
+/* Build the report of one pass in the child (never returns). */
+static void child_main(int fd, const ms_workload *w, const char *so,
+                       const ms_opts *o, int pass, char ev[][48], int nev) {
+  report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.status = MS_OK;
+  setpgid(0, 0);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < SIGRTMIN; s++) sigaction(s, &dfl, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  void *h = NULL;
+  rk_fn run = NULL;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (o->pin_cpu >= 0) CPU_SET(o->pin_cpu, &cpus);
+  if (o->pin_cpu >= 0 && sched_setaffinity(0, sizeof cpus, &cpus)) {
+    rep.status = MS_RUNTIME_ERROR;
+    snprintf(rep.msg, sizeof rep.msg, "harness: cannot pin to CPU %d: %s",
+             o->pin_cpu, strerror(errno));
+  } else {
+    if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+    if (!(h = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
+      rep.status = MS_RUNTIME_ERROR;
+      snprintf(rep.msg, sizeof rep.msg, "dlopen: %s", dlerror());
+    } else if (!(*(void **)&run = dlsym(h, "rk_run"))) {
+      rep.status = MS_RUNTIME_ERROR;
+      snprintf(rep.msg, sizeof rep.msg, "the candidate defines no rk_run");
+    }
+  }
+  float *bufs[HK_MAXBUF];
+  runctx x = {.run = run, .bufs = bufs};
+  if (rep.status == MS_OK) {
+    for (int i = 0; i < w->nbuf; i++) {
+      size_t bytes = (buf_bytes(&w->b[i]) + 63) / 64 * 64;
+      bufs[i] = aligned_alloc(64, bytes);
+      if (w->b[i].out)
+        for (int64_t j = 0; j < w->b[i].n; j++) bufs[i][j] = MS_POISON;
+      else memcpy(bufs[i], w->in[i], buf_bytes(&w->b[i]));
+    }
+    double t0 = now();
+    run_once(&x);
+    if (x.bad_rc) {
+      rep.status = MS_RUNTIME_ERROR;
+      snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d", x.bad_rc);
+    } else {
+      rep.max_err = verify(w, bufs, rep.msg, sizeof rep.msg);
+      if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
+    }
+    rep.verify_s = now() - t0;
+  }
+  if (rep.status == MS_OK && pass == PASS_TIME) {
+    if (o->flush_cache) {
+      x.flush_n = 2 * llc_bytes() < FLUSH_MAX ? 2 * llc_bytes() : FLUSH_MAX;
+      x.flush = rt_calloc(1, x.flush_n);
+    }
+    double t0 = now();
+    ms_time_loop(timed_sample, &x, o, &rep.t);
+    rep.bench_s = now() - t0;
+    if (x.bad_rc) {
+      rep.status = MS_RUNTIME_ERROR;
+      snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d while timed", x.bad_rc);
+      memset(&rep.t, 0, sizeof rep.t);
+    }
+  } else if (rep.status == MS_OK) {
+    rt_err err = {0};
+    run_once(&x);
+    if (ms_counters_count(ev, nev, run_once, &x, rep.ev, &err)) {
+      rep.status = MS_RUNTIME_ERROR;
+      snprintf(rep.msg, sizeof rep.msg, "counters: %.240s", err.msg);
+    }
+  }
+  for (size_t off = 0; off < sizeof rep;) {
+    ssize_t k = write(fd, (char *)&rep + off, sizeof rep - off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    off += (size_t)k;
+  }
+  _exit(0);
+}
+
+/* Wait for pid until the deadline; on timeout kill its group and reap.
+** Returns 1 if it timed out, else 0 with *st its wait status. */
+static int reap(pid_t pid, double deadline, int *st) {
+  for (;;) {
+    pid_t r = waitpid(pid, st, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return 0;
+    if (now() >= deadline) break;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  kill(-pid, SIGKILL);
+  while (waitpid(pid, st, 0) < 0 && errno == EINTR) {}
+  return 1;
+}
+
+/* Run one pass in a worker. 0: rep filled (its status may be the
+** parent's verdict: timeout, killed by a signal); -1: fork/pipe failed. */
+static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
+                      int pass, char ev[][48], int nev, report *rep) {
+  memset(rep, 0, sizeof *rep);
+  int fd[2];
+  if (pipe2(fd, O_CLOEXEC)) {
+    snprintf(rep->msg, sizeof rep->msg, "harness: pipe: %s", strerror(errno));
+    return -1;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    snprintf(rep->msg, sizeof rep->msg, "harness: fork: %s", strerror(errno));
+    close(fd[0]);
+    close(fd[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    child_main(fd[1], w, so, o, pass, ev, nev);
+  }
+  setpgid(pid, pid);   /* also done by the child: no race on kill(-pid) */
+  close(fd[1]);
+  double start = now(), deadline = start + o->timeout;
+  size_t got = 0;
+  int timed_out = 0;
+  while (got < sizeof *rep) {
+    double left = deadline - now();
+    if (left <= 0) {
+      timed_out = 1;
+      break;
+    }
+    struct pollfd p = {.fd = fd[0], .events = POLLIN};
+    int pr = poll(&p, 1, (int)(left * 1000) + 1);
+    if (pr <= 0) continue;   /* EINTR or not yet: the loop rechecks */
+    ssize_t k = read(fd[0], (char *)rep + got, sizeof *rep - got);
+    if (k > 0) got += (size_t)k;
+    else if (k == 0 || errno != EINTR) break;
+  }
+  close(fd[0]);
+  int st = 0;
+  if (got == sizeof *rep) {   /* complete: end the group, reap */
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return 0;
+  }
+  if (timed_out) {
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  } else {
+    timed_out = reap(pid, deadline, &st);
+  }
+  memset(rep, 0, sizeof *rep);
+  if (timed_out) {
+    rep->status = MS_TIMEOUT;
+    snprintf(rep->msg, sizeof rep->msg, "timeout: worker killed after %.2f s",
+             now() - start);
+  } else if (WIFSIGNALED(st)) {
+    rep->status = MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "killed by %s (%s)",
+             signal_name(WTERMSIG(st)), strsignal(WTERMSIG(st)));
+  } else {
+    rep->status = MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "worker exited with status %d "
+             "without a report", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  }
+  return 0;
+}
+
+/* The interesting part of a compile log: from the first line that says
+** "error" (else from the compiler's output after the command line). */
+static const char *log_excerpt(const char *log) {
+  if (!log) return "";
+  const char *p = strstr(log, "error");
+  if (p) {
+    while (p > log && p[-1] != '\n') p--;
+    return p;
+  }
+  p = strchr(log, '\n');
+  return p ? p + 1 : log;
+}
+
+int ms_measure(ms_workload *w, const char *src, const char *ldflags,
+               const ms_opts *o, ms_result *r) {
+  memset(r, 0, sizeof *r);
+  char ev[MS_MAXEV][48];
+  int nev = 0;
+  if (o->counters) {
+    rt_err err = {0};
+    if ((nev = ms_parse_events(o->events, ev, MS_MAXEV, &err)) < 0) {
+      r->status = MS_INVALID;
+      snprintf(r->msg, sizeof r->msg, "events: %.500s", err.msg);
+      return 0;
+    }
+  }
+  char so[PATH_MAX];
+  rt_str log = {0};
+  double t0 = now();
+  int rc = ms_build(src, ldflags, o, so, sizeof so, &r->cache_hit, &log);
+  r->compile_s = now() - t0;
+  if (rc) {
+    r->status = MS_COMPILE_ERROR;
+    snprintf(r->msg, sizeof r->msg, "compile error: %s", log_excerpt(log.s));
+    free(log.s);
+    return 0;
+  }
+  free(log.s);
+  report rep;
+  if (run_worker(w, so, o, PASS_TIME, ev, nev, &rep)) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
+    return -1;
+  }
+  r->status = (ms_status)rep.status;
+  snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
+  r->t = rep.t;
+  r->max_err = rep.max_err;
+  r->verify_s = rep.verify_s;
+  r->bench_s = rep.bench_s;
+  if (r->status != MS_OK || !o->counters || !ms_counters_available(NULL))
+    return 0;
+  if (run_worker(w, so, o, PASS_COUNT, ev, nev, &rep)) {
+    snprintf(r->msg, sizeof r->msg, "counter pass: %s", rep.msg);
+    return -1;
+  }
+  if (rep.status != MS_OK) {   /* timing stands; the counts are missing */
+    snprintf(r->msg, sizeof r->msg, "counter pass: %s: %s",
+             ms_status_name((ms_status)rep.status), rep.msg);
+    return 0;
+  }
+  r->counters = 1;
+  r->nev = nev;
+  memcpy(r->ev_name, ev, sizeof ev[0] * (size_t)nev);
+  memcpy(r->ev_val, rep.ev, sizeof rep.ev);
+  return 0;
+}

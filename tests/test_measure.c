@@ -1,0 +1,521 @@
+/*
+** test_measure.c -- the measurement harness against independent
+** expectations: fault isolation on test-only candidates (a crash, an abort,
+** a division by zero, a hang, a far out-of-bounds write, wrong, unwritten
+** and NaN outputs, compile errors each become their status, and no child
+** survives); the compile cache (hits keep the same file, any change of
+** flags changes the key, parallel builds of one key from several processes
+** are safe); statistics against values computed by hand and CI ranks
+** against binomial probabilities summed directly; the stopping rule on
+** synthetic timers; PAPI's probe and the event-list parser.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "measure/ms.h"
+
+/* ---- a test-only kernel: y = 2 x over N floats ---- */
+
+#define N 4096
+
+static int tw_buffers(const hk_problem *pb, hk_buf *b) {
+  (void)pb;
+  b[0] = (hk_buf){"x", N, 0};
+  b[1] = (hk_buf){"y", N, 1};
+  return 2;
+}
+
+static void tw_reference(const hk_problem *pb, float *const *bufs) {
+  (void)pb;
+  for (int i = 0; i < N; i++) bufs[1][i] = 2 * bufs[0][i];
+}
+
+static double tw_tolerance(const hk_problem *pb) {
+  (void)pb;
+  return 1e-6;
+}
+
+static const hk_kernel twice = {
+  .name = "twice", .summary = "y = 2x (test only)", .buffers = tw_buffers,
+  .reference = tw_reference, .tolerance = tw_tolerance,
+};
+
+#define HEAD "int rk_run(float *const *b) {\n"
+#define CORRECT HEAD "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\nreturn 0; }\n"
+
+/* A fresh cache directory per test run (removed at the end). */
+static char cache[64];
+
+static int rm_one(const char *p, const struct stat *s, int f, struct FTW *w) {
+  (void)s, (void)f, (void)w;
+  return remove(p);
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(cache, sizeof cache, "/tmp/rooftune-test-measure-XXXXXX");
+  return mkdtemp(cache) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return nftw(cache, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void quick_opts(ms_opts *o) {
+  ms_opts_default(o);
+  o->cache_dir = cache;
+  o->time_cap = 0.05;
+  o->timeout = 10;
+}
+
+static double wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static ms_workload *twice_workload(void) {
+  hk_problem pb = {0};
+  ms_workload *w = ms_workload_new(&twice, &pb);
+  assert_non_null(w);
+  return w;
+}
+
+/* A candidate's library calls bind to the libraries it links, not to
+** copies inside rooftune: rooftune uses GSL, whose CBLAS defines the same
+** cblas_* symbols as OpenBLAS; a baseline calling cblas_sgemm must get
+** OpenBLAS. The candidate fails (returns 1) if cblas_sdot is not from it. */
+static void test_library_binding(void **state) {
+  (void)state;
+  static const char src[] =
+      "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <string.h>\n#include <cblas.h>\n"
+      HEAD "Dl_info info;\n"
+      "if (!dladdr((void *)cblas_sdot, &info) || !strstr(info.dli_fname, \"openblas\")) return 1;\n"
+      "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\nreturn 0; }\n";
+  ms_opts o;
+  quick_opts(&o);
+  ms_workload *w = twice_workload();
+  ms_result r;
+  assert_int_equal(ms_measure(w, src, "-lopenblas", &o, &r), 0);
+  if (r.status != MS_OK) fail_msg("status %s: %s", ms_status_name(r.status), r.msg);
+  ms_workload_free(w);
+}
+
+/* ---- (1) fault isolation ---- */
+
+static void check_ok(const ms_result *r, const ms_opts *o) {
+  assert_int_equal(r->status, MS_OK);
+  assert_string_equal(r->msg, "");
+  assert_true(r->max_err <= 1e-6);
+  assert_true(r->t.n >= 1 && r->t.n <= o->max_reps);
+  assert_true(r->t.min > 0 && r->t.min <= r->t.median && r->t.median <= r->t.max);
+  assert_true(r->t.ci_lo <= r->t.median && r->t.median <= r->t.ci_hi);
+  assert_true(r->verify_s > 0 && r->bench_s > 0);
+}
+
+static const struct {
+  const char *what, *src;
+  ms_status want;
+  const char *msg;   /* a substring of r.msg */
+} faults[] = {
+  {"segfault", HEAD "*(volatile int *)0 = 1; return 0; }\n", MS_RUNTIME_ERROR, "SIGSEGV"},
+  {"abort", "#include <stdlib.h>\n" HEAD "(void)b; abort(); }\n", MS_RUNTIME_ERROR, "SIGABRT"},
+  {"divide by zero", HEAD "volatile int z = 0, one = 1; (void)b; return one / z; }\n",
+   MS_RUNTIME_ERROR, "SIGFPE"},
+  {"nonzero return", HEAD "(void)b; return 3; }\n", MS_RUNTIME_ERROR, "rk_run returned 3"},
+  {"no rk_run", "int rk_other(void) { return 0; }\n", MS_RUNTIME_ERROR, "no rk_run"},
+  {"wrong", HEAD "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\n"
+   "b[1][17] += 0.5f; return 0; }\n", MS_WRONG_RESULT, "at element 17"},
+  {"accumulating", HEAD "for (int i = 0; i < 4096; i++) b[1][i] += 2 * b[0][i];\n"
+   "return 0; }\n", MS_WRONG_RESULT, "output y wrong"},
+  {"unwritten output", HEAD "(void)b; return 0; }\n", MS_WRONG_RESULT, "output y wrong"},
+  {"NaN", HEAD "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\n"
+   "volatile float z = 0; b[1][9] = z / z; return 0; }\n", MS_WRONG_RESULT, "at element 9"},
+  {"compile error", HEAD "return undeclared_thing; }\n", MS_COMPILE_ERROR, "undeclared_thing"},
+  {"link-time symbol", "int missing_fn(void);\n" HEAD "(void)b; return missing_fn(); }\n",
+   MS_RUNTIME_ERROR, "missing_fn"},
+};
+
+static void test_fault_isolation(void **state) {
+  (void)state;
+  ms_workload *w = twice_workload();
+  ms_opts o;
+  quick_opts(&o);
+  ms_result r;
+  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  check_ok(&r, &o);
+  assert_int_equal(r.counters, 0);
+
+  for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
+    assert_int_equal(ms_measure(w, faults[i].src, NULL, &o, &r), 0);
+    if (r.status != faults[i].want || !strstr(r.msg, faults[i].msg))
+      fail_msg("%s: got %s \"%s\", want %s \"%s\"", faults[i].what,
+               ms_status_name(r.status), r.msg, ms_status_name(faults[i].want),
+               faults[i].msg);
+    assert_int_equal(r.t.n, 0);   /* never timed */
+    assert_true(r.t.median == 0);
+  }
+
+  /* far out of bounds: a crash or a wrong result, never the caller */
+  assert_int_equal(ms_measure(w, HEAD "b[1][(long)1 << 34] = 1; return 0; }\n",
+                              NULL, &o, &r), 0);
+  assert_true(r.status == MS_RUNTIME_ERROR || r.status == MS_WRONG_RESULT);
+
+  /* a hang: killed within timeout + 1 s */
+  o.timeout = 1.0;
+  double t0 = wall();
+  assert_int_equal(ms_measure(w, HEAD "volatile int s = 1; while (s) {} (void)b; return 0; }\n",
+                              NULL, &o, &r), 0);
+  double dt = wall() - t0 - r.compile_s;
+  assert_int_equal(r.status, MS_TIMEOUT);
+  assert_non_null(strstr(r.msg, "timeout"));
+  assert_true(dt >= 1.0 && dt < 2.0);
+
+  /* nothing left behind, and the harness still works */
+  int st;
+  errno = 0;
+  assert_int_equal(waitpid(-1, &st, WNOHANG), -1);
+  assert_int_equal(errno, ECHILD);
+  o.timeout = 10;
+  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  check_ok(&r, &o);
+  assert_int_equal(r.cache_hit, 1);
+  ms_workload_free(w);
+}
+
+/* Options that change the worker: pinning, cache flushing, a bad CPU. */
+static void test_worker_options(void **state) {
+  (void)state;
+  ms_workload *w = twice_workload();
+  ms_opts o;
+  quick_opts(&o);
+  o.pin_cpu = 0;
+  o.flush_cache = 1;
+  o.warmup = 0;
+  o.min_reps = o.max_reps = 3;
+  ms_result r;
+  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  check_ok(&r, &o);
+  assert_int_equal(r.t.n, 3);
+  o.pin_cpu = 1000;   /* no such CPU */
+  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(r.status, MS_RUNTIME_ERROR);
+  assert_non_null(strstr(r.msg, "cannot pin to CPU 1000"));
+  ms_workload_free(w);
+}
+
+/* ---- (2) the compile cache ---- */
+
+static void test_compile_cache(void **state) {
+  (void)state;
+  ms_opts o;
+  quick_opts(&o);
+  char p1[PATH_MAX], p2[PATH_MAX], p3[PATH_MAX], p4[PATH_MAX];
+  int hit = -1;
+  rt_str log = {0};
+  const char *src = CORRECT "/* cache test */\n";
+  assert_int_equal(ms_build(src, NULL, &o, p1, sizeof p1, &hit, &log), 0);
+  assert_int_equal(hit, 0);
+  struct stat s1, s2;
+  assert_int_equal(stat(p1, &s1), 0);
+  assert_int_equal(ms_build(src, NULL, &o, p2, sizeof p2, &hit, &log), 0);
+  assert_int_equal(hit, 1);
+  assert_string_equal(p1, p2);
+  assert_int_equal(stat(p2, &s2), 0);
+  assert_true(s1.st_ino == s2.st_ino && s1.st_mtim.tv_sec == s2.st_mtim.tv_sec &&
+              s1.st_mtim.tv_nsec == s2.st_mtim.tv_nsec);
+  /* another flag, other link flags: other keys */
+  o.cflags = "-O2 -fPIC";
+  assert_int_equal(ms_build(src, NULL, &o, p3, sizeof p3, &hit, &log), 0);
+  assert_int_equal(hit, 0);
+  assert_string_not_equal(p1, p3);
+  o.cflags = NULL;   /* the default flags: the first key again */
+  assert_int_equal(ms_build(src, NULL, &o, p3, sizeof p3, &hit, &log), 0);
+  assert_int_equal(hit, 1);
+  assert_string_equal(p1, p3);
+  assert_int_equal(ms_build(src, "-lm", &o, p4, sizeof p4, &hit, &log), 0);
+  assert_int_equal(hit, 0);
+  assert_string_not_equal(p1, p4);
+  assert_null(log.s);   /* successes log nothing */
+
+  /* a compile error keeps the compiler's words; no .so appears */
+  assert_int_equal(ms_build(HEAD "return nope_nope; }\n", NULL, &o, p3, sizeof p3,
+                            &hit, &log), -1);
+  assert_non_null(strstr(log.s, "nope_nope"));
+  free(log.s);
+  log = (rt_str){0};
+
+  /* a missing compiler */
+  const char *old = getenv("CC");
+  char *saved = old ? strdup(old) : NULL;
+  setenv("CC", "/nonexistent/cc", 1);
+  assert_int_equal(ms_build(src, NULL, &o, p3, sizeof p3, &hit, &log), -1);
+  assert_non_null(strstr(log.s, "cannot run /nonexistent/cc"));
+  if (saved) setenv("CC", saved, 1);
+  else unsetenv("CC");
+  free(saved);
+  free(log.s);
+
+  /* four processes build one new key at once into a fresh directory */
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s/par/sub", cache);
+  o.cache_dir = dir;
+  const char *psrc = CORRECT "/* parallel */\n";
+  pid_t kids[4];
+  for (int i = 0; i < 4; i++) {
+    kids[i] = fork();
+    assert_true(kids[i] >= 0);
+    if (kids[i] == 0) {
+      char p[PATH_MAX];
+      int h;
+      _exit(ms_build(psrc, NULL, &o, p, sizeof p, &h, NULL) ? 1 : 0);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    int st;
+    assert_int_equal(waitpid(kids[i], &st, 0), kids[i]);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  assert_int_equal(ms_build(psrc, NULL, &o, p3, sizeof p3, &hit, NULL), 0);
+  assert_int_equal(hit, 1);
+  void *h = dlopen(p3, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(h);
+  assert_non_null(dlsym(h, "rk_run"));
+  dlclose(h);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int files = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (e->d_name[0] != '.') {
+      files++;
+      assert_null(strstr(e->d_name, ".tmp."));   /* no temporaries left */
+    }
+  closedir(d);
+  assert_int_equal(files, 2);   /* KEY.c, KEY.so */
+}
+
+/* ---- (3) statistics ---- */
+
+/* Largest j with P(j <= X <= n-j) >= 0.95, X ~ Binomial(n, 1/2), by
+** summing the probabilities directly; 0 when none. */
+static int ranks_by_sum(int n) {
+  int best = 0;
+  for (int j = 1; 2 * j <= n; j++) {
+    double cov = 0;
+    for (int i = j; i <= n - j; i++)
+      cov += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+    if (cov >= 0.95) best = j;
+  }
+  return best;
+}
+
+static void test_statistics(void **state) {
+  (void)state;
+  ms_stats st;
+  double x[] = {5, 1, 4, 2, 3, 9, 7, 6, 8, 10};
+  ms_stats_compute(x, 10, &st);
+  assert_int_equal(st.n, 10);
+  assert_true(fabs(st.median - 5.5) < 1e-12 && fabs(st.mean - 5.5) < 1e-12);
+  assert_true(fabs(st.sd - sqrt(82.5 / 9)) < 1e-12);   /* sum of squares 82.5 */
+  assert_true(st.min == 1 && st.max == 10);
+  assert_true(st.ci_lo == 2 && st.ci_hi == 9);   /* binomial table, n = 10 */
+  double odd[] = {3, 1, 2};
+  ms_stats_compute(odd, 3, &st);
+  assert_true(st.median == 2 && st.sd == 1);
+
+  /* published values: n = 10 -> (2, 9); n = 100 -> (40, 61) */
+  assert_int_equal(ranks_by_sum(10), 2);
+  assert_int_equal(ranks_by_sum(100), 40);
+  static const int ns[] = {1, 2, 5, 6, 7, 10, 11, 20, 37, 50, 100, 101, 500};
+  for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+    int n = ns[t], j = ranks_by_sum(n);
+    double *v = malloc((size_t)n * sizeof *v);
+    for (int i = 0; i < n; i++) v[i] = n - i;   /* x(r) = r once sorted */
+    ms_stats_compute(v, n, &st);
+    if (j == 0) {
+      assert_true(st.ci_lo == 1 && st.ci_hi == n);   /* [min, max] */
+    } else {
+      assert_true(st.ci_lo == j);
+      assert_true(st.ci_hi == n + 1 - j);
+    }
+    free(v);
+  }
+  assert_int_equal(ranks_by_sum(5), 0);
+
+  /* the noise flag: tight; one outlier (range rule); spread (sd/mean rule) */
+  double tight[] = {1.0, 1.01, 0.99, 1.0, 1.02};
+  ms_stats_compute(tight, 5, &st);
+  assert_int_equal(st.noisy, 0);
+  double outlier[20];
+  for (int i = 0; i < 20; i++) outlier[i] = i == 7 ? 1.6 : 1.0;
+  ms_stats_compute(outlier, 20, &st);
+  assert_true((st.max - st.min) / st.median > 0.5 && st.sd / st.mean <= 0.2);
+  assert_int_equal(st.noisy, 1);
+  double spread[] = {0.8, 0.8, 0.8, 1.3, 1.3, 1.3};
+  ms_stats_compute(spread, 6, &st);
+  assert_true((st.max - st.min) / st.median <= 0.5 && st.sd / st.mean > 0.2);
+  assert_int_equal(st.noisy, 1);
+}
+
+/* ---- (4) the stopping rule on synthetic timers ---- */
+
+typedef struct synth {
+  int calls;
+  double amp;        /* noise amplitude */
+  unsigned long s;   /* LCG state */
+} synth;
+
+/* 1 + amp * u, u deterministic in [0, 1). */
+static double synth_sample(void *c) {
+  synth *y = c;
+  y->calls++;
+  y->s = y->s * 6364136223846793005UL + 1442695040888963407UL;
+  return 1.0 + y->amp * (double)(y->s >> 11) / 9007199254740992.0;
+}
+
+static void test_stopping_rule(void **state) {
+  (void)state;
+  ms_opts o;
+  ms_opts_default(&o);
+  o.time_cap = 1e9;
+  o.max_reps = 400;
+  ms_stats st;
+  synth quiet = {0, 1e-3, 1};
+  ms_time_loop(synth_sample, &quiet, &o, &st);
+  assert_int_equal(st.n, o.min_reps);   /* stops at once */
+  assert_int_equal(quiet.calls, o.min_reps + o.warmup);
+  assert_int_equal(st.noisy, 0);
+  assert_true(st.median >= 1.0 && st.median < 1.001);
+
+  o.min_reps = 20;
+  synth q2 = {0, 1e-3, 1};
+  ms_time_loop(synth_sample, &q2, &o, &st);
+  assert_int_equal(st.n, 20);
+
+  o.min_reps = 5;
+  synth loud = {0, 0.9, 7};
+  ms_time_loop(synth_sample, &loud, &o, &st);
+  assert_int_equal(st.n, 400);   /* CI never reaches 1% */
+  assert_int_equal(st.noisy, 1);
+  assert_true(0.5 * (st.ci_hi - st.ci_lo) / st.median > o.ci_target);
+
+  /* moderate spread: only the unmet CI target at the stop flags it */
+  synth moderate = {0, 0.3, 7};
+  ms_time_loop(synth_sample, &moderate, &o, &st);
+  assert_int_equal(st.n, 400);
+  assert_true((st.max - st.min) / st.median <= 0.5 && st.sd / st.mean <= 0.2);
+  assert_int_equal(st.noisy, 1);
+
+  o.time_cap = 50;   /* samples in [1, 1.9]: the cap stops it at 27..51 */
+  synth capped = {0, 0.9, 7};
+  ms_time_loop(synth_sample, &capped, &o, &st);
+  assert_true(st.n >= 27 && st.n <= 51);
+  assert_int_equal(st.noisy, 1);
+  assert_true(st.mean * st.n > 50 && st.mean * st.n <= 50 + 1.9);
+}
+
+/* ---- (5) counters ---- */
+
+static void test_counters(void **state) {
+  (void)state;
+  const char *why = NULL;
+  int avail = ms_counters_available(&why);
+  assert_non_null(why);
+  ms_workload *w = twice_workload();
+  ms_opts o;
+  quick_opts(&o);
+  o.counters = 1;
+  ms_result r;
+  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(r.status, MS_OK);
+  if (avail) {   /* real hardware: the default events were counted */
+    assert_int_equal(r.counters, 1);
+    assert_int_equal(r.nev, 6);
+    assert_string_equal(r.ev_name[0], "PAPI_TOT_CYC");
+    assert_true(r.ev_val[0] > 0);
+  } else {       /* this VM (PLATFORM.md): unavailable, with the reason */
+    assert_non_null(strstr(why, "counters"));
+    assert_int_equal(r.counters, 0);
+  }
+  o.events = "PAPI_TOT_CYC,,PAPI_L1_DCM";
+  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(r.status, MS_INVALID);
+  assert_non_null(strstr(r.msg, "is empty"));
+  ms_workload_free(w);
+}
+
+static void test_parse_events(void **state) {
+  (void)state;
+  char names[MS_MAXEV][48];
+  rt_err err = {0};
+  assert_int_equal(ms_parse_events("PAPI_TOT_CYC,PAPI_L1_DCM", names, MS_MAXEV, &err), 2);
+  assert_string_equal(names[0], "PAPI_TOT_CYC");
+  assert_string_equal(names[1], "PAPI_L1_DCM");
+  assert_int_equal(ms_parse_events("  PAPI_TOT_INS ,\tperf::CYCLES  ", names, MS_MAXEV, &err), 2);
+  assert_string_equal(names[0], "PAPI_TOT_INS");
+  assert_string_equal(names[1], "perf::CYCLES");
+  assert_int_equal(ms_parse_events(NULL, names, MS_MAXEV, &err), 6);
+  assert_string_equal(names[0], "PAPI_TOT_CYC");
+  assert_string_equal(names[5], "PAPI_SP_OPS");
+  char n47[64];
+  memset(n47, 'A', 47);
+  n47[47] = 0;
+  assert_int_equal(ms_parse_events(n47, names, MS_MAXEV, &err), 1);
+  assert_string_equal(names[0], n47);
+
+  static const struct { const char *list; const char *msg; } bad[] = {
+    {"", "event 1 of \"\" is empty"},
+    {"A,,B", "event 2 of \"A,,B\" is empty"},
+    {"A, ", "event 2"},
+    {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "longer than 47"},
+    {"a,b,c,d,e,f,g,h,i", "too many events"},
+    {"A, B ,A", "\"A\" is listed twice"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    err.msg[0] = 0;
+    assert_int_equal(ms_parse_events(bad[i].list, names, MS_MAXEV, &err), -1);
+    if (!strstr(err.msg, bad[i].msg))
+      fail_msg("\"%s\": error \"%s\", want \"%s\"", bad[i].list, err.msg, bad[i].msg);
+  }
+}
+
+static void test_status_names(void **state) {
+  (void)state;
+  static const char *const want[] = {"ok", "compile_error", "runtime_error",
+                                     "timeout", "wrong_result", "invalid"};
+  for (int s = MS_OK; s <= MS_INVALID; s++)
+    assert_string_equal(ms_status_name((ms_status)s), want[s]);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_fault_isolation),
+    cmocka_unit_test(test_library_binding),
+    cmocka_unit_test(test_worker_options),
+    cmocka_unit_test(test_compile_cache),
+    cmocka_unit_test(test_statistics),
+    cmocka_unit_test(test_stopping_rule),
+    cmocka_unit_test(test_counters),
+    cmocka_unit_test(test_parse_events),
+    cmocka_unit_test(test_status_names),
+  };
+  return cmocka_run_group_tests_name("measure", tests, setup, teardown);
+}
