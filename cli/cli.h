@@ -51,7 +51,11 @@ void jw_double(jw *w, double v);          /* 6 significant digits */
 void jw_bool(jw *w, int v);
 void jw_raw(jw *w, const char *json);      /* an already-encoded value */
 
-/* Commands (one file each). */
+/* Commands (cmd_space.c, cmd_host.c). */
 int cmd_space(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
+int cmd_kernels(int argc, char **argv);
+int cmd_measure(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
 
 #endif

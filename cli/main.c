@@ -20,6 +20,12 @@ static int cmd_version(int argc, char **argv) {
 static const cli_cmd commands[] = {
   {"space", cmd_space, "SUBCOMMAND FILE [options]",
    "search spaces: count, enum, sample, check, rank, unrank, neighbours, info"},
+  {"targets", cmd_targets, "[--json]", "targets available here, their hardware and fingerprint"},
+  {"kernels", cmd_kernels, "[--target T] [--json]", "kernel templates and their problem variables"},
+  {"measure", cmd_measure, "--kernel K --set ... --config JSON|default",
+   "build, verify and time one schedule in an isolated worker"},
+  {"baseline", cmd_baseline, "--kernel K --set ...",
+   "the vendor library (or best available code) through the same harness"},
   {"version", cmd_version, "", "print the version"},
   {NULL, NULL, NULL, NULL},
 };
