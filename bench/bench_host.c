@@ -79,7 +79,8 @@ static void stats3(double *x, int n, double *med, double *lo, double *hi) {
 
 static void bench_gemm(int reps, const ms_opts *o) {
   const hk_kernel *k = hk_find("gemm");
-  printf("1. gemm: best candidate schedule vs OpenBLAS sgemm, same harness, %d runs each\n", reps);
+  printf("1. gemm: best candidate schedule (1 or 2 threads) vs OpenBLAS sgemm (its default\n"
+         "   threading: all CPUs), same harness, %d interleaved runs each\n", reps);
   printf("   GFLOP/s median [min, max] over runs (each run: median time of its repeats)\n\n");
   printf("   %-6s %-26s %-26s %-22s %s\n", "n", "best schedule", "OpenBLAS (SkylakeX)", "ratio best/OpenBLAS", "best config");
   static const int sizes[] = {1024, 2048};

@@ -108,22 +108,11 @@ static int run_capture(char *const *argv, rt_str *out) {
 
 /* ---- the key ---- */
 
-typedef unsigned __int128 u128;
-
-static void fnv(u128 *h, const void *p, size_t n) {
-  const u128 prime = ((u128)0x0000000001000000ULL << 64) | 0x000000000000013BULL;
-  const unsigned char *s = p;
-  for (size_t i = 0; i < n; i++) {
-    *h ^= s[i];
-    *h *= prime;
-  }
-}
-
 /* Hash one field: its length, then its bytes (NULL hashes as ""). */
-static void fnv_field(u128 *h, const char *s) {
+static rt_hash hash_field(rt_hash h, const char *s) {
   uint64_t len = s ? strlen(s) : 0;
-  fnv(h, &len, sizeof len);
-  if (len) fnv(h, s, len);
+  h = rt_hash_bytes(h, &len, sizeof len);
+  return len ? rt_hash_bytes(h, s, len) : h;
 }
 
 /* Absolute path of the executable name (searched in $PATH when it has no
@@ -220,20 +209,19 @@ int ms_build(const char *src, const char *ldflags, const ms_opts *o,
   char exe[PATH_MAX];
   resolve_exe(cc.v[0], exe, sizeof exe);
 
-  u128 h = ((u128)0x6c62272e07bb0142ULL << 64) | 0x62b821756295c58dULL;
-  fnv_field(&h, "rooftune-cc-1");
-  fnv_field(&h, src);
-  fnv_field(&h, exe);
-  for (int i = 1; i < cc.n; i++) fnv_field(&h, cc.v[i]);
-  fnv_field(&h, cc_version(&cc));
-  fnv_field(&h, cflags);
-  fnv_field(&h, ldflags);
+  rt_hash h = hash_field(RT_HASH_INIT, "rooftune-cc-1");
+  h = hash_field(h, src);
+  h = hash_field(h, exe);
+  for (int i = 1; i < cc.n; i++) h = hash_field(h, cc.v[i]);
+  h = hash_field(h, cc_version(&cc));
+  h = hash_field(h, cflags);
+  h = hash_field(h, ldflags);
+  char key[33];
 
   char dir[PATH_MAX], cpath[PATH_MAX + 64], sopath[PATH_MAX + 64];
   char tmp[PATH_MAX + 128];
   cache_dir(o, dir, sizeof dir);
-  snprintf(cpath, sizeof cpath, "%s/%016llx%016llx.c", dir,
-           (unsigned long long)(h >> 64), (unsigned long long)h);
+  snprintf(cpath, sizeof cpath, "%s/%s.c", dir, rt_hash_hex(h, key));
   snprintf(sopath, sizeof sopath, "%.*sso", (int)strlen(cpath) - 1, cpath);
   int rc = -1;
   if (hit) *hit = 0;
