@@ -278,16 +278,9 @@ int cmd_baseline(int argc, char **argv) {
     snprintf(what, sizeof what, "\"vendor library (%s)\"", ldflags ? ldflags : "no flags");
     rc = run_measure("baseline", what, k, sp, src, ldflags, &o);
   } else {
-    /* No library: the best available code is the space's default schedule. */
-    int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg);
-    if (!sp_default_config(sp, cfg) || !sp_valid(sp, cfg, NULL)) {
-      rc = cli_fail("baseline", "%s has no library baseline and no valid default schedule", k->name);
-    } else {
-      src = k->codegen(&pb, sp, cfg);
-      rc = run_measure("baseline", "\"default schedule (no library for this kernel)\"", k, sp,
-                       src, NULL, &o);
-    }
-    free(cfg);
+    /* No library for this kernel: its reference implementation. */
+    rc = run_measure("baseline", "\"reference implementation (no library for this kernel)\"", k, sp,
+                     NULL, NULL, &o);
   }
   free(src);
   sp_free(sp);

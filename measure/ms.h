@@ -75,13 +75,16 @@ int ms_build(const char *src, const char *ldflags, const ms_opts *o,
              char *so_path, size_t cap, int *hit, rt_str *log);
 
 /* A workload under measurement: its inputs and reference outputs, made
-** once and shared (read-only) by every candidate's worker. */
+** once and shared (read-only) by every candidate's worker. k and pb (with
+** the space its strings point into) must outlive w. */
 typedef struct ms_workload ms_workload;
 ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb);
 void ms_workload_free(ms_workload *w);              /* NULL is a no-op */
 
-/* Measure one candidate source (build, verify, time, counters). Always
-** fills r; returns 0, or -1 only for harness failures (fork, pipe). */
+/* Measure one candidate source (build, verify, time, counters); src NULL
+** measures the kernel's reference implementation itself (the baseline of
+** kernels without a library). Always fills r; returns 0, or -1 only for
+** harness failures (fork, pipe). */
 int ms_measure(ms_workload *w, const char *src, const char *ldflags,
                const ms_opts *o, ms_result *r);
 

@@ -84,6 +84,8 @@ static double now(void) {
 /* ---- workloads ---- */
 
 struct ms_workload {
+  const hk_kernel *k;
+  hk_problem pb;           /* its strings point into the caller's space */
   int nbuf;
   hk_buf b[HK_MAXBUF];
   float *in[HK_MAXBUF];    /* input values (NULL for outputs) */
@@ -100,6 +102,8 @@ ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb) {
   int n = k->buffers(pb, b);
   if (n < 1 || n > HK_MAXBUF) return NULL;
   ms_workload *w = rt_calloc(1, sizeof *w);
+  w->k = k;
+  w->pb = *pb;
   w->nbuf = n;
   memcpy(w->b, b, (size_t)n * sizeof *b);
   w->tol = k->tolerance(pb);
@@ -181,6 +185,14 @@ typedef struct runctx {
   int bad_rc;   /* first nonzero return of rk_run while timing */
 } runctx;
 
+/* The kernel's own reference as a candidate (ms_measure with src NULL);
+** set in the worker child only, which is single-threaded here. */
+static const ms_workload *reference_of;
+static int run_reference(float *const *bufs) {
+  reference_of->k->reference(&reference_of->pb, bufs);
+  return 0;
+}
+
 static void run_once(void *c) {
   runctx *x = c;
   int rc = x->run(x->bufs);
@@ -246,7 +258,10 @@ static void child_main(int fd, const ms_workload *w, const char *so,
              o->pin_cpu, strerror(errno));
   } else {
     if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-    if (!(h = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
+    if (!so[0]) {
+      reference_of = w;
+      run = run_reference;
+    } else if (!(h = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "dlopen: %s", dlerror());
     } else if (!(*(void **)&run = dlsym(h, "rk_run"))) {
@@ -415,10 +430,10 @@ int ms_measure(ms_workload *w, const char *src, const char *ldflags,
       return 0;
     }
   }
-  char so[PATH_MAX];
+  char so[PATH_MAX] = "";   /* "": the reference itself */
   rt_str log = {0};
   double t0 = now();
-  int rc = ms_build(src, ldflags, o, so, sizeof so, &r->cache_hit, &log);
+  int rc = src ? ms_build(src, ldflags, o, so, sizeof so, &r->cache_hit, &log) : 0;
   r->compile_s = now() - t0;
   if (rc) {
     r->status = MS_COMPILE_ERROR;

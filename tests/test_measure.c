@@ -201,6 +201,21 @@ static void test_fault_isolation(void **state) {
   ms_workload_free(w);
 }
 
+/* With no source, the harness times the kernel's reference itself (the
+** baseline of kernels without a library): exact by construction. */
+static void test_reference_as_candidate(void **state) {
+  (void)state;
+  ms_opts o;
+  quick_opts(&o);
+  ms_workload *w = twice_workload();
+  ms_result r;
+  assert_int_equal(ms_measure(w, NULL, NULL, &o, &r), 0);
+  check_ok(&r, &o);
+  assert_true(r.max_err == 0);
+  assert_int_equal(r.cache_hit, 0);
+  ms_workload_free(w);
+}
+
 /* Options that change the worker: pinning, cache flushing, a bad CPU. */
 static void test_worker_options(void **state) {
   (void)state;
@@ -509,6 +524,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fault_isolation),
     cmocka_unit_test(test_library_binding),
+    cmocka_unit_test(test_reference_as_candidate),
     cmocka_unit_test(test_worker_options),
     cmocka_unit_test(test_compile_cache),
     cmocka_unit_test(test_statistics),
