@@ -136,7 +136,18 @@ static sp_space *load_space(const hk_kernel *k, const char *set, const char *cmd
   int nb = set ? sp_parse_bindings(set, arena, &b, &err) : 0;
   sp_space *sp = nb < 0 ? NULL : sp_load_file(rt_project_path(k->space, path, sizeof path), b, nb, &err);
   free(b);
-  if (!sp) cli_fail(cmd, "%s", err.msg);
+  if (!sp) {
+    cli_fail(cmd, "%s", err.msg);
+    return NULL;
+  }
+  for (int i = 0; i < sp_nwarnings(sp); i++)
+    fprintf(stderr, "rooftune %s: warning: %s\n", cmd, sp_warning(sp, i));
+  if (sp_count(sp) == 0) {
+    cli_fail(cmd, "no valid schedule for this workload: the space of %s is empty (see the "
+             "warnings above, or rooftune space info %s)", k->name, k->space);
+    sp_free(sp);
+    return NULL;
+  }
   return sp;
 }
 

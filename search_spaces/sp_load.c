@@ -236,6 +236,30 @@ static int check_name(const sp_space *sp, const char *name, const char *field,
   return 0;
 }
 
+/* A problem variable's value must have its declared Type, if any. */
+static int check_var_type(const sp_var_t *var, json_t *jv, const char *field,
+                          rt_err *err) {
+  json_t *jt = json_object_get(jv, "Type");
+  if (!jt) return 0;
+  sp_param_t as = {.name = var->name, .vtype = SX_NONE};
+  for (size_t t = 0; t < sizeof type_table / sizeof *type_table; t++)
+    if (json_is_string(jt) && !strcmp(json_string_value(jt), type_table[t].name)) {
+      as.vtype = type_table[t].t;
+      as.nonneg = type_table[t].nonneg;
+    }
+  if (as.vtype == SX_NONE) {
+    rt_err_set(err, "%s.Type: unknown type (expected int, uint, float, string or bool)", field);
+    return -1;
+  }
+  if (type_ok(&as, &var->value)) return 0;
+  char buf[64];
+  sx_repr(&var->value, buf, sizeof buf);
+  rt_err_set(err, "problem variable '%s' is %s %s, but its Type is %s%s", var->name,
+             sx_type_name(var->value.t), buf, json_string_value(jt),
+             var->set ? " (from --set)" : " (its Default)");
+  return -1;
+}
+
 /* ProblemVariables: [{Name, Type?, Default?}], bound from set[]. */
 static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
                      rt_err *err) {
@@ -276,6 +300,7 @@ static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
       }
       var->set = 0;
     }
+    if (var->set >= 0 && check_var_type(var, jv, field, err)) return -1;
   }
   for (int b = 0; b < nset; b++) {
     int found = 0;

@@ -440,6 +440,15 @@ static void t701_measure(void **state) {
   assert_int_equal(r.rc, 1);
   assert_non_null(strstr(r.err, "unknown parameter 'bogus'"));
   done(&r);
+  /* an impossible workload: its space is empty, nothing is measured */
+  r = run("measure", "--kernel", "gemm", "--set", "M=0,N=8,K=8", "--config", "default", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "no valid schedule for this workload"));
+  done(&r);
+  r = run("baseline", "--kernel", "transpose", "--set", "M=8,N=4.5", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "problem variable 'N' is float 4.5, but its Type is int"));
+  done(&r);
   r = run("measure", "--help", NULL);
   assert_int_equal(r.rc, 0);
   assert_non_null(strstr(r.out, "--config"));

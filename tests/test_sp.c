@@ -452,6 +452,10 @@ static void test_problem_variables(void **state) {
   assert_non_null(strstr(err.msg, "K: unknown problem variable"));
   assert_null(load_str(pv_space, "M", &err));
   assert_non_null(strstr(err.msg, "expected VAR=VALUE"));
+  assert_null(load_str(pv_space, "M=96.5", &err));
+  assert_non_null(strstr(err.msg, "problem variable 'M' is float 96.5, but its Type is int (from --set)"));
+  assert_null(load_str(pv_space, "M='big'", &err));
+  assert_non_null(strstr(err.msg, "is str 'big', but its Type is int"));
   assert_null(load_str(pv_space, "M=1/0", &err));
   assert_non_null(strstr(err.msg, "ZeroDivisionError"));
   assert_null(load_str(pv_space, "M=64,M=32", &err));
