@@ -18,7 +18,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
              -Wstrict-prototypes -Wmissing-prototypes -I. -MMD -MP $(SAN) $(CFLAGS)
 # GSL is linked statically: its CBLAS must not be visible to the candidates
 # the harness dlopens (a baseline calling cblas_sgemm would bind to it).
-LDLIBS_ALL = -ljansson -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lpapi -ldl -lm $(LDLIBS)
+LDLIBS_ALL = -ljansson -lsqlite3 -lz -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lpapi -ldl -lm $(LDLIBS)
 
 ROOMS   = common search_spaces tuner cost_model measure db targets targets/host
 LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))

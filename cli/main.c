@@ -26,6 +26,8 @@ static const cli_cmd commands[] = {
    "build, verify and time one schedule in an isolated worker"},
   {"baseline", cmd_baseline, "--kernel K --set ...",
    "the vendor library (or best available code) through the same harness"},
+  {"db", cmd_db, "SUBCOMMAND [--db F] [options]",
+   "the tuned-config database: init, check, stats, import, best, list"},
   {"version", cmd_version, "", "print the version"},
   {NULL, NULL, NULL, NULL},
 };

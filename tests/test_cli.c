@@ -4,7 +4,7 @@
 ** the error messages of bad input. Tests are grouped in numbered families
 ** (t1xx top level, t2xx space count, t3xx enum, t4xx sample, t5xx check /
 ** rank / unrank / neighbours, t6xx info and problem variables, t7xx
-** targets, kernels, measure and baseline). The binary
+** targets, kernels, measure and baseline, t8xx db). The binary
 ** is found next to the test's own directory (BUILD/tests/.. /rooftune).
 */
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -468,6 +469,83 @@ static void t702_baseline(void **state) {
   done(&r);
 }
 
+
+/* ---- t8xx: db ---- */
+
+static void t800_db(void **state) {
+  (void)state;
+  char db[64], path[96];
+  snprintf(db, sizeof db, "/tmp/rooftune-cli-%d.db", (int)getpid());
+  result r = run("db", "init", "--db", db, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "schema version 1"));
+  done(&r);
+  r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/convolution_milo_A4000_T4.json.gz",
+          "--space", T1 "convolution_milo.json", "--target", "A4000", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "imported 4362 trials"));
+  done(&r);
+  r = run("db", "stats", "--db", db, "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "trials")), 4362);
+  assert_int_equal(json_integer_value(json_object_get(j, "trials.compile_error")), 6);
+  json_decref(j);
+  done(&r);
+  r = run("db", "best", "--db", db, "--target", "A4000", "--kernel", "convolution_milo", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  j = json_loads(r.out, 0, &je);
+  assert_int_equal(json_array_size(j), 1);
+  double t = json_real_value(json_object_get(json_array_get(j, 0), "time_s"));
+  assert_true(fabs(t * 1e3 - 1.0212) < 1e-4);
+  json_decref(j);
+  done(&r);
+  r = run("db", "list", "--db", db, "--target", "A4000", "--kernel", "convolution_milo", "--limit", "5", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_int_equal(count_lines(r.out), 6);   /* header + 5 */
+  done(&r);
+  r = run("db", "check", "--db", db, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.out, "ok\n");
+  done(&r);
+  /* errors */
+  r = run("db", "best", "--db", db, "--target", "A100", "--kernel", "convolution_milo", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "no results for kernel convolution_milo on target A100"));
+  done(&r);
+  r = run("db", "import", "--db", db, "--space", T1 "convolution_milo.json", "--target", "x", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--t4 is required"));
+  done(&r);
+  r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/pnpoly_RTX_3090_T4.json.gz",
+          "--space", T1 "convolution_milo.json", "--target", "x", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "nothing was imported"));
+  done(&r);
+  r = run("db", "frobnicate", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  snprintf(path, sizeof path, "/tmp/rooftune-cli-%d.txt", (int)getpid());
+  FILE *f = fopen(path, "w");
+  fputs("this is not a database, it is a text file long enough to have a header.........\n", f);
+  fclose(f);
+  r = run("db", "stats", "--db", path, NULL);
+  assert_int_equal(r.rc, 1);
+  done(&r);
+  r = run("db", "stats", "--db", "/nonexistent/dir/x.db", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "cannot open"));
+  done(&r);
+  unlink(path);
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s%s", db, sfx[i]);
+    unlink(path);
+  }
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -494,6 +572,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t700_targets_and_kernels),
     cmocka_unit_test(t701_measure),
     cmocka_unit_test(t702_baseline),
+    cmocka_unit_test(t800_db),
   };
   return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

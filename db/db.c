@@ -1,0 +1,464 @@
+/*
+** db.c -- the database file: opening (WAL, busy timeout, foreign keys),
+** the schema and its forward migrations, transactions, the integrity
+** check, statistics, and the get-or-insert of targets, kernels, workloads,
+** spaces, campaigns and trials. Every statement binds its parameters.
+*/
+#include "db.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct db {
+  sqlite3 *h;
+};
+
+/* Migrations: migrations[v] takes a file from version v to v + 1. The
+** first creates the schema. Append, never edit: files in the field were
+** made by the old steps. */
+static const char *const migrations[] = {
+  /* 0 -> 1 */
+  "CREATE TABLE targets("
+  "  id INTEGER PRIMARY KEY, name TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+  "  description TEXT NOT NULL, created TEXT NOT NULL DEFAULT (datetime('now')),"
+  "  UNIQUE(name, fingerprint));"
+  "CREATE TABLE kernels("
+  "  id INTEGER PRIMARY KEY, name TEXT NOT NULL, template_version TEXT NOT NULL,"
+  "  UNIQUE(name, template_version));"
+  "CREATE TABLE workloads("
+  "  id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL REFERENCES kernels(id),"
+  "  key TEXT NOT NULL, sizes TEXT NOT NULL, dtype TEXT NOT NULL, layout TEXT NOT NULL,"
+  "  hash TEXT NOT NULL, UNIQUE(kernel_id, key));"
+  "CREATE TABLE spaces(id INTEGER PRIMARY KEY, spec TEXT NOT NULL, hash TEXT NOT NULL UNIQUE);"
+  "CREATE TABLE campaigns("
+  "  id INTEGER PRIMARY KEY, target_id INTEGER NOT NULL REFERENCES targets(id),"
+  "  workload_id INTEGER NOT NULL REFERENCES workloads(id),"
+  "  space_id INTEGER NOT NULL REFERENCES spaces(id),"
+  "  strategy TEXT NOT NULL, options TEXT NOT NULL, seed INTEGER, budget INTEGER,"
+  "  rooftune_version TEXT NOT NULL, source TEXT NOT NULL, compiler TEXT NOT NULL,"
+  "  flags TEXT NOT NULL, started TEXT NOT NULL DEFAULT (datetime('now')), ended TEXT,"
+  "  state TEXT NOT NULL CHECK(state IN ('running','done','stopped','imported')));"
+  "CREATE TABLE trials("
+  "  id INTEGER PRIMARY KEY, campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+  "  config TEXT NOT NULL, config_hash TEXT NOT NULL,"
+  "  status TEXT NOT NULL CHECK(status IN ('ok','compile_error','runtime_error',"
+  "    'timeout','wrong_result','invalid')),"
+  "  time REAL, mean REAL, sd REAL, min REAL, ci_lo REAL, ci_hi REAL,"
+  "  repeats INTEGER NOT NULL DEFAULT 0, noisy INTEGER NOT NULL DEFAULT 0,"
+  "  counters TEXT, predicted REAL, compile_s REAL, verify_s REAL, bench_s REAL,"
+  "  framework_s REAL, created TEXT NOT NULL,"
+  "  CHECK((status = 'ok') = (time IS NOT NULL)),"
+  "  UNIQUE(campaign_id, config_hash));"
+  "CREATE INDEX trials_by_time ON trials(campaign_id, status, time);"
+  "CREATE TABLE pins("
+  "  id INTEGER PRIMARY KEY, target_id INTEGER NOT NULL REFERENCES targets(id),"
+  "  workload_id INTEGER NOT NULL REFERENCES workloads(id), version INTEGER NOT NULL,"
+  "  trial_id INTEGER REFERENCES trials(id), config TEXT NOT NULL,"
+  "  pinned_by TEXT NOT NULL, reason TEXT NOT NULL, foreign_origin INTEGER NOT NULL DEFAULT 0,"
+  "  created TEXT NOT NULL DEFAULT (datetime('now')), UNIQUE(target_id, workload_id, version));"
+  "CREATE TABLE pin_current("
+  "  target_id INTEGER NOT NULL, workload_id INTEGER NOT NULL,"
+  "  pin_id INTEGER NOT NULL REFERENCES pins(id), PRIMARY KEY(target_id, workload_id));"
+  "CREATE TABLE tags(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, note TEXT NOT NULL,"
+  "  created TEXT NOT NULL DEFAULT (datetime('now')));"
+  "CREATE TABLE tag_pins(tag_id INTEGER NOT NULL REFERENCES tags(id),"
+  "  pin_id INTEGER NOT NULL REFERENCES pins(id), PRIMARY KEY(tag_id, pin_id));",
+};
+
+#define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
+_Static_assert(NMIGRATIONS == DB_SCHEMA_VERSION, "one migration per schema version");
+
+static int fail(db *d, rt_err *err, const char *what) {
+  rt_err_set(err, "%s: %s", what, sqlite3_errmsg(d->h));
+  return -1;
+}
+
+static int exec(db *d, const char *sql, rt_err *err) {
+  char *msg = NULL;
+  if (sqlite3_exec(d->h, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+  rt_err_set(err, "%s", msg ? msg : sqlite3_errmsg(d->h));
+  sqlite3_free(msg);
+  return -1;
+}
+
+int db_user_version(db *d) {
+  sqlite3_stmt *st;
+  int v = -1;
+  if (sqlite3_prepare_v2(d->h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+int db_begin(db *d, rt_err *err) { return exec(d, "BEGIN IMMEDIATE", err); }
+int db_commit(db *d, rt_err *err) { return exec(d, "COMMIT", err); }
+void db_rollback(db *d) {
+  if (!sqlite3_get_autocommit(d->h)) sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Bring the file to DB_SCHEMA_VERSION, one transaction per step. */
+static int migrate(db *d, const char *path, rt_err *err) {
+  if (db_begin(d, err)) return -1;
+  int v = db_user_version(d);
+  if (v < 0) {
+    db_rollback(d);
+    return fail(d, err, path);
+  }
+  if (v > DB_SCHEMA_VERSION) {
+    db_rollback(d);
+    rt_err_set(err, "%s: schema version %d is newer than this rooftune's (%d): "
+               "upgrade rooftune; the file was not changed", path, v, DB_SCHEMA_VERSION);
+    return -1;
+  }
+  for (; v < DB_SCHEMA_VERSION; v++) {
+    char pragma[48];
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
+    if (exec(d, migrations[v], err) || exec(d, pragma, err)) {
+      rt_err_prefix(err, "%s: migrating from schema %d", path, v);
+      db_rollback(d);
+      return -1;
+    }
+  }
+  return db_commit(d, err);
+}
+
+db *db_open(const char *path, int create, rt_err *err) {
+  db *d = rt_calloc(1, sizeof *d);
+  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path, &d->h, flags, NULL) != SQLITE_OK) {
+    rt_err_set(err, "%s: cannot open: %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
+    db_close(d);
+    return NULL;
+  }
+  sqlite3_busy_timeout(d->h, 10000);
+  sqlite3_extended_result_codes(d->h, 1);
+  rt_err e = {0};
+  /* journal_mode answers a row; exec ignores it. A file that is not a
+  ** database fails here or at the first read. */
+  if (exec(d, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; "
+           "PRAGMA synchronous = NORMAL", &e) ||
+      migrate(d, path, err)) {
+    if (e.msg[0]) rt_err_set(err, "%s: %s", path, e.msg);
+    db_close(d);
+    return NULL;
+  }
+  return d;
+}
+
+void db_close(db *d) {
+  if (!d) return;
+  sqlite3_close(d->h);
+  free(d);
+}
+
+/* ---- Statements ---- */
+
+/* Bind "s" text, "i" int64, "d" double (NAN binds NULL), "t" text or NULL. */
+static int bindv(sqlite3_stmt *st, const char *types, va_list ap) {
+  for (int i = 1; *types; types++, i++) {
+    int rc;
+    switch (*types) {
+    case 's': case 't': {
+      const char *s = va_arg(ap, const char *);
+      rc = s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+      break;
+    }
+    case 'i': rc = sqlite3_bind_int64(st, i, va_arg(ap, int64_t)); break;
+    default: {
+      double x = va_arg(ap, double);
+      rc = isnan(x) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, x);
+    }
+    }
+    if (rc != SQLITE_OK) return rc;
+  }
+  return SQLITE_OK;
+}
+
+/* Prepare sql with bound values (see bindv); NULL with err on failure. */
+static sqlite3_stmt *vquery(db *d, rt_err *err, const char *sql, const char *types,
+                            va_list ap) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) {
+    fail(d, err, "prepare");
+    return NULL;
+  }
+  if (bindv(st, types, ap) != SQLITE_OK) {
+    fail(d, err, "bind");
+    sqlite3_finalize(st);
+    return NULL;
+  }
+  return st;
+}
+
+static sqlite3_stmt *query(db *d, rt_err *err, const char *sql, const char *types, ...) {
+  va_list ap;
+  va_start(ap, types);
+  sqlite3_stmt *st = vquery(d, err, sql, types, ap);
+  va_end(ap);
+  return st;
+}
+
+/* *id := the first column of the first row of a query: 0 found, 1 no
+** row, -1 error. */
+static int select_id(db *d, int64_t *id, rt_err *err, const char *sql, const char *types, ...) {
+  va_list ap;
+  va_start(ap, types);
+  sqlite3_stmt *st = vquery(d, err, sql, types, ap);
+  va_end(ap);
+  if (!st) return -1;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : fail(d, err, "read");
+}
+
+/* Run a statement to completion; with want_id, *id = the first column of
+** its single row (SELECT) or the inserted rowid. 0, 1 (no row), -1. */
+static int run(db *d, sqlite3_stmt *st, int64_t *id, rt_err *err) {
+  if (!st) return -1;
+  int rc = sqlite3_step(st), out = 0;
+  if (rc == SQLITE_ROW) {
+    if (id) *id = sqlite3_column_int64(st, 0);
+  } else if (rc == SQLITE_DONE) {
+    if (id) *id = sqlite3_last_insert_rowid(d->h);
+    out = sqlite3_changes(d->h) ? 0 : 1;
+  } else {
+    out = fail(d, err, "write");
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+int db_target_id(db *d, const char *name, const char *fingerprint,
+                 const char *description_json, int64_t *id, rt_err *err) {
+  int rc = select_id(d, id, err, "SELECT id FROM targets WHERE name = ?1 AND fingerprint = ?2",
+                     "ss", name, fingerprint);
+  if (rc <= 0) return rc;
+  return run(d, query(d, err, "INSERT INTO targets(name, fingerprint, description) VALUES(?1, ?2, ?3)",
+                      "sss", name, fingerprint, description_json), id, err) < 0 ? -1 : 0;
+}
+
+int db_kernel_id(db *d, const char *name, const char *template_version, int64_t *id,
+                 rt_err *err) {
+  int rc = select_id(d, id, err, "SELECT id FROM kernels WHERE name = ?1 AND template_version = ?2",
+                     "ss", name, template_version);
+  if (rc <= 0) return rc;
+  return run(d, query(d, err, "INSERT INTO kernels(name, template_version) VALUES(?1, ?2)", "ss",
+                      name, template_version), id, err) < 0 ? -1 : 0;
+}
+
+int db_workload_id(db *d, int64_t kernel_id, const char *key, const char *sizes_json,
+                   const char *dtype, const char *layout, int64_t *id, rt_err *err) {
+  int rc = select_id(d, id, err, "SELECT id FROM workloads WHERE kernel_id = ?1 AND key = ?2",
+                     "is", kernel_id, key);
+  if (rc <= 0) return rc;
+  char hex[33];
+  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, key, strlen(key)), hex);
+  return run(d, query(d, err, "INSERT INTO workloads(kernel_id, key, sizes, dtype, layout, hash) "
+                              "VALUES(?1, ?2, ?3, ?4, ?5, ?6)", "isssss",
+                      kernel_id, key, sizes_json, dtype, layout, hex), id, err) < 0 ? -1 : 0;
+}
+
+int db_space_id(db *d, const char *spec, int64_t *id, rt_err *err) {
+  char hex[33];
+  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, spec, strlen(spec)), hex);
+  int rc = select_id(d, id, err, "SELECT id FROM spaces WHERE hash = ?1", "s", hex);
+  if (rc <= 0) return rc;
+  return run(d, query(d, err, "INSERT INTO spaces(spec, hash) VALUES(?1, ?2)", "ss", spec, hex),
+             id, err) < 0 ? -1 : 0;
+}
+
+int db_campaign_new(db *d, const db_campaign *c, int64_t *id, rt_err *err) {
+  return run(d, query(d, err,
+                      "INSERT INTO campaigns(target_id, workload_id, space_id, strategy, options,"
+                      " seed, budget, rooftune_version, source, compiler, flags, state)"
+                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                      "iiissiisssss", c->target_id, c->workload_id, c->space_id, c->strategy,
+                      c->options_json, c->seed, c->budget, RT_VERSION, c->source,
+                      c->compiler, c->flags, c->state),
+             id, err) < 0 ? -1 : 0;
+}
+
+int db_campaign_end(db *d, int64_t id, const char *state, rt_err *err) {
+  return run(d, query(d, err, "UPDATE campaigns SET state = ?1, ended = datetime('now') WHERE id = ?2",
+                      "si", state, id), NULL, err) < 0 ? -1 : 0;
+}
+
+void db_trial_init(db_trial *t) {
+  memset(t, 0, sizeof *t);
+  t->time_s = t->mean_s = t->sd_s = t->min_s = t->ci_lo_s = t->ci_hi_s = NAN;
+  t->predicted_s = t->compile_s = t->verify_s = t->bench_s = t->framework_s = NAN;
+}
+
+int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err) {
+  char hex[33];
+  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, t->config_json, strlen(t->config_json)), hex);
+  return run(d, query(d, err,
+                      "INSERT INTO trials(campaign_id, config, config_hash, status, time, mean, sd,"
+                      " min, ci_lo, ci_hi, repeats, noisy, counters, predicted, compile_s,"
+                      " verify_s, bench_s, framework_s, created)"
+                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+                      " ?16, ?17, ?18, coalesce(?19, datetime('now')))",
+                      "isssddddddiitddddds", t->campaign_id, t->config_json, hex, t->status,
+                      t->time_s, t->mean_s, t->sd_s, t->min_s, t->ci_lo_s, t->ci_hi_s,
+                      (int64_t)t->repeats, (int64_t)t->noisy, t->counters_json, t->predicted_s,
+                      t->compile_s, t->verify_s, t->bench_s, t->framework_s, t->timestamp),
+             id, err) < 0 ? -1 : 0;
+}
+
+/* ---- Workload keys ---- */
+
+char *db_workload_key(const char *kernel, const char *dtype, const sp_space *sp) {
+  rt_str s = {0};
+  rt_str_printf(&s, "%s %s", kernel, dtype);
+  for (int v = 0; v < sp_nvars(sp); v++) {
+    char buf[256];
+    sx_repr(sp_var_value(sp, v), buf, sizeof buf);
+    rt_str_printf(&s, " %s=%s", sp_var_name(sp, v), buf);
+  }
+  return s.s;
+}
+
+char *db_workload_sizes(const sp_space *sp) {
+  rt_str s = {0};
+  rt_str_printf(&s, "{");
+  for (int v = 0; v < sp_nvars(sp); v++) {
+    const sx_value *x = sp_var_value(sp, v);
+    char buf[256];
+    if (x->t == SX_STR) snprintf(buf, sizeof buf, "\"%s\"", x->u.s->s);
+    else if (x->t == SX_BOOL) snprintf(buf, sizeof buf, "%s", x->u.i ? "true" : "false");
+    else sx_repr(x, buf, sizeof buf);
+    rt_str_printf(&s, "%s\"%s\":%s", v ? "," : "", sp_var_name(sp, v), buf);
+  }
+  rt_str_printf(&s, "}");
+  return s.s;
+}
+
+/* ---- Queries ---- */
+
+static const char ranked_sql[] =
+    "SELECT t.id, t.config, t.status, t.time FROM trials t"
+    " JOIN campaigns c ON c.id = t.campaign_id JOIN targets g ON g.id = c.target_id"
+    " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
+    " WHERE g.name = ?1 AND k.name = ?2 AND w.key = ?3 AND t.status = 'ok'"
+    " ORDER BY t.time, t.id";
+
+int db_ranked(db *d, const char *target, const char *kernel, const char *workload_key,
+              int limit, db_trial_fn fn, void *ctx, rt_err *err) {
+  sqlite3_stmt *st = query(d, err, ranked_sql, "sss", target, kernel, workload_key);
+  if (!st) return -1;
+  int n = 0, rc;
+  while ((limit <= 0 || n < limit) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    n++;
+    if (fn(ctx, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+           (const char *)sqlite3_column_text(st, 2), sqlite3_column_double(st, 3)))
+      break;
+  }
+  sqlite3_finalize(st);
+  return n;
+}
+
+int db_workload_keys(db *d, const char *target, const char *kernel, char ***keys,
+                     rt_err *err) {
+  sqlite3_stmt *st = query(d, err,
+                           "SELECT DISTINCT w.key FROM campaigns c JOIN targets g ON g.id = c.target_id"
+                           " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
+                           " WHERE g.name = ?1 AND k.name = ?2 ORDER BY w.key", "ss", target, kernel);
+  if (!st) return -1;
+  int n = 0;
+  *keys = NULL;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    *keys = rt_realloc(*keys, (size_t)(n + 1) * sizeof **keys);
+    (*keys)[n++] = rt_strdup((const char *)sqlite3_column_text(st, 0));
+  }
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* ---- Check and statistics ---- */
+
+/* Append every row of a one-column query to out; returns rows seen. */
+static int rows_to(db *d, const char *sql, rt_str *out, const char *prefix) {
+  sqlite3_stmt *st;
+  int n = 0;
+  if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) {
+    rt_str_printf(out, "%scannot run check: %s\n", prefix, sqlite3_errmsg(d->h));
+    return 1;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    rt_str_printf(out, "%s%s\n", prefix, t ? (const char *)t : "(null)");
+    n++;
+  }
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* rooftune's own invariants, each a query listing its violations. */
+static const struct { const char *what, *sql; } invariants[] = {
+  {"trial of a missing campaign",
+   "SELECT 'trial ' || id FROM trials WHERE campaign_id NOT IN (SELECT id FROM campaigns)"},
+  {"ok trial without a time / failed trial with one",
+   "SELECT 'trial ' || id FROM trials WHERE (status = 'ok') != (time IS NOT NULL)"},
+  {"pin versions not numbered 1..n",
+   "SELECT 'target ' || target_id || ' workload ' || workload_id FROM pins"
+   " GROUP BY target_id, workload_id HAVING max(version) != count(*) OR min(version) != 1"},
+  {"current pin of another (target, workload)",
+   "SELECT 'target ' || c.target_id || ' workload ' || c.workload_id FROM pin_current c"
+   " JOIN pins p ON p.id = c.pin_id WHERE p.target_id != c.target_id OR p.workload_id != c.workload_id"},
+  {"pinned (target, workload) without a current version",
+   "SELECT DISTINCT 'target ' || target_id || ' workload ' || workload_id FROM pins p"
+   " WHERE NOT EXISTS (SELECT 1 FROM pin_current c WHERE c.target_id = p.target_id"
+   " AND c.workload_id = p.workload_id)"},
+};
+
+int db_check(db *d, rt_str *report, rt_err *err) {
+  int bad = 0;
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(d->h, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
+    return fail(d, err, "integrity_check");
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    if (t && strcmp(t, "ok")) {
+      rt_str_printf(report, "integrity: %s\n", t);
+      bad++;
+    }
+  }
+  sqlite3_finalize(st);
+  bad += rows_to(d, "SELECT \"table\" || ' row ' || rowid || ' -> ' || parent FROM pragma_foreign_key_check",
+                 report, "foreign key: ");
+  for (size_t i = 0; i < sizeof invariants / sizeof *invariants; i++) {
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "%s: ", invariants[i].what);
+    bad += rows_to(d, invariants[i].sql, report, prefix);
+  }
+  if (db_user_version(d) != DB_SCHEMA_VERSION) {
+    rt_str_printf(report, "schema version %d, expected %d\n", db_user_version(d), DB_SCHEMA_VERSION);
+    bad++;
+  }
+  return bad ? 1 : 0;
+}
+
+int db_stats(db *d, rt_str *out, rt_err *err) {
+  static const char *const tables[] = {"targets", "kernels", "workloads", "spaces", "campaigns",
+                                       "trials", "pins", "tags"};
+  for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[i]); /* table names are ours */
+    int64_t n = 0;
+    if (run(d, query(d, err, sql, ""), &n, err) < 0) return -1;
+    rt_str_printf(out, "%s %lld\n", tables[i], (long long)n);
+  }
+  sqlite3_stmt *st = query(d, err, "SELECT status, count(*) FROM trials GROUP BY status ORDER BY status", "");
+  if (!st) return -1;
+  while (sqlite3_step(st) == SQLITE_ROW)
+    rt_str_printf(out, "trials.%s %lld\n", (const char *)sqlite3_column_text(st, 0),
+                  (long long)sqlite3_column_int64(st, 1));
+  sqlite3_finalize(st);
+  return 0;
+}
