@@ -67,6 +67,8 @@ static const char *const migrations[] = {
   "  created TEXT NOT NULL DEFAULT (datetime('now')));"
   "CREATE TABLE tag_pins(tag_id INTEGER NOT NULL REFERENCES tags(id),"
   "  pin_id INTEGER NOT NULL REFERENCES pins(id), PRIMARY KEY(tag_id, pin_id));",
+  /* 1 -> 2: the template's default schedule, the readers' last resort */
+  "ALTER TABLE kernels ADD COLUMN default_config TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -101,8 +103,9 @@ void db_rollback(db *d) {
   if (!sqlite3_get_autocommit(d->h)) sqlite3_exec(d->h, "ROLLBACK", NULL, NULL, NULL);
 }
 
-/* Bring the file to DB_SCHEMA_VERSION, one transaction per step. */
-static int migrate(db *d, const char *path, rt_err *err) {
+/* Bring the file to version `to` (DB_SCHEMA_VERSION but in tests), all
+** steps in one transaction. */
+static int migrate(db *d, const char *path, int to, rt_err *err) {
   if (db_begin(d, err)) return -1;
   int v = db_user_version(d);
   if (v < 0) {
@@ -115,7 +118,7 @@ static int migrate(db *d, const char *path, rt_err *err) {
                "upgrade rooftune; the file was not changed", path, v, DB_SCHEMA_VERSION);
     return -1;
   }
-  for (; v < DB_SCHEMA_VERSION; v++) {
+  for (; v < to; v++) {
     char pragma[48];
     snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
     if (exec(d, migrations[v], err) || exec(d, pragma, err)) {
@@ -127,7 +130,23 @@ static int migrate(db *d, const char *path, rt_err *err) {
   return db_commit(d, err);
 }
 
+static db *open_at(const char *path, int create, int version, rt_err *err);
+
 db *db_open(const char *path, int create, rt_err *err) {
+  return open_at(path, create, DB_SCHEMA_VERSION, err);
+}
+
+int db__make_version(const char *path, int version, rt_err *err) {
+  if (version < 0 || version > DB_SCHEMA_VERSION) {
+    rt_err_set(err, "no schema version %d", version);
+    return -1;
+  }
+  db *d = open_at(path, 1, version, err);
+  db_close(d);
+  return d ? 0 : -1;
+}
+
+static db *open_at(const char *path, int create, int version, rt_err *err) {
   db *d = rt_calloc(1, sizeof *d);
   int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path, &d->h, flags, NULL) != SQLITE_OK) {
@@ -142,7 +161,7 @@ db *db_open(const char *path, int create, rt_err *err) {
   ** database fails here or at the first read. */
   if (exec(d, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; "
            "PRAGMA synchronous = NORMAL", &e) ||
-      migrate(d, path, err)) {
+      migrate(d, path, version, err)) {
     if (e.msg[0]) rt_err_set(err, "%s: %s", path, e.msg);
     db_close(d);
     return NULL;
@@ -250,6 +269,11 @@ int db_kernel_id(db *d, const char *name, const char *template_version, int64_t 
   if (rc <= 0) return rc;
   return run(d, query(d, err, "INSERT INTO kernels(name, template_version) VALUES(?1, ?2)", "ss",
                       name, template_version), id, err) < 0 ? -1 : 0;
+}
+
+int db_kernel_set_default(db *d, int64_t kernel_id, const char *config_json, rt_err *err) {
+  return run(d, query(d, err, "UPDATE kernels SET default_config = ?1 WHERE id = ?2", "si",
+                      config_json, kernel_id), NULL, err) < 0 ? -1 : 0;
 }
 
 int db_workload_id(db *d, int64_t kernel_id, const char *key, const char *sizes_json,

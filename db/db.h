@@ -22,7 +22,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 
 typedef struct db db;
 
@@ -31,6 +31,10 @@ typedef struct db db;
 db *db_open(const char *path, int create, rt_err *err);
 void db_close(db *d);                       /* NULL is a no-op */
 int db_user_version(db *d);                 /* the file's schema version */
+
+/* For migration tests: create path as schema `version` would have made
+** it (the first `version` migration steps). */
+int db__make_version(const char *path, int version, rt_err *err);
 
 /* Transactions (BEGIN IMMEDIATE: a writer takes the lock up front). */
 int db_begin(db *d, rt_err *err);
@@ -49,6 +53,10 @@ int db_target_id(db *d, const char *name, const char *fingerprint,
                  const char *description_json, int64_t *id, rt_err *err);
 int db_kernel_id(db *d, const char *name, const char *template_version,
                  int64_t *id, rt_err *err);
+/* Record the template's default schedule of a kernel (readers fall back
+** to it when nothing near is pinned). */
+int db_kernel_set_default(db *d, int64_t kernel_id, const char *config_json,
+                          rt_err *err);
 /* A workload of a kernel: its canonical key (see db_workload_key), the
 ** problem sizes as JSON, dtype and layout (may be ""). */
 int db_workload_id(db *d, int64_t kernel_id, const char *key,

@@ -191,6 +191,14 @@ static int import_json(db *d, json_t *root, const char *path, sp_space *sp, cons
   free(sizes);
   free(spec);
   if (rc) return -1;
+  int *def = rt_malloc((size_t)sp_nparams(sp) * sizeof *def);
+  if (sp_default_config(sp, def) && sp_valid(sp, def, NULL)) {
+    char *dj = sp_config_json(sp, def);
+    rc = db_kernel_set_default(d, kid, dj, err);
+    free(dj);
+  }
+  free(def);
+  if (rc) return -1;
   db_campaign c = {.target_id = tid, .workload_id = wid, .space_id = sid, .strategy = "imported",
                    .options_json = "{}", .seed = 0, .budget = (int64_t)json_array_size(results),
                    .source = source, .compiler = "", .flags = "", .state = "imported"};

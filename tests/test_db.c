@@ -230,6 +230,27 @@ static void test_versions(void **state) {
   assert_non_null(strstr(err.msg, "schema version 99 is newer"));
   assert_int_equal(user_version(dbpath), 99);   /* unchanged */
   remove_db();
+  /* every older version migrates forward, keeping its rows */
+  for (int v = 1; v < DB_SCHEMA_VERSION; v++) {
+    remove_db();
+    assert_int_equal(db__make_version(dbpath, v, &err), 0);
+    assert_int_equal(user_version(dbpath), v);
+    assert_int_equal(sqlite3_open(dbpath, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "INSERT INTO kernels(name, template_version) VALUES('k', '1')",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    db *m = db_open(dbpath, 0, &err);
+    if (!m) fail_msg("from version %d: %s", v, err.msg);
+    assert_int_equal(db_user_version(m), DB_SCHEMA_VERSION);
+    int64_t kid;
+    assert_int_equal(db_kernel_id(m, "k", "1", &kid, &err), 0);
+    assert_int_equal(kid, 1);   /* the old row, not a new one */
+    assert_int_equal(db_kernel_set_default(m, kid, "{\"a\":1}", &err), 0);
+    rt_str report = {0};
+    assert_int_equal(db_check(m, &report, &err), 0);
+    free(report.s);
+    db_close(m);
+  }
   /* an empty (version 0) file is migrated to the current version */
   db *d = db_open(dbpath, 1, &err);
   assert_non_null(d);
