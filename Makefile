@@ -31,8 +31,8 @@ CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan bench demo deps clean
-all: $(BUILD)/rooftune $(TESTS)
+.PHONY: all test asan bench demo deps clean install
+all: $(BUILD)/rooftune $(TESTS) $(BUILD)/librtdb.a $(BUILD)/librtdb.so $(BUILD)/rtdb.pc
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -50,6 +50,37 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librooftune.a
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+
+# The reader library for code generators: depends on SQLite only, shipped
+# as a static and a shared library with a pkg-config file.
+RTDB_SONAME = librtdb.so.1
+$(BUILD)/pic/db/rtdb.o: db/rtdb.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+
+$(BUILD)/librtdb.a: $(BUILD)/db/rtdb.o
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/librtdb.so: $(BUILD)/pic/db/rtdb.o
+	$(CC) $(SAN) $(LDFLAGS) -shared -Wl,-soname,$(RTDB_SONAME) -o $@ $^ -lsqlite3 -lpthread -lm
+
+PREFIX ?= /usr/local
+$(BUILD)/rtdb.pc: db/rtdb.pc.in
+	sed 's|@PREFIX@|$(PREFIX)|g' $< > $@
+
+# make install PREFIX=...: the program, the reader library and its header.
+install: $(BUILD)/rooftune $(BUILD)/librtdb.a $(BUILD)/librtdb.so
+	@sed 's|@PREFIX@|$(PREFIX)|g' db/rtdb.pc.in > $(BUILD)/rtdb-install.pc
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(BUILD)/rooftune $(DESTDIR)$(PREFIX)/bin/rooftune
+	install -m 644 $(BUILD)/librtdb.a $(DESTDIR)$(PREFIX)/lib/librtdb.a
+	install -m 755 $(BUILD)/librtdb.so $(DESTDIR)$(PREFIX)/lib/$(RTDB_SONAME)
+	ln -sf $(RTDB_SONAME) $(DESTDIR)$(PREFIX)/lib/librtdb.so
+	install -m 644 db/rtdb.h $(DESTDIR)$(PREFIX)/include/rtdb.h
+	install -m 644 $(BUILD)/rtdb-install.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/rtdb.pc
+	install -d $(DESTDIR)$(PREFIX)/share/rooftune/targets/host
+	install -m 644 targets/host/*.json $(DESTDIR)$(PREFIX)/share/rooftune/targets/host/
 
 # The README's commands: they install what is missing, then build and run.
 deps:

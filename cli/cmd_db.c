@@ -1,22 +1,34 @@
 /*
 ** cmd_db.c -- `rooftune db ...`: create and check a database, import T4
-** results, and query the best and ranked trials of a workload. One table
-** lists the subcommands and the options each accepts.
+** results, query the best and ranked trials of a workload, pin a trial
+** (versions, rollback, history), tag releases, export trials and merge
+** other files. One table lists the subcommands and the options each
+** accepts.
 */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../db/db.h"
+#include "../db/db_header.h"
+#include "../db/rtdb.h"
 #include "cli.h"
 
 enum { D_DB = 1 << 0, D_T4 = 1 << 1, D_SPACE = 1 << 2, D_TARGET = 1 << 3, D_KERNEL = 1 << 4,
-       D_SET = 1 << 5, D_JSON = 1 << 6, D_LIMIT = 1 << 7 };
+       D_SET = 1 << 5, D_JSON = 1 << 6, D_LIMIT = 1 << 7, D_TRIAL = 1 << 8, D_BEST = 1 << 9,
+       D_REASON = 1 << 10, D_BY = 1 << 11, D_VERSION = 1 << 12, D_NAME = 1 << 13,
+       D_NOTE = 1 << 14, D_LIST = 1 << 15, D_SHOW = 1 << 16, D_FORMAT = 1 << 17, D_OUT = 1 << 18,
+       D_TAG = 1 << 19 };
 
 typedef struct dopts {
-  const char *db, *t4, *space, *target, *kernel, *set;
-  int json, limit;
+  const char *db, *t4, *space, *target, *kernel, *set, *reason, *by, *name, *note, *show,
+      *format, *out, *tag;
+  int json, limit, best, list;
+  int64_t trial, version;
+  char **files;   /* positional arguments (merge) */
+  int nfiles;
 } dopts;
 
 typedef struct db_cmd {
@@ -24,6 +36,7 @@ typedef struct db_cmd {
   int (*fn)(db *d, const dopts *o, const char *cmd);
   unsigned opts, required;
   int create;   /* the database may be created */
+  int files;    /* takes one or more positional FILE arguments */
   const char *args, *summary;
 } db_cmd;
 
@@ -33,22 +46,53 @@ static int dc_stats(db *d, const dopts *o, const char *cmd);
 static int dc_import(db *d, const dopts *o, const char *cmd);
 static int dc_best(db *d, const dopts *o, const char *cmd);
 static int dc_list(db *d, const dopts *o, const char *cmd);
+static int dc_pin(db *d, const dopts *o, const char *cmd);
+static int dc_rollback(db *d, const dopts *o, const char *cmd);
+static int dc_history(db *d, const dopts *o, const char *cmd);
+static int dc_tag(db *d, const dopts *o, const char *cmd);
+static int dc_export(db *d, const dopts *o, const char *cmd);
+static int dc_merge(db *d, const dopts *o, const char *cmd);
+static int dc_export_header(db *d, const dopts *o, const char *cmd);
+static int dc_lookup(db *d, const dopts *o, const char *cmd);
+
+#define D_WORKLOAD (D_DB | D_TARGET | D_KERNEL | D_SET)
 
 static const db_cmd subcommands[] = {
-  {"init", dc_init, D_DB, 0, 1, "[--db F]", "create a database (or migrate an older one)"},
-  {"check", dc_check, D_DB | D_JSON, 0, 0, "[--db F] [--json]",
+  {"init", dc_init, D_DB, 0, 1, 0, "[--db F]", "create a database (or migrate an older one)"},
+  {"check", dc_check, D_DB | D_JSON, 0, 0, 0, "[--db F] [--json]",
    "integrity and rooftune's invariants (exit 1 if a problem is found)"},
-  {"stats", dc_stats, D_DB | D_JSON, 0, 0, "[--db F] [--json]", "rows per table, trials per status"},
+  {"stats", dc_stats, D_DB | D_JSON, 0, 0, 0, "[--db F] [--json]", "rows per table, trials per status"},
   {"import", dc_import, D_DB | D_T4 | D_SPACE | D_TARGET | D_KERNEL | D_SET,
-   D_T4 | D_SPACE | D_TARGET, 1,
+   D_T4 | D_SPACE | D_TARGET, 1, 0,
    "[--db F] --t4 FILE[.gz] --space T1 --target NAME [--kernel NAME] [--set VAR=VAL,...]",
    "import T4 results (all or nothing) as one campaign"},
-  {"best", dc_best, D_DB | D_TARGET | D_KERNEL | D_SET | D_JSON, D_TARGET | D_KERNEL, 0,
+  {"best", dc_best, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, 0, 0,
    "[--db F] --target T --kernel K [--set ...] [--json]", "the fastest verified trial of a workload"},
-  {"list", dc_list, D_DB | D_TARGET | D_KERNEL | D_SET | D_JSON | D_LIMIT, D_TARGET | D_KERNEL, 0,
+  {"list", dc_list, D_WORKLOAD | D_JSON | D_LIMIT, D_TARGET | D_KERNEL, 0, 0,
    "[--db F] --target T --kernel K [--set ...] [--limit N] [--json]",
    "verified trials of a workload, fastest first"},
-  {NULL, NULL, 0, 0, 0, NULL, NULL},
+  {"pin", dc_pin, D_WORKLOAD | D_TRIAL | D_BEST | D_REASON | D_BY | D_JSON, D_TARGET | D_KERNEL, 0, 0,
+   "[--db F] --target T --kernel K [--set ...] [--trial ID | --best] [--reason TEXT] [--by WHO] [--json]",
+   "pin a verified trial (default the fastest) as a workload's next version"},
+  {"rollback", dc_rollback, D_WORKLOAD | D_VERSION, D_TARGET | D_KERNEL | D_VERSION, 0, 0,
+   "[--db F] --target T --kernel K [--set ...] --version V", "make pin version V current again"},
+  {"history", dc_history, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, 0, 0,
+   "[--db F] --target T --kernel K [--set ...] [--json]", "every pin version of a workload"},
+  {"tag", dc_tag, D_DB | D_NAME | D_NOTE | D_LIST | D_SHOW | D_JSON, 0, 0, 0,
+   "[--db F] (--name R [--note TEXT] | --list | --show R) [--json]",
+   "bind the current pins to release R (immutable), or list/show tags"},
+  {"export", dc_export, D_WORKLOAD | D_FORMAT | D_OUT, D_TARGET | D_KERNEL, 0, 0,
+   "[--db F] --target T --kernel K [--set ...] [--format t4|json|csv] [--out FILE]",
+   "write the trials of a kernel (or one workload) as T4, JSON or CSV"},
+  {"merge", dc_merge, D_DB, 0, 1, 1, "[--db F] OTHER.db...",
+   "copy campaigns and trials of other files (each all or nothing)"},
+  {"export-header", dc_export_header, D_DB | D_TARGET | D_KERNEL | D_TAG | D_OUT,
+   D_TARGET | D_KERNEL, 0, 0, "[--db F] --target T --kernel K [--tag R] [--out FILE]",
+   "a self-contained C header with the pinned schedules and a lookup function"},
+  {"lookup", dc_lookup, D_WORKLOAD | D_TAG | D_JSON, D_TARGET | D_KERNEL, 0, 0,
+   "[--db F] --target T --kernel K --set VAR=VAL,... [--tag R] [--json]",
+   "what a code generator gets from the reader library: exact, nearest or default"},
+  {NULL, NULL, 0, 0, 0, 0, NULL, NULL},
 };
 
 static const struct { unsigned bit; const char *name, *help; } option_table[] = {
@@ -60,11 +104,30 @@ static const struct { unsigned bit; const char *name, *help; } option_table[] = 
   {D_SET, "set", "--set VAR=VAL,...  problem variables of the workload"},
   {D_JSON, "json", "--json             machine-readable output"},
   {D_LIMIT, "limit", "--limit N          at most N rows (default 20; 0: all)"},
+  {D_TRIAL, "trial", "--trial ID         pin this trial (an ok trial of the workload)"},
+  {D_BEST, "best", "--best             pin the fastest verified trial (the default)"},
+  {D_REASON, "reason", "--reason TEXT      why (default \"best of N verified trials\")"},
+  {D_BY, "by", "--by WHO           who pins (default $USER, else rooftune)"},
+  {D_VERSION, "version", "--version V        the pin version to make current"},
+  {D_NAME, "name", "--name R           create release tag R"},
+  {D_NOTE, "note", "--note TEXT        a note stored with the tag"},
+  {D_LIST, "list", "--list             list the tags"},
+  {D_SHOW, "show", "--show R           the pins tag R binds"},
+  {D_FORMAT, "format", "--format FMT       t4 (default), json or csv"},
+  {D_OUT, "out", "--out FILE         write there (default stdout)"},
+  {D_TAG, "tag", "--tag R            the pins of release R (default: the current pins)"},
 };
+
+/* A positive integer option value; 0 when it is not one. */
+static int64_t positive(const char *s) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  return *end || end == s || v <= 0 ? 0 : (int64_t)v;
+}
 
 static void print_help(FILE *f) {
   fprintf(f, "usage: rooftune db SUBCOMMAND [options]\n\nsubcommands:\n");
-  for (const db_cmd *c = subcommands; c->name; c++) fprintf(f, "  %-8s %s\n", c->name, c->summary);
+  for (const db_cmd *c = subcommands; c->name; c++) fprintf(f, "  %-14s %s\n", c->name, c->summary);
   fprintf(f, "\nRun 'rooftune db SUBCOMMAND --help' for its options.\n");
 }
 
@@ -74,11 +137,18 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
     {"space", required_argument, 0, D_SPACE}, {"target", required_argument, 0, D_TARGET},
     {"kernel", required_argument, 0, D_KERNEL}, {"set", required_argument, 0, D_SET},
     {"json", no_argument, 0, D_JSON}, {"limit", required_argument, 0, D_LIMIT},
+    {"trial", required_argument, 0, D_TRIAL}, {"best", no_argument, 0, D_BEST},
+    {"reason", required_argument, 0, D_REASON}, {"by", required_argument, 0, D_BY},
+    {"version", required_argument, 0, D_VERSION}, {"name", required_argument, 0, D_NAME},
+    {"note", required_argument, 0, D_NOTE}, {"list", no_argument, 0, D_LIST},
+    {"show", required_argument, 0, D_SHOW}, {"format", required_argument, 0, D_FORMAT},
+    {"out", required_argument, 0, D_OUT}, {"tag", required_argument, 0, D_TAG},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
   };
   memset(o, 0, sizeof *o);
   o->db = "rooftune.db";
   o->limit = 20;
+  o->format = "t4";
   optind = 0;
   opterr = 0;
   unsigned seen = 0;
@@ -110,9 +180,38 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
       o->limit = (int)v;
       break;
     }
+    case D_TRIAL:
+    case D_VERSION: {
+      int64_t v = positive(optarg);
+      if (!v) return cli_usage(cmd, c->args, "%s: expected a positive integer, got '%s'",
+                               argv[optind - 1], optarg);
+      *(ch == D_TRIAL ? &o->trial : &o->version) = v;
+      break;
+    }
+    case D_BEST: o->best = 1; break;
+    case D_REASON: o->reason = optarg; break;
+    case D_BY: o->by = optarg; break;
+    case D_NAME: o->name = optarg; break;
+    case D_NOTE: o->note = optarg; break;
+    case D_LIST: o->list = 1; break;
+    case D_SHOW: o->show = optarg; break;
+    case D_FORMAT: o->format = optarg; break;
+    case D_OUT: o->out = optarg; break;
+    case D_TAG: o->tag = optarg; break;
     }
   }
-  if (optind < argc) return cli_usage(cmd, c->args, "unexpected argument '%s'", argv[optind]);
+  if (c->files) {
+    o->files = argv + optind;
+    o->nfiles = argc - optind;
+    if (!o->nfiles) return cli_usage(cmd, c->args, "expected at least one database file");
+  } else if (optind < argc) {
+    return cli_usage(cmd, c->args, "unexpected argument '%s'", argv[optind]);
+  }
+  if ((seen & D_TRIAL) && (seen & D_BEST))
+    return cli_usage(cmd, c->args, "--trial and --best exclude each other");
+  if ((c->opts & D_LIST) && !!(seen & D_NAME) + !!(seen & D_LIST) + !!(seen & D_SHOW) != 1)
+    return cli_usage(cmd, c->args, "expected exactly one of --name, --list, --show");
+  if ((seen & D_NOTE) && !(seen & D_NAME)) return cli_usage(cmd, c->args, "--note goes with --name");
   for (size_t i = 0; i < sizeof option_table / sizeof *option_table; i++)
     if ((c->required & option_table[i].bit) && !(seen & option_table[i].bit))
       return cli_usage(cmd, c->args, "--%s is required", option_table[i].name);
@@ -342,3 +441,239 @@ static int ranked(db *d, const dopts *o, const char *cmd, int limit) {
 
 static int dc_best(db *d, const dopts *o, const char *cmd) { return ranked(d, o, cmd, 1); }
 static int dc_list(db *d, const dopts *o, const char *cmd) { return ranked(d, o, cmd, o->limit); }
+
+/* ---- Pins, tags, export, merge ---- */
+
+typedef struct pin_ctx {
+  jw w;
+  int json, n;
+  int64_t want, trial;   /* find_pin: the version sought, its trial, time and flag */
+  double time_s;
+  int foreign;
+} pin_ctx;
+
+/* One pin version as a JSON object or a text line ('*' marks current). */
+static int print_pin(void *ctx, const db_pin_info *p) {
+  pin_ctx *c = ctx;
+  c->n++;
+  if (c->json) {
+    jw_begin(&c->w, '{');
+    jw_key(&c->w, "target"); jw_str(&c->w, p->target);
+    jw_key(&c->w, "workload"); jw_str(&c->w, p->workload_key);
+    jw_key(&c->w, "version"); jw_int(&c->w, p->version);
+    jw_key(&c->w, "current"); jw_bool(&c->w, p->current);
+    jw_key(&c->w, "created"); jw_str(&c->w, p->created);
+    jw_key(&c->w, "trial"); jw_int(&c->w, p->trial_id);
+    jw_key(&c->w, "time_s"); jw_double(&c->w, p->time_s);
+    jw_key(&c->w, "pinned_by"); jw_str(&c->w, p->by);
+    jw_key(&c->w, "reason"); jw_str(&c->w, p->reason);
+    jw_key(&c->w, "foreign_origin"); jw_bool(&c->w, p->foreign_origin);
+    jw_key(&c->w, "config"); jw_raw(&c->w, p->config);
+    jw_end(&c->w, '}');
+  } else {
+    printf("%c v%-3lld %s  trial %-8lld %.6g s  by %s%s  (%s)  %s\n", p->current ? '*' : ' ',
+           (long long)p->version, p->created, (long long)p->trial_id, p->time_s, p->by,
+           p->foreign_origin ? "  [foreign]" : "", p->reason, p->config);
+  }
+  return 0;
+}
+
+/* Note the current version c->want (for pin's report). */
+static int find_pin(void *ctx, const db_pin_info *p) {
+  pin_ctx *c = ctx;
+  if (p->version != c->want || !p->current) return 0;
+  c->trial = p->trial_id;
+  c->time_s = p->time_s;
+  c->foreign = p->foreign_origin;
+  c->n++;
+  return 1;
+}
+
+static int dc_pin(db *d, const dopts *o, const char *cmd) {
+  char *key = workload_key(d, o, cmd);
+  if (!key) return EXIT_FAIL;
+  db_pin_req r = {o->target, o->kernel, key, o->trial, o->by, o->reason};
+  rt_err err = {0};
+  int64_t version;
+  pin_ctx c = {.n = 0};
+  int rc = db_pin(d, &r, &version, &err);
+  if (!rc) {
+    c.want = version;
+    rc = db_pin_history(d, o->target, o->kernel, key, find_pin, &c, &err) < 0 || c.n != 1;
+  }
+  if (rc) {
+    free(key);
+    return cli_fail(cmd, "%s", err.msg[0] ? err.msg : "the new pin was not found");
+  }
+  if (o->json) {
+    jw_init(&c.w, stdout);
+    jw_begin(&c.w, '{');
+    jw_key(&c.w, "workload"); jw_str(&c.w, key);
+    jw_key(&c.w, "version"); jw_int(&c.w, version);
+    jw_key(&c.w, "trial"); jw_int(&c.w, c.trial);
+    jw_key(&c.w, "time_s"); jw_double(&c.w, c.time_s);
+    jw_key(&c.w, "foreign_origin"); jw_bool(&c.w, c.foreign);
+    jw_end(&c.w, '}');
+  } else {
+    printf("pinned trial %lld as version %lld of %s on %s%s\n", (long long)c.trial,
+           (long long)version, key, o->target,
+           c.foreign ? " (foreign origin: not measured on this machine)" : "");
+  }
+  free(key);
+  return EXIT_OK;
+}
+
+static int dc_rollback(db *d, const dopts *o, const char *cmd) {
+  char *key = workload_key(d, o, cmd);
+  if (!key) return EXIT_FAIL;
+  rt_err err = {0};
+  int rc = db_pin_rollback(d, o->target, o->kernel, key, o->version, &err);
+  if (!rc) printf("version %lld of %s on %s is current\n", (long long)o->version, key, o->target);
+  free(key);
+  return rc ? cli_fail(cmd, "%s", err.msg) : EXIT_OK;
+}
+
+static int dc_history(db *d, const dopts *o, const char *cmd) {
+  char *key = workload_key(d, o, cmd);
+  if (!key) return EXIT_FAIL;
+  pin_ctx c = {.json = o->json};
+  jw_init(&c.w, stdout);
+  if (o->json) jw_begin(&c.w, '[');
+  else printf("%s on %s\n", key, o->target);
+  rt_err err = {0};
+  int n = db_pin_history(d, o->target, o->kernel, key, print_pin, &c, &err);
+  if (o->json) jw_end(&c.w, ']');
+  free(key);
+  if (n < 0) return cli_fail(cmd, "%s", err.msg);
+  if (!o->json && n == 0) printf("  (never pinned)\n");
+  return EXIT_OK;
+}
+
+static int print_tag(void *ctx, const char *name, const char *note, const char *created, int npins) {
+  pin_ctx *c = ctx;
+  if (c->json) {
+    jw_begin(&c->w, '{');
+    jw_key(&c->w, "name"); jw_str(&c->w, name);
+    jw_key(&c->w, "note"); jw_str(&c->w, note);
+    jw_key(&c->w, "created"); jw_str(&c->w, created);
+    jw_key(&c->w, "pins"); jw_int(&c->w, npins);
+    jw_end(&c->w, '}');
+  } else {
+    printf("%-16s %s  %d pins  %s\n", name, created, npins, note);
+  }
+  return 0;
+}
+
+static int dc_tag(db *d, const dopts *o, const char *cmd) {
+  rt_err err = {0};
+  if (o->name) {
+    int n;
+    if (db_tag(d, o->name, o->note, &n, &err)) return cli_fail(cmd, "%s", err.msg);
+    if (o->json) {
+      jw w;
+      jw_init(&w, stdout);
+      jw_begin(&w, '{');
+      jw_key(&w, "name"); jw_str(&w, o->name);
+      jw_key(&w, "pins"); jw_int(&w, n);
+      jw_end(&w, '}');
+    } else {
+      printf("tagged %d pins as %s\n", n, o->name);
+    }
+    return EXIT_OK;
+  }
+  pin_ctx c = {.json = o->json};
+  jw_init(&c.w, stdout);
+  if (o->json) jw_begin(&c.w, '[');
+  int n = o->list ? db_tag_list(d, print_tag, &c, &err) : db_tag_show(d, o->show, print_pin, &c, &err);
+  if (o->json && n >= 0) jw_end(&c.w, ']');
+  return n < 0 ? cli_fail(cmd, "%s", err.msg) : EXIT_OK;
+}
+
+static int dc_export(db *d, const dopts *o, const char *cmd) {
+  char *key = o->set ? workload_key(d, o, cmd) : NULL;
+  if (o->set && !key) return EXIT_FAIL;
+  FILE *f = o->out ? fopen(o->out, "w") : stdout;
+  if (!f) {
+    free(key);
+    return cli_fail(cmd, "%s: cannot write", o->out);
+  }
+  rt_err err = {0};
+  int n, rc = db_export(d, o->target, o->kernel, key, o->format, f, &n, &err);
+  free(key);
+  if (o->out && fclose(f) && !rc) {
+    rt_err_set(&err, "%s: write error", o->out);
+    rc = -1;
+  }
+  if (rc) {
+    if (o->out) unlink(o->out);
+    return cli_fail(cmd, "%s", err.msg);
+  }
+  if (o->out) printf("exported %d trials to %s\n", n, o->out);
+  return EXIT_OK;
+}
+
+static int dc_merge(db *d, const dopts *o, const char *cmd) {
+  for (int i = 0; i < o->nfiles; i++) {
+    rt_err err = {0};
+    db_merge_stats s;
+    if (db_merge(d, o->files[i], &s, &err))
+      return cli_fail(cmd, "%s (nothing was merged from it%s)", err.msg,
+                      i ? "; the files before it were" : "");
+    printf("%s: %d campaigns, %d trials merged, %d duplicate trials skipped\n", o->files[i],
+           s.campaigns, s.trials, s.duplicates);
+  }
+  return EXIT_OK;
+}
+
+/* ---- The code generators' view ---- */
+
+static int dc_export_header(db *d, const dopts *o, const char *cmd) {
+  (void)d; /* the header is read through the reader library, like a user would */
+  rt_str h = {0};
+  rt_err err = {0};
+  if (db_export_header(o->db, o->target, o->kernel, o->tag, &h, &err)) {
+    free(h.s);
+    return cli_fail(cmd, "%s", err.msg);
+  }
+  FILE *f = o->out ? fopen(o->out, "w") : stdout;
+  int ok = f && fputs(h.s, f) >= 0;
+  if (f && f != stdout) ok &= fclose(f) == 0;
+  free(h.s);
+  return ok ? EXIT_OK : cli_fail(cmd, "%s: cannot write", o->out ? o->out : "stdout");
+}
+
+static const char *const match_names[] = {"", "exact", "nearest", "default"};
+
+static int dc_lookup(db *d, const dopts *o, const char *cmd) {
+  (void)d;
+  rtdb *r;
+  int rc = rtdb_open(o->db, &r);
+  if (rc) return cli_fail(cmd, "%s: %s", o->db, rtdb_errstr(rc));
+  rtdb_result res;
+  rc = rtdb_lookup(r, o->target, o->kernel, o->set ? o->set : "", o->tag, &res);
+  if (rc) {
+    rc = cli_fail(cmd, "%s (%s)", rtdb_errmsg(r), rtdb_errstr(rc));
+    rtdb_close(r);
+    return rc;
+  }
+  rtdb_close(r);
+  if (o->json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "match"); jw_str(&w, match_names[res.match]);
+    jw_key(&w, "config"); jw_raw(&w, res.config);
+    jw_key(&w, "workload"); jw_str(&w, res.workload);
+    jw_key(&w, "pin_version"); jw_int(&w, res.pin_version);
+    jw_key(&w, "time_s");
+    if (res.time_s >= 0) jw_double(&w, res.time_s);
+    else jw_raw(&w, "null");
+    if (res.match == RTDB_NEAREST) { jw_key(&w, "distance"); jw_double(&w, res.distance); }
+    jw_end(&w, '}');
+  } else {
+    printf("%s %s%s%s (pin version %d)\n%s\n", match_names[res.match],
+           res.workload[0] ? "from " : "", res.workload, res.match == RTDB_DEFAULT ? "template default" : "",
+           res.pin_version, res.config);
+  }
+  return EXIT_OK;
+}

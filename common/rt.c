@@ -104,9 +104,12 @@ const char *rt_project_path(const char *rel, char *out, size_t cap) {
   if (n > 0) {
     exe[n] = 0;
     char *slash = strrchr(exe, '/');
-    if (slash) *slash = 0;                      /* build/ */
-    snprintf(out, cap, "%s/../%s", exe, rel);
-    if (access(out, R_OK) == 0) return out;
+    if (slash) *slash = 0;         /* build/ in a checkout, bin/ when installed */
+    static const char *const under[] = {"..", "../share/rooftune"};
+    for (size_t i = 0; i < sizeof under / sizeof *under; i++) {
+      snprintf(out, cap, "%s/%s/%s", exe, under[i], rel);
+      if (access(out, R_OK) == 0) return out;
+    }
   }
   snprintf(out, cap, "%s", rel);
   return out;

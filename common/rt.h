@@ -60,8 +60,9 @@ void rt_str_printf(rt_str *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Path of a file shipped with rooftune (space files, kernels), given
-** relative to the project root: $ROOFTUNE_HOME if set, else the parent of
-** the directory holding the running executable (build/..), else ".". */
+** relative to the project root: under $ROOFTUNE_HOME if set, else the
+** first readable of EXEDIR/../REL (a checkout's build/rooftune) and
+** EXEDIR/../share/rooftune/REL (installed), else REL itself. */
 const char *rt_project_path(const char *rel, char *out, size_t cap);
 
 /* Checked allocation: abort with a message on out-of-memory. rooftune

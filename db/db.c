@@ -74,7 +74,7 @@ static const char *const migrations[] = {
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
 _Static_assert(NMIGRATIONS == DB_SCHEMA_VERSION, "one migration per schema version");
 
-static int fail(db *d, rt_err *err, const char *what) {
+int db__fail(db *d, rt_err *err, const char *what) {
   rt_err_set(err, "%s: %s", what, sqlite3_errmsg(d->h));
   return -1;
 }
@@ -110,7 +110,7 @@ static int migrate(db *d, const char *path, int to, rt_err *err) {
   int v = db_user_version(d);
   if (v < 0) {
     db_rollback(d);
-    return fail(d, err, path);
+    return db__fail(d, err, path);
   }
   if (v > DB_SCHEMA_VERSION) {
     db_rollback(d);
@@ -203,11 +203,11 @@ static sqlite3_stmt *vquery(db *d, rt_err *err, const char *sql, const char *typ
                             va_list ap) {
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) {
-    fail(d, err, "prepare");
+    db__fail(d, err, "prepare");
     return NULL;
   }
   if (bindv(st, types, ap) != SQLITE_OK) {
-    fail(d, err, "bind");
+    db__fail(d, err, "bind");
     sqlite3_finalize(st);
     return NULL;
   }
@@ -233,7 +233,7 @@ static int select_id(db *d, int64_t *id, rt_err *err, const char *sql, const cha
   int rc = sqlite3_step(st);
   if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
-  return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : fail(d, err, "read");
+  return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : db__fail(d, err, "read");
 }
 
 /* Run a statement to completion; with want_id, *id = the first column of
@@ -243,11 +243,13 @@ static int run(db *d, sqlite3_stmt *st, int64_t *id, rt_err *err) {
   int rc = sqlite3_step(st), out = 0;
   if (rc == SQLITE_ROW) {
     if (id) *id = sqlite3_column_int64(st, 0);
+  } else if (rc == SQLITE_DONE && sqlite3_stmt_readonly(st)) {
+    out = 1;   /* a query with no row (sqlite3_changes would describe an older write) */
   } else if (rc == SQLITE_DONE) {
     if (id) *id = sqlite3_last_insert_rowid(d->h);
     out = sqlite3_changes(d->h) ? 0 : 1;
   } else {
-    out = fail(d, err, "write");
+    out = db__fail(d, err, "write");
   }
   sqlite3_finalize(st);
   return out;
@@ -445,7 +447,7 @@ int db_check(db *d, rt_str *report, rt_err *err) {
   int bad = 0;
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(d->h, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
-    return fail(d, err, "integrity_check");
+    return db__fail(d, err, "integrity_check");
   while (sqlite3_step(st) == SQLITE_ROW) {
     const char *t = (const char *)sqlite3_column_text(st, 0);
     if (t && strcmp(t, "ok")) {
@@ -486,3 +488,17 @@ int db_stats(db *d, rt_str *out, rt_err *err) {
   sqlite3_finalize(st);
   return 0;
 }
+
+/* ---- For the other db_*.c files (see "Internal" in db.h) ---- */
+
+sqlite3 *db__sqlite(db *d) { return d->h; }
+
+sqlite3_stmt *db__query(db *d, rt_err *err, const char *sql, const char *types, ...) {
+  va_list ap;
+  va_start(ap, types);
+  sqlite3_stmt *st = vquery(d, err, sql, types, ap);
+  va_end(ap);
+  return st;
+}
+
+int db__run(db *d, sqlite3_stmt *st, int64_t *id, rt_err *err) { return run(d, st, id, err); }

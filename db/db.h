@@ -1,7 +1,7 @@
 /*
 ** db.h -- the tuned-config database: one SQLite file (WAL mode) holding
-** targets, kernels, workloads, spaces, campaigns and their trials, and
-** (in later work) versioned pins and release tags. This header is the
+** targets, kernels, workloads, spaces, campaigns and their trials,
+** versioned pins and release tags. This header is the
 ** writer's contract; the read-only reader library for code generators
 ** will have its own.
 **
@@ -13,11 +13,15 @@
 **  3. Every statement uses bound parameters; no SQL text is built from
 **     user data.
 **  4. Writers wait for each other (busy timeout) instead of failing.
+**  5. Pins are never edited: a pin adds version max + 1 of its (target,
+**     workload); pin and rollback only move pin_current. A tag is never
+**     changed once made.
 */
 #ifndef DB_H
 #define DB_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
@@ -120,5 +124,82 @@ int db_ranked(db *d, const char *target, const char *kernel,
 ** is exactly one). Returns their number; *keys malloc'ed strings. */
 int db_workload_keys(db *d, const char *target, const char *kernel,
                      char ***keys, rt_err *err);
+
+/* ---- Pins, versions, rollback and release tags (db_pin.c) ---- */
+
+/* Pin a trial for (target, kernel, workload key): trial_id (an ok trial of
+** that target and workload) or, when 0, the fastest ok trial. Adds version
+** max + 1 (config copied from the trial; foreign_origin when the trial's
+** target fingerprint or kernel template_version is "external") and makes
+** it current, in one transaction. by/reason NULL: defaults ($USER or
+** "rooftune"; "best of N verified trials"). *version gets the new one. */
+typedef struct db_pin_req {
+  const char *target, *kernel, *workload_key;
+  int64_t trial_id;
+  const char *by, *reason;
+} db_pin_req;
+int db_pin(db *d, const db_pin_req *r, int64_t *version, rt_err *err);
+
+/* Make an existing version current again; nothing else is written. */
+int db_pin_rollback(db *d, const char *target, const char *kernel, const char *workload_key,
+                    int64_t version, rt_err *err);
+
+/* One version of a pin; time_s from its trial (NAN without one). */
+typedef struct db_pin_info {
+  const char *target, *workload_key, *created, *config, *by, *reason;
+  int64_t version, trial_id;
+  double time_s;
+  int foreign_origin, current;
+} db_pin_info;
+typedef int (*db_pin_fn)(void *ctx, const db_pin_info *p);
+/* Every version of a pin, oldest first; returns how many, -1 with err. */
+int db_pin_history(db *d, const char *target, const char *kernel, const char *workload_key,
+                   db_pin_fn fn, void *ctx, rt_err *err);
+
+/* Create release tag `name` binding the current pin of every (target,
+** workload). An existing name or nothing pinned is an error; *npins gets
+** the number bound. */
+int db_tag(db *d, const char *name, const char *note, int *npins, rt_err *err);
+typedef int (*db_tag_fn)(void *ctx, const char *name, const char *note, const char *created,
+                         int npins);
+int db_tag_list(db *d, db_tag_fn fn, void *ctx, rt_err *err);   /* oldest first */
+/* The pins a tag binds (target, key, version, ... set; current as of now).
+** An unknown tag is an error. */
+int db_tag_show(db *d, const char *name, db_pin_fn fn, void *ctx, rt_err *err);
+
+/* ---- Export (db_export.c) ---- */
+
+/* Write the trials of (target, kernel[, workload key: NULL for all]) to
+** out, in trial order, as "t4" (a T4 results file, times in ms), "json"
+** (an array of objects, every column) or "csv" (a header, then one row
+** per trial with a column per configuration parameter). */
+int db_export(db *d, const char *target, const char *kernel, const char *workload_key,
+              const char *format, FILE *out, int *ntrials, rt_err *err);
+
+/* ---- Merge (db_merge.c) ---- */
+
+/* Copy the campaigns and trials of another database file (and the
+** targets, kernels, workloads and spaces they need, matched by natural
+** key) into d. All-or-nothing. A trial identical to one d already held
+** (same target name+fingerprint, kernel name+template_version, workload
+** key, config_hash, status, time and timestamp) is skipped, and so is a
+** campaign all of whose trials are skipped. Pins and tags are not copied.
+** A newer-schema or non-rooftune file is refused. */
+typedef struct db_merge_stats { int campaigns, trials, duplicates; } db_merge_stats;
+int db_merge(db *d, const char *path, db_merge_stats *stats, rt_err *err);
+
+/* ---- Internal: for the db/ files only (defined in db.c) ---- */
+struct sqlite3;
+struct sqlite3_stmt;
+struct sqlite3 *db__sqlite(db *d);
+/* err := "what: SQLite's message"; returns -1. */
+int db__fail(db *d, rt_err *err, const char *what);
+/* Prepare sql binding "s" text, "t" text or NULL, "i" int64, "d" double
+** (NAN binds NULL); NULL with err. */
+struct sqlite3_stmt *db__query(db *d, rt_err *err, const char *sql, const char *types, ...);
+/* Step st once and finalize it. A query: *id (when id) = the first column
+** of its first row; 0, or 1 when it has no row. A write: *id = the
+** inserted rowid; 0, or 1 when it changed nothing. -1 on error. */
+int db__run(db *d, struct sqlite3_stmt *st, int64_t *id, rt_err *err);
 
 #endif

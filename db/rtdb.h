@@ -70,9 +70,33 @@ const char *rtdb_errstr(int code);
 ** workloads). tag NULL: the current pins; else the pins of that release.
 ** Nearest workload: same kernel, same variable names, equal non-numeric
 ** values, minimising the Euclidean distance of log2 of the numeric values;
-** ties go to the lexicographically smallest key. */
+** ties go to the lexicographically smallest key.
+** Precisely: a workload's variables are its sizes plus "dtype"; vars may
+** be separated by commas or blanks, values are numbers, True/False, or
+** quoted/bare strings. A stored variable left out of vars must have one
+** value in every pinned workload of the kernel, else RTDB_MISUSE. Numeric
+** values <= 0 must be equal, like strings. Distance 0 is RTDB_EXACT. No
+** comparable pin (or an unknown target): RTDB_DEFAULT. An unknown kernel
+** or tag, or no default: RTDB_NOTFOUND. Several target rows of the name
+** (fingerprints) or kernel rows (template versions): the most recent one
+** with pins in scope. Answers are memoised per (target, kernel, vars, tag)
+** text for the handle's lifetime. */
 int rtdb_lookup(rtdb *db, const char *target, const char *kernel, const char *vars,
                 const char *tag, rtdb_result *out);
+
+/* For exporters (rooftune's C-header export): the pinned workloads that
+** rtdb_lookup chooses among for (target, kernel, tag), in no particular
+** order, and the template default that it falls back to. fn gets each
+** workload's key, its sizes (a flat JSON object) and dtype -- the
+** workload's variables are the sizes plus "dtype" unless the sizes name
+** one --, the pinned config, version and trial time (< 0 if unknown); it
+** returns nonzero to stop. default_config (RTDB_MAXCONFIG bytes) gets the
+** default, "" when there is none. */
+typedef int (*rtdb_pin_fn)(void *ctx, const char *workload, const char *sizes_json,
+                           const char *dtype, const char *config, int pin_version,
+                           double time_s);
+int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
+              rtdb_pin_fn fn, void *ctx, char *default_config);
 
 #ifdef __cplusplus
 }

@@ -546,6 +546,210 @@ static void t800_db(void **state) {
   }
 }
 
+/* pin / history / rollback / tag / export / merge */
+static void t801_db_pins(void **state) {
+  (void)state;
+  char db[64], db2[64], out[64], path[96];
+  snprintf(db, sizeof db, "/tmp/rooftune-cli-pins-%d.db", (int)getpid());
+  snprintf(db2, sizeof db2, "/tmp/rooftune-cli-pins2-%d.db", (int)getpid());
+  snprintf(out, sizeof out, "/tmp/rooftune-cli-pins-%d.t4", (int)getpid());
+  const char *t4 = "../shared/data/t4/pnpoly_RTX_3090_T4.json.gz", *sp = T1 "pnpoly.json";
+  result r = run("db", "import", "--db", db, "--t4", t4, "--space", sp, "--target", "gpu", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  r = run("db", "pin", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--by", "ci", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "as version 1 of pnpoly f32 on gpu"));
+  assert_non_null(strstr(r.out, "foreign origin"));
+  done(&r);
+  r = run("db", "pin", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--trial", "1",
+          "--reason", "by hand", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_int_equal(json_integer_value(json_object_get(j, "version")), 2);
+  assert_int_equal(json_integer_value(json_object_get(j, "trial")), 1);
+  assert_true(json_is_true(json_object_get(j, "foreign_origin")));
+  json_decref(j);
+  done(&r);
+  static const struct { const char *a, *b; int rc; const char *msg; } bad_pins[] = {
+    {"--trial", "999999", 1, "no trial 999999"},
+    {"--trial", "0", 2, "expected a positive integer"},
+    {"--best", "--trial=1", 2, "exclude each other"},
+    {"--version", "1", 2, "does not apply here"},
+  };
+  for (size_t i = 0; i < sizeof bad_pins / sizeof *bad_pins; i++) {
+    r = run("db", "pin", "--db", db, "--target", "gpu", "--kernel", "pnpoly", bad_pins[i].a, bad_pins[i].b, NULL);
+    assert_int_equal(r.rc, bad_pins[i].rc);
+    if (!strstr(r.err, bad_pins[i].msg)) fail_msg("case %zu: %s", i, r.err);
+    done(&r);
+  }
+  r = run("db", "history", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  j = json_loads(r.out, 0, &je);
+  assert_int_equal(json_array_size(j), 2);
+  assert_true(json_is_true(json_object_get(json_array_get(j, 1), "current")));
+  assert_string_equal(json_string_value(json_object_get(json_array_get(j, 0), "pinned_by")), "ci");
+  assert_true(fabs(json_real_value(json_object_get(json_array_get(j, 0), "time_s")) * 1e3 - 7.2242) < 1e-3);
+  json_decref(j);
+  done(&r);
+  r = run("db", "rollback", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--version", "1", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  r = run("db", "history", "--db", db, "--target", "gpu", "--kernel", "pnpoly", NULL);
+  assert_int_equal(count_lines(r.out), 3);
+  assert_non_null(strstr(r.out, "* v1 "));
+  done(&r);
+  r = run("db", "rollback", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--version", "3", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "no pin version 3"));
+  done(&r);
+  r = run("db", "rollback", "--db", db, "--target", "gpu", "--kernel", "pnpoly", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  /* tags */
+  r = run("db", "tag", "--db", db, "--name", "v1.0", "--note", "first", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "tagged 1 pins as v1.0"));
+  done(&r);
+  r = run("db", "tag", "--db", db, "--name", "v1.0", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "already exists"));
+  done(&r);
+  r = run("db", "tag", "--db", db, "--list", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  j = json_loads(r.out, 0, &je);
+  assert_int_equal(json_array_size(j), 1);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(j, 0), "note")), "first");
+  json_decref(j);
+  done(&r);
+  r = run("db", "tag", "--db", db, "--show", "v1.0", "--json", NULL);
+  j = json_loads(r.out, 0, &je);
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(j, 0), "version")), 1);
+  json_decref(j);
+  done(&r);
+  r = run("db", "tag", "--db", db, "--list", "--name", "x", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("db", "tag", "--db", db, "--show", "nope", NULL);
+  assert_int_equal(r.rc, 1);
+  done(&r);
+  /* export */
+  r = run("db", "export", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--format", "csv", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_int_equal(count_lines(r.out), 1 + 4092);
+  assert_non_null(strstr(r.out, "block_size_x"));
+  done(&r);
+  r = run("db", "export", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--format", "xml", NULL);
+  assert_int_equal(r.rc, 1);
+  done(&r);
+  r = run("db", "export", "--db", db, "--target", "gpu", "--kernel", "pnpoly", "--out", out, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "exported 4092 trials"));
+  done(&r);
+  r = run("db", "import", "--db", db2, "--t4", out, "--space", sp, "--target", "gpu", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  /* merge: the export re-imported is the same trials (times exact) */
+  r = run("db", "merge", "--db", db, db2, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "0 trials merged, 4092 duplicate"));
+  done(&r);
+  r = run("db", "merge", "--db", db, NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("db", "merge", "--db", db, "/nonexistent/x.db", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "nothing was merged"));
+  done(&r);
+  r = run("db", "pin", "--help", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "--trial ID"));
+  done(&r);
+  r = run("db", "check", "--db", db, NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  unlink(out);
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s%s", db, sfx[i]);
+    unlink(path);
+    snprintf(path, sizeof path, "%s%s", db2, sfx[i]);
+    unlink(path);
+  }
+}
+
+/* lookup and export-header: the code generators' view of a pinned file */
+static void t802_db_lookup_and_header(void **state) {
+  (void)state;
+  char db[64], hdr[96], prog[96], cmd[512];
+  snprintf(db, sizeof db, "/tmp/rooftune-cli-lookup-%d.db", (int)getpid());
+  snprintf(hdr, sizeof hdr, "/tmp/rooftune-cli-lookup-%d.h", (int)getpid());
+  snprintf(prog, sizeof prog, "/tmp/rooftune-cli-lookup-%d", (int)getpid());
+  result r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/convolution_milo_A100_T4.json.gz",
+                 "--space", T1 "convolution_milo.json", "--target", "A100", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  r = run("db", "lookup", "--db", db, "--target", "A100", "--kernel", "convolution_milo", "--json", NULL);
+  assert_int_equal(r.rc, 0);   /* nothing pinned: the template default */
+  assert_non_null(strstr(r.out, "\"match\":\"default\""));
+  done(&r);
+  r = run("db", "pin", "--db", db, "--target", "A100", "--kernel", "convolution_milo", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  r = run("db", "best", "--db", db, "--target", "A100", "--kernel", "convolution_milo", "--json", NULL);
+  json_error_t je;
+  json_t *best = json_loads(r.out, 0, &je);
+  char *best_cfg = json_dumps(json_object_get(json_array_get(best, 0), "config"), JSON_COMPACT);
+  json_decref(best);
+  done(&r);
+  r = run("db", "lookup", "--db", db, "--target", "A100", "--kernel", "convolution_milo", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_string_equal(json_string_value(json_object_get(j, "match")), "exact");
+  char *got = json_dumps(json_object_get(j, "config"), JSON_COMPACT);
+  assert_string_equal(got, best_cfg);   /* the pinned schedule is the best trial */
+  free(got);
+  json_decref(j);
+  done(&r);
+  r = run("db", "lookup", "--db", db, "--target", "A100", "--kernel", "nonesuch", NULL);
+  assert_int_equal(r.rc, 1);
+  done(&r);
+  /* the exported header compiles and answers the same */
+  r = run("db", "export-header", "--db", db, "--target", "A100", "--kernel", "convolution_milo",
+          "--out", hdr, NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  char src[128];
+  snprintf(src, sizeof src, "%s.c", prog);
+  FILE *f = fopen(src, "w");
+  fprintf(f, "#include \"%s\"\n#include <stdio.h>\nint main(void) {\n"
+             "  convolution_milo_tuned_result r;\n"
+             "  if (convolution_milo_tuned_lookup(NULL, &r)) return 1;\n"
+             "  printf(\"%%d %%s\", r.match, r.config);\n  return 0;\n}\n", hdr);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "cc -Wall -Werror -o %s %s -lm && %s > %s.out", prog, src, prog, prog);
+  assert_int_equal(system(cmd), 0);
+  snprintf(cmd, sizeof cmd, "%s.out", prog);
+  f = fopen(cmd, "r");
+  char line[4096] = "";
+  assert_non_null(fgets(line, sizeof line, f));
+  fclose(f);
+  char expect[4200];
+  snprintf(expect, sizeof expect, "1 %s", best_cfg);
+  assert_string_equal(line, expect);
+  free(best_cfg);
+  unlink(src);
+  unlink(prog);
+  unlink(cmd);
+  unlink(hdr);
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "%s%s", db, sfx[i]);
+    unlink(cmd);
+  }
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -573,6 +777,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t701_measure),
     cmocka_unit_test(t702_baseline),
     cmocka_unit_test(t800_db),
+    cmocka_unit_test(t801_db_pins),
+    cmocka_unit_test(t802_db_lookup_and_header),
   };
   return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -1,0 +1,686 @@
+/*
+** rtdb.c -- the reader library (rtdb.h): read-only lookups of pinned
+** schedules for code generators. Depends only on SQLite, libc and
+** pthreads; it is shipped as its own library, so nothing of the rest of
+** rooftune is used here.
+**
+** A lookup resolves (target, kernel, tag) to rows with three indexed
+** queries (the target/kernel pick, the pinned workloads of the kernel on
+** the target, the default) -- trials are reached only by primary key --
+** then judges every pinned workload in one pass. A workload's variables
+** are its `sizes` JSON object (flat) plus "dtype" (the workloads column)
+** unless sizes names one. Answers, errors about vars included, are
+** memoised per (target, kernel, vars, tag) text; a handle's mutex guards
+** its statements, its memo and its message, so one handle serves many
+** threads. The file is trusted for nothing: every column is type-checked
+** and bounded, and text that is not what rooftune writes is RTDB_NOTADB.
+*/
+#include "rtdb.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RTDB_SCHEMA_MIN 2   /* the schema versions this library reads */
+#define RTDB_SCHEMA_MAX 2
+
+#define MAXVARS 32          /* variables of one workload */
+#define MAXNAME 64
+#define MAXSTR 256          /* a non-numeric value's text */
+#define MEMO_KEY 1024       /* longer (target, kernel, vars, tag) texts are not memoised */
+#define MEMO_MAX 65536      /* entries; the memo is emptied when it is full */
+
+/* ---- Statements: prepared at open (a missing table is RTDB_NOTADB) ---- */
+
+enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME, NST };
+
+/* Pick one target row of the name (several fingerprints) and one kernel row
+** of the name (several template versions): those with pins in scope
+** (?3: tag id, NULL for the current pins) first, then the most recent. */
+#define IN_SCOPE                                                                        \
+  "(CASE WHEN ?3 IS NULL THEN EXISTS(SELECT 1 FROM pin_current c WHERE c.target_id ="   \
+  " p.target_id AND c.workload_id = p.workload_id AND c.pin_id = p.id)"                 \
+  " ELSE EXISTS(SELECT 1 FROM tag_pins tp WHERE tp.tag_id = ?3 AND tp.pin_id = p.id) END)"
+#define PIN_COLUMNS "w.key, w.sizes, w.dtype, p.version, p.config, p.trial_id"
+
+static const char *const sql[NST] = {
+  [ST_TAG] = "SELECT id FROM tags WHERE name = ?1",
+  [ST_PICK] = "SELECT g.id, k.id FROM kernels k LEFT JOIN targets g ON g.name = ?1"
+              " WHERE k.name = ?2 ORDER BY g.id IS NOT NULL AND EXISTS(SELECT 1 FROM pins p"
+              " JOIN workloads w ON w.id = p.workload_id WHERE p.target_id = g.id"
+              " AND w.kernel_id = k.id AND " IN_SCOPE ") DESC, g.id DESC, k.id DESC LIMIT 1",
+  [ST_CURRENT] = "SELECT " PIN_COLUMNS " FROM pin_current c JOIN pins p ON p.id = c.pin_id"
+                 " JOIN workloads w ON w.id = c.workload_id"
+                 " WHERE c.target_id = ?1 AND w.kernel_id = ?2 AND p.target_id = ?1"
+                 " AND p.workload_id = c.workload_id",
+  [ST_TAGGED] = "SELECT " PIN_COLUMNS " FROM tag_pins tp JOIN pins p ON p.id = tp.pin_id"
+                " JOIN workloads w ON w.id = p.workload_id"
+                " WHERE tp.tag_id = ?3 AND p.target_id = ?1 AND w.kernel_id = ?2",
+  [ST_DEFAULT] = "SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL"
+                 " ORDER BY id = ?2 DESC, id DESC LIMIT 1",
+  /* the pinned trial's time, read for the chosen pin only (trials is big) */
+  [ST_TIME] = "SELECT time FROM trials WHERE id = ?1",
+};
+
+/* A memoised answer: rc, the result's fields, and (after the struct) the
+** key bytes, then config (or the error message), then the workload key. */
+typedef struct memo {
+  uint64_t hash;
+  size_t klen, clen, wlen;
+  int rc, version;
+  rtdb_match match;
+  double time_s, distance;
+} memo;
+
+struct rtdb {
+  sqlite3 *h;
+  pthread_mutex_t mu;
+  sqlite3_stmt *st[NST];
+  memo **slot;          /* open addressing, linear probing; cap a power of 2 */
+  size_t cap, n;
+  char msg[512];
+};
+
+static const char *const errstr[] = {
+  [RTDB_OK] = "ok",
+  [RTDB_ERROR] = "error",
+  [RTDB_CANTOPEN] = "cannot open the file",
+  [RTDB_NOTADB] = "not a rooftune database, or corrupt",
+  [RTDB_SCHEMA] = "unsupported schema version",
+  [RTDB_NOTFOUND] = "no pinned schedule and no default",
+  [RTDB_MISUSE] = "bad arguments",
+  [RTDB_NOMEM] = "out of memory",
+};
+
+const char *rtdb_errstr(int code) {
+  return code >= 0 && code < (int)(sizeof errstr / sizeof *errstr) ? errstr[code] : "unknown error";
+}
+
+const char *rtdb_errmsg(const rtdb *db) { return db ? db->msg : "no handle"; }
+
+static int seterr(rtdb *db, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int seterr(rtdb *db, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(db->msg, sizeof db->msg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* Map the handle's last SQLite error to a code, with its message. */
+static int sqlerr(rtdb *db, const char *what) {
+  int rc = sqlite3_errcode(db->h) & 0xff, code;
+  switch (rc) {
+  case SQLITE_CANTOPEN: case SQLITE_PERM: case SQLITE_AUTH: code = RTDB_CANTOPEN; break;
+  case SQLITE_NOMEM: code = RTDB_NOMEM; break;
+  case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_IOERR: case SQLITE_INTERRUPT:
+    code = RTDB_ERROR;
+    break;
+  default: code = RTDB_NOTADB; /* NOTADB, CORRUPT, FORMAT, SCHEMA, ERROR (no such table) */
+  }
+  return seterr(db, code, "%s: %s", what, sqlite3_errmsg(db->h));
+}
+
+/* ---- Open and close ---- */
+
+int rtdb_open(const char *path, rtdb **out) {
+  if (!out) return RTDB_MISUSE;
+  *out = NULL;
+  if (!path) return RTDB_MISUSE;
+  rtdb *db = calloc(1, sizeof *db);
+  if (!db) return RTDB_NOMEM;
+  pthread_mutex_init(&db->mu, NULL);
+  int code = RTDB_OK;
+  if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+    code = db->h ? sqlerr(db, path) : RTDB_NOMEM;
+  } else {
+    sqlite3_busy_timeout(db->h, 2000);
+    sqlite3_stmt *v = NULL;
+    int version = -1;
+    if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &v, NULL) != SQLITE_OK ||
+        sqlite3_step(v) != SQLITE_ROW)
+      code = sqlerr(db, path);
+    else
+      version = sqlite3_column_int(v, 0);
+    sqlite3_finalize(v);
+    if (code) {
+    } else if (version == 0) {
+      code = seterr(db, RTDB_NOTADB, "%s: not a rooftune database (user_version 0)", path);
+    } else if (version < RTDB_SCHEMA_MIN || version > RTDB_SCHEMA_MAX) {
+      code = seterr(db, RTDB_SCHEMA, "%s: schema version %d; this library reads %d to %d", path,
+                    version, RTDB_SCHEMA_MIN, RTDB_SCHEMA_MAX);
+    } else {
+      for (int i = 0; i < NST && !code; i++)
+        if (sqlite3_prepare_v3(db->h, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL) !=
+            SQLITE_OK)
+          code = sqlerr(db, path);
+    }
+  }
+  if (code) {
+    rtdb_close(db);
+    return code;
+  }
+  *out = db;
+  return RTDB_OK;
+}
+
+static void memo_clear(rtdb *db) {
+  for (size_t i = 0; i < db->cap; i++) free(db->slot[i]);
+  free(db->slot);
+  db->slot = NULL;
+  db->cap = db->n = 0;
+}
+
+int rtdb_close(rtdb *db) {
+  if (!db) return RTDB_OK;
+  for (int i = 0; i < NST; i++) sqlite3_finalize(db->st[i]);
+  sqlite3_close(db->h);
+  memo_clear(db);
+  pthread_mutex_destroy(&db->mu);
+  free(db);
+  return RTDB_OK;
+}
+
+/* ---- Values: the given vars and a workload's sizes ---- */
+
+typedef struct val {
+  char name[MAXNAME];
+  int num;            /* 1: x holds the number; 0: s holds the text */
+  double x;
+  char s[MAXSTR];
+} val;
+
+typedef struct vars {
+  int n;
+  val v[MAXVARS];
+} vars;
+
+static const val *find(const vars *vs, const char *name) {
+  for (int i = 0; i < vs->n; i++)
+    if (!strcmp(vs->v[i].name, name)) return &vs->v[i];
+  return NULL;
+}
+
+static int equal(const val *a, const val *b) {
+  return a->num == b->num && (a->num ? a->x == b->x : !strcmp(a->s, b->s));
+}
+
+/* Set v from the bare text p[0..n): True/False/true/false are 1/0, text
+** strtod takes whole is a number, anything else a string. */
+static int bare(val *v, const char *p, size_t n) {
+  if (n == 0 || n >= MAXSTR) return -1;
+  memcpy(v->s, p, n);
+  v->s[n] = 0;
+  char *end;
+  v->num = 1;
+  if (!strcmp(v->s, "True") || !strcmp(v->s, "true")) v->x = 1;
+  else if (!strcmp(v->s, "False") || !strcmp(v->s, "false")) v->x = 0;
+  else v->x = strtod(v->s, &end), v->num = *end == 0 && !isnan(v->x);
+  return 0;
+}
+
+/* Read a quoted string at p (quote q, backslash escapes; JSON's \uXXXX
+** when json) into out; the position after the closing quote, or NULL. */
+static const char *quoted(const char *p, char *out, int json) {
+  char q = *p++;
+  size_t n = 0;
+  for (; *p && *p != q; p++) {
+    unsigned c = (unsigned char)*p;
+    if (c == '\\') {
+      c = (unsigned char)*++p;
+      static const char from[] = "bfnrt", to[] = "\b\f\n\r\t";
+      const char *e = c ? strchr(from, (int)c) : NULL;
+      if (e) c = (unsigned char)to[e - from];
+      else if (c == 'u' && json) {
+        unsigned u = 0;
+        for (int i = 0; i < 4; i++) {
+          int d = p[1 + i];
+          int h = d >= '0' && d <= '9' ? d - '0' : d >= 'a' && d <= 'f' ? d - 'a' + 10
+                : d >= 'A' && d <= 'F' ? d - 'A' + 10 : -1;
+          if (h < 0) return NULL;
+          u = u * 16 + (unsigned)h;
+        }
+        p += 4;
+        char b[3];   /* UTF-8 of a code unit (surrogates stay unpaired) */
+        int k = u < 0x80 ? (b[0] = (char)u, 1)
+              : u < 0x800 ? (b[0] = (char)(0xc0 | u >> 6), b[1] = (char)(0x80 | (u & 0x3f)), 2)
+              : (b[0] = (char)(0xe0 | u >> 12), b[1] = (char)(0x80 | ((u >> 6) & 0x3f)),
+                 b[2] = (char)(0x80 | (u & 0x3f)), 3);
+        if (n + (size_t)k >= MAXSTR) return NULL;
+        memcpy(out + n, b, (size_t)k);
+        n += (size_t)k;
+        continue;
+      } else if (c == 0) return NULL;
+    }
+    if (n + 1 >= MAXSTR) return NULL;
+    out[n++] = (char)c;
+  }
+  if (*p != q) return NULL;
+  out[n] = 0;
+  return p + 1;
+}
+
+static int name_char(int c, int first) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9');
+}
+
+/* Parse "M=1024,N=1024,layout='nhwc'" (commas and/or blanks between
+** assignments; values: numbers, True/False, quoted or bare strings). */
+static int parse_vars(const char *p, vars *out) {
+  out->n = 0;
+  for (;;) {
+    while (*p == ',' || *p == ' ' || *p == '\t') p++;
+    if (!*p) return 0;
+    if (out->n == MAXVARS || !name_char(*p, 1)) return -1;
+    val *v = &out->v[out->n];
+    size_t n = 0;
+    while (name_char(p[n], 0)) n++;
+    if (n >= MAXNAME || p[n] != '=') return -1;
+    memcpy(v->name, p, n);
+    v->name[n] = 0;
+    if (find(out, v->name)) return -1;   /* named twice */
+    p += n + 1;
+    if (*p == '\'' || *p == '"') {
+      if (!(p = quoted(p, v->s, 0))) return -1;
+      v->num = 0;
+    } else {
+      n = strcspn(p, ", \t");
+      if (bare(v, p, n)) return -1;
+      p += n;
+    }
+    out->n++;
+  }
+}
+
+/* Skip one JSON array or object at p (balanced, strings respected) into
+** out as raw text; the position after it or NULL. */
+static const char *raw_json(const char *p, char *out) {
+  int depth = 0;
+  const char *s = p;
+  do {
+    if (*p == '"') {
+      char tmp[MAXSTR];
+      if (!(p = quoted(p, tmp, 1))) return NULL;
+      continue;
+    }
+    if (*p == '[' || *p == '{') depth++;
+    else if (*p == ']' || *p == '}') depth--;
+    else if (!*p) return NULL;
+    p++;
+  } while (depth > 0);
+  if ((size_t)(p - s) >= MAXSTR) return NULL;
+  memcpy(out, s, (size_t)(p - s));
+  out[p - s] = 0;
+  return p;
+}
+
+/* Parse a flat JSON object of the sizes column: numbers and booleans are
+** numbers, strings and null ("None") text, nested values their raw text. */
+static int parse_sizes(const char *p, vars *out) {
+  out->n = 0;
+  while (*p == ' ') p++;
+  if (*p++ != '{') return -1;
+  for (int first = 1;; first = 0) {
+    while (*p == ' ') p++;
+    if (*p == '}' && first) return p[1] == 0 ? 0 : -1;
+    if (out->n == MAXVARS || *p != '"') return -1;
+    val *v = &out->v[out->n];
+    char name[MAXSTR];
+    if (!(p = quoted(p, name, 1)) || strlen(name) >= MAXNAME || find(out, name)) return -1;
+    strcpy(v->name, name);
+    while (*p == ' ') p++;
+    if (*p++ != ':') return -1;
+    while (*p == ' ') p++;
+    if (*p == '"') {
+      if (!(p = quoted(p, v->s, 1))) return -1;
+      v->num = 0;
+    } else if (*p == '[' || *p == '{') {
+      if (!(p = raw_json(p, v->s))) return -1;
+      v->num = 0;
+    } else if (!strncmp(p, "null", 4)) {
+      strcpy(v->s, "None");
+      v->num = 0;
+      p += 4;
+    } else {
+      size_t n = strcspn(p, ",} ");
+      if (bare(v, p, n) || !v->num) return -1;
+      p += n;
+    }
+    out->n++;
+    while (*p == ' ') p++;
+    if (*p == '}') return p[1] == 0 ? 0 : -1;
+    if (*p++ != ',') return -1;
+  }
+}
+
+/* ---- Judging the pinned workloads ---- */
+
+/* Variables the caller left out: each must have one value in every
+** pinned workload. */
+typedef struct freevar {
+  val v;
+  int count, conflict;
+} freevar;
+
+typedef struct scan {
+  const vars *given;
+  vars row;
+  freevar fv[MAXVARS];
+  int nfree, nrows, have;
+  double best;        /* distance of out's workload */
+  sqlite3_int64 trial; /* its pinned trial, 0 if none */
+} scan;
+
+/* The distance from the given vars to row, or -1 when row is no
+** candidate (a variable missing, a non-numeric or non-positive value
+** unequal). Records the left-out variables on the way. */
+static double judge(scan *s) {
+  double d2 = 0;
+  int candidate = 1;
+  for (int i = 0; i < s->given->n; i++) {
+    const val *g = &s->given->v[i], *r = find(&s->row, g->name);
+    if (!r) candidate = 0;
+    else if (g->num && r->num && g->x > 0 && r->x > 0) d2 += pow(log2(g->x) - log2(r->x), 2);
+    else if (!equal(g, r)) candidate = 0;
+  }
+  for (int i = 0; i < s->row.n; i++) {
+    const val *r = &s->row.v[i];
+    if (find(s->given, r->name)) continue;
+    int j = 0;
+    while (j < s->nfree && strcmp(s->fv[j].v.name, r->name)) j++;
+    if (j == s->nfree) {
+      if (s->nfree == MAXVARS) return -2;
+      s->fv[s->nfree++] = (freevar){*r, 0, 0};
+    }
+    s->fv[j].count++;
+    s->fv[j].conflict |= !equal(&s->fv[j].v, r);
+  }
+  return candidate ? sqrt(d2) : -1;
+}
+
+static int text_col(rtdb *db, sqlite3_stmt *st, int col, const char **out, size_t cap) {
+  if (sqlite3_column_type(st, col) != SQLITE_TEXT || !(*out = (const char *)sqlite3_column_text(st, col)))
+    return seterr(db, RTDB_NOTADB, "unexpected value in column %s", sqlite3_column_name(st, col));
+  if ((size_t)sqlite3_column_bytes(st, col) >= cap || strlen(*out) != (size_t)sqlite3_column_bytes(st, col))
+    return seterr(db, RTDB_NOTADB, "over-long or binary value in column %s", sqlite3_column_name(st, col));
+  return RTDB_OK;
+}
+
+/* One pinned workload (a row of ST_CURRENT/ST_TAGGED): checked, parsed,
+** judged; copied into out when it beats the best so far (distance, then
+** key, then the higher version). */
+static int take_row(rtdb *db, sqlite3_stmt *st, scan *s, rtdb_result *out) {
+  const char *key, *sizes, *dtype, *config;
+  int rc;
+  if ((rc = text_col(db, st, 0, &key, RTDB_MAXKEY)) || (rc = text_col(db, st, 1, &sizes, 65536)) ||
+      (rc = text_col(db, st, 2, &dtype, MAXSTR)) || (rc = text_col(db, st, 4, &config, RTDB_MAXCONFIG)))
+    return rc;
+  int tt = sqlite3_column_type(st, 5);
+  if (sqlite3_column_type(st, 3) != SQLITE_INTEGER || (tt != SQLITE_NULL && tt != SQLITE_INTEGER) ||
+      config[0] != '{' || parse_sizes(sizes, &s->row))
+    return seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", key);
+  if (!find(&s->row, "dtype")) {
+    if (s->row.n == MAXVARS) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", key);
+    val *v = &s->row.v[s->row.n++];
+    strcpy(v->name, "dtype");
+    strcpy(v->s, dtype);
+    v->num = 0;
+  }
+  s->nrows++;
+  double d = judge(s);
+  if (d == -2) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", key);
+  int version = sqlite3_column_int(st, 3), cmp = s->have ? strcmp(key, out->workload) : 0;
+  if (d < 0 || (s->have && (d > s->best || (d == s->best && (cmp > 0 || (cmp == 0 && version <= out->pin_version))))))
+    return RTDB_OK;
+  s->have = 1;
+  s->best = d;
+  out->match = d == 0 ? RTDB_EXACT : RTDB_NEAREST;
+  out->distance = d;
+  out->pin_version = version;
+  s->trial = sqlite3_column_int64(st, 5);
+  strcpy(out->workload, key);
+  strcpy(out->config, config);
+  return RTDB_OK;
+}
+
+/* Step st: SQLITE_ROW, SQLITE_DONE, or -1 with the error set. */
+static int step(rtdb *db, sqlite3_stmt *st, int *code) {
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW || rc == SQLITE_DONE) return rc;
+  *code = sqlerr(db, "read");
+  return -1;
+}
+
+static void reset_all(rtdb *db) {
+  for (int i = 0; i < NST; i++) {
+    sqlite3_reset(db->st[i]);
+    sqlite3_clear_bindings(db->st[i]);
+  }
+}
+
+/* The time of trial id into *t (-1 when none or unknown). */
+static int trial_time(rtdb *db, sqlite3_int64 id, double *t) {
+  sqlite3_stmt *st = db->st[ST_TIME];
+  int rc, code = RTDB_OK, tt;
+  *t = -1;
+  if (!id) return RTDB_OK;
+  sqlite3_bind_int64(st, 1, id);
+  if ((rc = step(db, st, &code)) == SQLITE_ROW) {
+    if ((tt = sqlite3_column_type(st, 0)) == SQLITE_FLOAT || tt == SQLITE_INTEGER) *t = sqlite3_column_double(st, 0);
+    else if (tt != SQLITE_NULL) code = seterr(db, RTDB_NOTADB, "unexpected time of trial %lld", (long long)id);
+  }
+  sqlite3_reset(st);
+  return code;
+}
+
+/* Resolve the tag, pick the target and kernel rows, and bind the query of
+** the pinned workloads in scope: *pins to step, *kid the kernel row. */
+static int open_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
+                     sqlite3_stmt **pins, sqlite3_int64 *kid) {
+  sqlite3_stmt **st = db->st;
+  sqlite3_int64 tag_id = 0;
+  int rc, code = RTDB_OK;
+  if (tag) {
+    sqlite3_bind_text(st[ST_TAG], 1, tag, -1, SQLITE_STATIC);
+    if ((rc = step(db, st[ST_TAG], &code)) < 0) return code;
+    if (rc == SQLITE_DONE) return seterr(db, RTDB_NOTFOUND, "no tag named '%.200s'", tag);
+    tag_id = sqlite3_column_int64(st[ST_TAG], 0);
+  }
+  sqlite3_bind_text(st[ST_PICK], 1, target, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st[ST_PICK], 2, kernel, -1, SQLITE_STATIC);
+  if (tag) sqlite3_bind_int64(st[ST_PICK], 3, tag_id);
+  if ((rc = step(db, st[ST_PICK], &code)) < 0) return code;
+  if (rc == SQLITE_DONE) return seterr(db, RTDB_NOTFOUND, "no kernel named '%.200s'", kernel);
+  *kid = sqlite3_column_int64(st[ST_PICK], 1);
+  *pins = st[tag ? ST_TAGGED : ST_CURRENT];
+  sqlite3_bind_int64(*pins, 1, sqlite3_column_int64(st[ST_PICK], 0)); /* 0: unknown target */
+  sqlite3_bind_int64(*pins, 2, *kid);
+  if (tag) sqlite3_bind_int64(*pins, 3, tag_id);
+  return RTDB_OK;
+}
+
+/* The template default of kernel (row kid preferred) into out:
+** RTDB_OK, RTDB_NOTFOUND when there is none, or an error. */
+static int get_default(rtdb *db, const char *kernel, sqlite3_int64 kid, char *out) {
+  sqlite3_stmt *st = db->st[ST_DEFAULT];
+  const char *config;
+  int rc, code = RTDB_OK;
+  sqlite3_bind_text(st, 1, kernel, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 2, kid);
+  if ((rc = step(db, st, &code)) < 0) return code;
+  if (rc == SQLITE_DONE) return seterr(db, RTDB_NOTFOUND, "no template default for %.100s", kernel);
+  if ((code = text_col(db, st, 0, &config, RTDB_MAXCONFIG))) return code;
+  if (config[0] != '{') return seterr(db, RTDB_NOTADB, "unexpected default of kernel %.100s", kernel);
+  strcpy(out, config);
+  return RTDB_OK;
+}
+
+/* The uncached lookup; the caller holds the mutex. */
+static int resolve(rtdb *db, const char *target, const char *kernel, const char *vs,
+                   const char *tag, rtdb_result *out) {
+  scan *s = malloc(sizeof *s + sizeof(vars));
+  if (!s) return seterr(db, RTDB_NOMEM, "out of memory");
+  vars *g = (vars *)(s + 1);
+  *s = (scan){.given = g};
+  sqlite3_stmt *pins;
+  sqlite3_int64 kid;
+  int code, rc = 0;
+  if (parse_vars(vs, g)) {
+    code = seterr(db, RTDB_MISUSE, "malformed vars '%.200s' (want NAME=VALUE,...)", vs);
+  } else if (!(code = open_pins(db, target, kernel, tag, &pins, &kid))) {
+    while (!code && (rc = step(db, pins, &code)) == SQLITE_ROW) code = take_row(db, pins, s, out);
+    for (int i = 0; i < s->nfree && !code; i++)
+      if (s->fv[i].conflict || s->fv[i].count != s->nrows)
+        code = seterr(db, RTDB_MISUSE, "vars leave out '%s', which distinguishes the pinned "
+                      "workloads of %.100s", s->fv[i].v.name, kernel);
+    if (!code && s->have) code = trial_time(db, s->trial, &out->time_s);
+    if (!code && !s->have) {
+      code = get_default(db, kernel, kid, out->config);
+      if (code == RTDB_NOTFOUND)
+        seterr(db, code, "nothing pinned near '%.200s' for %.100s on %.100s and no template "
+               "default", vs, kernel, target);
+      if (!code) {
+        out->match = RTDB_DEFAULT;
+        out->workload[0] = 0;
+        out->pin_version = 0;
+        out->time_s = -1;
+        out->distance = 0;
+      }
+    }
+  }
+  reset_all(db);
+  free(s);
+  return code;
+}
+
+int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
+              rtdb_pin_fn fn, void *ctx, char *default_config) {
+  if (!db) return RTDB_MISUSE;
+  if (!target || !kernel || !fn || !default_config) return RTDB_MISUSE;
+  pthread_mutex_lock(&db->mu);
+  sqlite3_stmt *pins;
+  sqlite3_int64 kid;
+  int code = open_pins(db, target, kernel, tag, &pins, &kid), rc;
+  while (!code && (rc = step(db, pins, &code)) == SQLITE_ROW) {
+    const char *key, *sizes, *dtype, *config;
+    int tt = sqlite3_column_type(pins, 5);
+    if ((code = text_col(db, pins, 0, &key, RTDB_MAXKEY)) || (code = text_col(db, pins, 1, &sizes, 65536)) ||
+        (code = text_col(db, pins, 2, &dtype, MAXSTR)) || (code = text_col(db, pins, 4, &config, RTDB_MAXCONFIG)))
+      break;
+    double t;
+    if (sqlite3_column_type(pins, 3) != SQLITE_INTEGER || (tt != SQLITE_NULL && tt != SQLITE_INTEGER)) {
+      code = seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", key);
+      break;
+    }
+    if ((code = trial_time(db, sqlite3_column_int64(pins, 5), &t)) ||
+        fn(ctx, key, sizes, dtype, config, sqlite3_column_int(pins, 3), t))
+      break;
+  }
+  default_config[0] = 0;
+  if (!code && (code = get_default(db, kernel, kid, default_config)) == RTDB_NOTFOUND) code = RTDB_OK;
+  reset_all(db);
+  pthread_mutex_unlock(&db->mu);
+  return code;
+}
+
+/* ---- The memo ---- */
+
+static uint64_t fnv(const char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  while (n--) h = (h ^ (unsigned char)*p++) * 0x100000001b3ull;
+  return h;
+}
+
+static memo **memo_find(rtdb *db, uint64_t h, const char *key, size_t klen) {
+  for (size_t i = h & (db->cap - 1);; i = (i + 1) & (db->cap - 1)) {
+    memo *m = db->slot[i];
+    if (!m || (m->hash == h && m->klen == klen && !memcmp(m + 1, key, klen))) return &db->slot[i];
+  }
+}
+
+/* Remember an answer (best effort: no memory, no memo). */
+static void memo_put(rtdb *db, uint64_t h, const char *key, size_t klen, int rc,
+                     const rtdb_result *r) {
+  if (db->n >= MEMO_MAX) memo_clear(db);
+  if (2 * (db->n + 1) > db->cap) {
+    size_t cap = db->cap ? 2 * db->cap : 256;
+    memo **old = db->slot, **slot = calloc(cap, sizeof *slot);
+    if (!slot) return;
+    size_t ocap = db->cap;
+    db->slot = slot, db->cap = cap;
+    for (size_t i = 0; i < ocap; i++)
+      if (old[i]) *memo_find(db, old[i]->hash, (const char *)(old[i] + 1), old[i]->klen) = old[i];
+    free(old);
+  }
+  const char *c = rc ? db->msg : r->config, *w = rc ? "" : r->workload;
+  size_t clen = strlen(c), wlen = strlen(w);
+  memo *m = malloc(sizeof *m + klen + clen + wlen + 2);
+  if (!m) return;
+  *m = rc ? (memo){h, klen, clen, wlen, rc, 0, 0, 0, 0}
+          : (memo){h, klen, clen, wlen, rc, r->pin_version, r->match, r->time_s, r->distance};
+  char *p = (char *)(m + 1);
+  memcpy(p, key, klen);
+  memcpy(p + klen, c, clen + 1);
+  memcpy(p + klen + clen + 1, w, wlen + 1);
+  *memo_find(db, h, key, klen) = m;
+  db->n++;
+}
+
+static int memo_get(rtdb *db, const memo *m, rtdb_result *out) {
+  const char *p = (const char *)(m + 1) + m->klen;
+  if (m->rc) {
+    memcpy(db->msg, p, m->clen + 1);
+    return m->rc;
+  }
+  out->match = m->match;
+  out->pin_version = m->version;
+  out->time_s = m->time_s;
+  out->distance = m->distance;
+  memcpy(out->config, p, m->clen + 1);
+  memcpy(out->workload, p + m->clen + 1, m->wlen + 1);
+  return RTDB_OK;
+}
+
+/* ---- Lookup ---- */
+
+int rtdb_lookup(rtdb *db, const char *target, const char *kernel, const char *vs,
+                const char *tag, rtdb_result *out) {
+  if (!db) return RTDB_MISUSE;
+  if (!target || !kernel || !vs || !out) {
+    pthread_mutex_lock(&db->mu);
+    seterr(db, RTDB_MISUSE, "rtdb_lookup: NULL target, kernel, vars or result");
+    pthread_mutex_unlock(&db->mu);
+    return RTDB_MISUSE;
+  }
+  /* the memo key: the four texts, NUL-separated; a tag's marks it present */
+  char key[MEMO_KEY];
+  size_t lt = strlen(target), lk = strlen(kernel), lv = strlen(vs), lg = tag ? strlen(tag) + 1 : 0;
+  size_t klen = lt + lk + lv + lg + 3;
+  int memoise = klen <= sizeof key;
+  uint64_t h = 0;
+  if (memoise) {
+    char *p = key;
+    memcpy(p, target, lt + 1), p += lt + 1;
+    memcpy(p, kernel, lk + 1), p += lk + 1;
+    memcpy(p, vs, lv + 1), p += lv + 1;
+    if (tag) *p++ = 't', memcpy(p, tag, lg - 1);
+    h = fnv(key, klen);
+  }
+  pthread_mutex_lock(&db->mu);
+  memo **m = memoise && db->cap ? memo_find(db, h, key, klen) : NULL;
+  int rc;
+  if (m && *m) {
+    rc = memo_get(db, *m, out);
+  } else {
+    rc = resolve(db, target, kernel, vs, tag, out);
+    if (memoise && (rc == RTDB_OK || rc == RTDB_NOTFOUND || rc == RTDB_MISUSE))
+      memo_put(db, h, key, klen, rc, out);
+  }
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
