@@ -51,6 +51,17 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librooftune.a
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
 
+# The commit of this build: rt_commit.o is rebuilt when it changes.
+RT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell \
+               git diff --quiet HEAD 2>/dev/null || echo -dirty)
+.PHONY: FORCE
+$(BUILD)/commit.txt: FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(RT_COMMIT)' | cmp -s - $@ || echo '$(RT_COMMIT)' > $@
+$(BUILD)/common/rt_commit.o: common/rt_commit.c $(BUILD)/commit.txt
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DRT_COMMIT='"$(RT_COMMIT)"' -c $< -o $@
+
 # The reader library for code generators: depends on SQLite only, shipped
 # as a static and a shared library with a pkg-config file.
 RTDB_SONAME = librtdb.so.1

@@ -10,6 +10,9 @@
 #include <stdint.h>
 
 #define RT_VERSION "0.1.0"
+/* The git commit this build came from ("-dirty" with uncommitted
+** changes), or "unknown" outside a checkout. */
+const char *rt_commit(void);
 
 /* An error being reported: a message (always NUL-terminated, possibly
 ** empty) and, where it applies, a 1-based line/column in some input text

@@ -69,6 +69,8 @@ static const char *const migrations[] = {
   "  pin_id INTEGER NOT NULL REFERENCES pins(id), PRIMARY KEY(tag_id, pin_id));",
   /* 1 -> 2: the template's default schedule, the readers' last resort */
   "ALTER TABLE kernels ADD COLUMN default_config TEXT;",
+  /* 2 -> 3: the commit rooftune was built from, with its version */
+  "ALTER TABLE campaigns ADD COLUMN rooftune_commit TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -302,11 +304,11 @@ int db_space_id(db *d, const char *spec, int64_t *id, rt_err *err) {
 int db_campaign_new(db *d, const db_campaign *c, int64_t *id, rt_err *err) {
   return run(d, query(d, err,
                       "INSERT INTO campaigns(target_id, workload_id, space_id, strategy, options,"
-                      " seed, budget, rooftune_version, source, compiler, flags, state)"
-                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                      "iiissiisssss", c->target_id, c->workload_id, c->space_id, c->strategy,
+                      " seed, budget, rooftune_version, source, compiler, flags, state,"
+                      " rooftune_commit) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                      "iiissiissssss", c->target_id, c->workload_id, c->space_id, c->strategy,
                       c->options_json, c->seed, c->budget, RT_VERSION, c->source,
-                      c->compiler, c->flags, c->state),
+                      c->compiler, c->flags, c->state, rt_commit()),
              id, err) < 0 ? -1 : 0;
 }
 

@@ -26,7 +26,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 typedef struct db db;
 

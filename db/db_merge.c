@@ -74,20 +74,22 @@ static const char defaults_sql[] =
     "  AND s.default_config IS NOT NULL);";
 
 /* A copied campaign with its destination ids; inserted by ins_campaign. */
-static const char campaigns_sql[] =
-    "SELECT c.id, mg.id, mw.id, ms.id, c.strategy, c.options, c.seed, c.budget,"
-    " c.rooftune_version, c.source, c.compiler, c.flags, c.started, c.ended, c.state"
-    " FROM src.campaigns c JOIN src.targets g ON g.id = c.target_id"
-    " JOIN main.targets mg ON mg.name = g.name AND mg.fingerprint = g.fingerprint"
-    " JOIN src.workloads w ON w.id = c.workload_id JOIN src.kernels k ON k.id = w.kernel_id"
-    " JOIN main.kernels mk ON mk.name = k.name AND mk.template_version = k.template_version"
-    " JOIN main.workloads mw ON mw.kernel_id = mk.id AND mw.key = w.key"
-    " JOIN src.spaces s ON s.id = c.space_id JOIN main.spaces ms ON ms.hash = s.hash"
-    " WHERE c.id IN temp.merge_campaigns ORDER BY c.id";
+#define CAMPAIGNS_SQL(commit)                                                              \
+    "SELECT c.id, mg.id, mw.id, ms.id, c.strategy, c.options, c.seed, c.budget,"           \
+    " c.rooftune_version, c.source, c.compiler, c.flags, c.started, c.ended, c.state, " commit \
+    " FROM src.campaigns c JOIN src.targets g ON g.id = c.target_id"                       \
+    " JOIN main.targets mg ON mg.name = g.name AND mg.fingerprint = g.fingerprint"         \
+    " JOIN src.workloads w ON w.id = c.workload_id JOIN src.kernels k ON k.id = w.kernel_id" \
+    " JOIN main.kernels mk ON mk.name = k.name AND mk.template_version = k.template_version" \
+    " JOIN main.workloads mw ON mw.kernel_id = mk.id AND mw.key = w.key"                   \
+    " JOIN src.spaces s ON s.id = c.space_id JOIN main.spaces ms ON ms.hash = s.hash"      \
+    " WHERE c.id IN temp.merge_campaigns ORDER BY c.id"
+/* campaigns.rooftune_commit exists from schema 3 on */
+static const char *const campaigns_sql[] = {CAMPAIGNS_SQL("NULL"), CAMPAIGNS_SQL("c.rooftune_commit")};
 static const char ins_campaign[] =
     "INSERT INTO main.campaigns(target_id, workload_id, space_id, strategy, options, seed, budget,"
-    " rooftune_version, source, compiler, flags, started, ended, state)"
-    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+    " rooftune_version, source, compiler, flags, started, ended, state, rooftune_commit)"
+    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
 static const char trials_sql[] =
     "INSERT INTO main.trials(campaign_id, config, config_hash, status, time, mean, sd, min, ci_lo,"
@@ -98,8 +100,8 @@ static const char trials_sql[] =
     " JOIN temp.merge_map m ON m.src_id = t.campaign_id ORDER BY t.id";
 
 /* Copy each needed campaign, recording src id -> new id in merge_map. */
-static int copy_campaigns(db *d, int *n, rt_err *err) {
-  sqlite3_stmt *sel = db__query(d, err, campaigns_sql, "");
+static int copy_campaigns(db *d, int version, int *n, rt_err *err) {
+  sqlite3_stmt *sel = db__query(d, err, campaigns_sql[version >= 3], "");
   if (!sel) return -1;
   int rc, bad = 0;
   *n = 0;
@@ -124,7 +126,7 @@ static int merge_in(db *d, int version, db_merge_stats *s, rt_err *err) {
       db__run(d, db__query(d, err, "SELECT count(*) FROM src.trials", ""), &total, err) < 0 ||
       db__run(d, db__query(d, err, "SELECT count(*) FROM temp.merge_new", ""), &fresh, err) < 0 ||
       exec(d, entities_sql, err) || (version >= 2 && exec(d, defaults_sql, err)) ||
-      copy_campaigns(d, &s->campaigns, err) || db__run(d, db__query(d, err, trials_sql, ""), NULL, err) < 0)
+      copy_campaigns(d, version, &s->campaigns, err) || db__run(d, db__query(d, err, trials_sql, ""), NULL, err) < 0)
     return -1;
   s->trials = sqlite3_changes(db__sqlite(d));
   s->duplicates = (int)(total - fresh);

@@ -129,6 +129,19 @@ static void test_import_shared(void **state) {
   assert_int_equal(db_check(d, &report, &err), 0);
   free(report.s);
   db_close(d);
+  /* every campaign records the rooftune version and commit that made it */
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(dbpath, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h, "SELECT count(*) FROM campaigns WHERE rooftune_version = ?1"
+                                         " AND rooftune_commit = ?2", -1, &st, NULL), SQLITE_OK);
+  sqlite3_bind_text(st, 1, RT_VERSION, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, rt_commit(), -1, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  assert_int_equal(sqlite3_column_int(st, 0), 4);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  assert_true(strlen(rt_commit()) > 0);
   remove_db();
 }
 
