@@ -35,6 +35,25 @@ int cli_dispatch(const char *prefix, const cli_cmd *cmds, int argc, char **argv)
   return EXIT_USAGE;
 }
 
+const void *cli_pick(const char *group, const void *table, size_t stride, int argc,
+                     char **argv, void (*help)(FILE *f), int *rc) {
+  *rc = EXIT_USAGE;
+  if (argc < 2) {
+    help(stderr);
+    return NULL;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    help(stdout);
+    *rc = EXIT_OK;
+    return NULL;
+  }
+  for (const char *row = table; *(const char *const *)row; row += stride)
+    if (!strcmp(*(const char *const *)row, argv[1])) return row;
+  fprintf(stderr, "rooftune %s: unknown subcommand '%s'\n\n", group, argv[1]);
+  help(stderr);
+  return NULL;
+}
+
 int cli_fail(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

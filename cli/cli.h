@@ -26,6 +26,13 @@ typedef struct cli_cmd {
 int cli_dispatch(const char *prefix, const cli_cmd *cmds, int argc, char **argv);
 void cli_list(FILE *f, const char *prefix, const cli_cmd *cmds);
 
+/* The row of a subcommand table for `rooftune GROUP SUB ...` (rows of
+** stride bytes whose first member is the name; a NULL name ends the table).
+** Handles a missing name, --help and unknown names: then NULL, with the
+** exit code in *rc. */
+const void *cli_pick(const char *group, const void *table, size_t stride, int argc,
+                     char **argv, void (*help)(FILE *f), int *rc);
+
 /* Report "rooftune CMD: message" on stderr; return EXIT_FAIL. */
 int cli_fail(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

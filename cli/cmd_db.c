@@ -219,25 +219,13 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
 }
 
 int cmd_db(int argc, char **argv) {
-  if (argc < 2) {
-    print_help(stderr);
-    return EXIT_USAGE;
-  }
-  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    print_help(stdout);
-    return EXIT_OK;
-  }
-  const db_cmd *c = subcommands;
-  while (c->name && strcmp(c->name, argv[1])) c++;
-  if (!c->name) {
-    fprintf(stderr, "rooftune db: unknown subcommand '%s'\n\n", argv[1]);
-    print_help(stderr);
-    return EXIT_USAGE;
-  }
+  int rc;
+  const db_cmd *c = cli_pick("db", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
+  if (!c) return rc;
   char cmd[32];
   snprintf(cmd, sizeof cmd, "db %s", c->name);
   dopts o;
-  int rc = parse(c, argc - 1, argv + 1, &o, cmd);
+  rc = parse(c, argc - 1, argv + 1, &o, cmd);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   rt_err err = {0};
   db *d = db_open(o.db, c->create, &err);

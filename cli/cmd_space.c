@@ -179,25 +179,13 @@ static int parse_opts(const space_cmd *c, int argc, char **argv, sopts *o,
 }
 
 int cmd_space(int argc, char **argv) {
-  if (argc < 2) {
-    print_help(stderr);
-    return EXIT_USAGE;
-  }
-  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    print_help(stdout);
-    return EXIT_OK;
-  }
-  const space_cmd *c = subcommands;
-  while (c->name && strcmp(c->name, argv[1])) c++;
-  if (!c->name) {
-    fprintf(stderr, "rooftune space: unknown subcommand '%s'\n\n", argv[1]);
-    print_help(stderr);
-    return EXIT_USAGE;
-  }
+  int rc;
+  const space_cmd *c = cli_pick("space", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
+  if (!c) return rc;
   char cmd[64];
   snprintf(cmd, sizeof cmd, "space %s", c->name);
   sopts o;
-  int rc = parse_opts(c, argc - 1, argv + 1, &o, cmd);
+  rc = parse_opts(c, argc - 1, argv + 1, &o, cmd);
   if (rc) return rc < 0 ? EXIT_OK : rc;
 
   rt_err err = {0};
