@@ -128,14 +128,15 @@ static int parse_hopts(int argc, char **argv, const char *cmd, const char *usage
 }
 
 /* Load the kernel's space with the bindings. NULL after reporting. */
-static sp_space *load_space(const hk_kernel *k, const char *set, const char *cmd,
-                            sx_arena *arena) {
+static sp_space *load_space(const hk_kernel *k, const char *set, const char *cmd) {
   char path[4096];
   rt_err err = {0};
+  sx_arena *arena = sx_arena_new();  /* the space copies what it keeps */
   sp_binding *b = NULL;
   int nb = set ? sp_parse_bindings(set, arena, &b, &err) : 0;
   sp_space *sp = nb < 0 ? NULL : sp_load_file(rt_project_path(k->space, path, sizeof path), b, nb, &err);
   free(b);
+  sx_arena_free(arena);
   if (!sp) {
     cli_fail(cmd, "%s", err.msg);
     return NULL;
@@ -239,12 +240,8 @@ int cmd_measure(int argc, char **argv) {
   int rc = parse_hopts(argc, argv, "measure", measure_usage, 1, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   const hk_kernel *k = hk_find(o.kernel);
-  sx_arena *arena = sx_arena_new();
-  sp_space *sp = load_space(k, o.set, "measure", arena);
-  if (!sp) {
-    sx_arena_free(arena);
-    return EXIT_FAIL;
-  }
+  sp_space *sp = load_space(k, o.set, "measure");
+  if (!sp) return EXIT_FAIL;
   int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg), failed;
   rt_err err = {0};
   if (!strcmp(o.config, "default")) {
@@ -265,7 +262,6 @@ int cmd_measure(int argc, char **argv) {
   }
   free(cfg);
   sp_free(sp);
-  sx_arena_free(arena);
   return rc;
 }
 
@@ -274,12 +270,8 @@ int cmd_baseline(int argc, char **argv) {
   int rc = parse_hopts(argc, argv, "baseline", baseline_usage, 0, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   const hk_kernel *k = hk_find(o.kernel);
-  sx_arena *arena = sx_arena_new();
-  sp_space *sp = load_space(k, o.set, "baseline", arena);
-  if (!sp) {
-    sx_arena_free(arena);
-    return EXIT_FAIL;
-  }
+  sp_space *sp = load_space(k, o.set, "baseline");
+  if (!sp) return EXIT_FAIL;
   hk_problem pb;
   hk_problem_from_space(&pb, sp);
   const char *ldflags = NULL;
@@ -295,7 +287,6 @@ int cmd_baseline(int argc, char **argv) {
   }
   free(src);
   sp_free(sp);
-  sx_arena_free(arena);
   return rc;
 }
 
