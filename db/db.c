@@ -352,20 +352,7 @@ char *db_workload_key(const char *kernel, const char *dtype, const sp_space *sp)
   return s.s;
 }
 
-char *db_workload_sizes(const sp_space *sp) {
-  rt_str s = {0};
-  rt_str_printf(&s, "{");
-  for (int v = 0; v < sp_nvars(sp); v++) {
-    const sx_value *x = sp_var_value(sp, v);
-    char buf[256];
-    if (x->t == SX_STR) snprintf(buf, sizeof buf, "\"%s\"", x->u.s->s);
-    else if (x->t == SX_BOOL) snprintf(buf, sizeof buf, "%s", x->u.i ? "true" : "false");
-    else sx_repr(x, buf, sizeof buf);
-    rt_str_printf(&s, "%s\"%s\":%s", v ? "," : "", sp_var_name(sp, v), buf);
-  }
-  rt_str_printf(&s, "}");
-  return s.s;
-}
+char *db_workload_sizes(const sp_space *sp) { return sp_vars_json(sp); }
 
 /* ---- Queries ---- */
 

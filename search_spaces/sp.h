@@ -125,6 +125,9 @@ int sp_default_config(const sp_space *sp, int *cfg);
 /* Canonical JSON text of cfg: an object with keys in parameter order,
 ** compact separators. Caller frees. */
 char *sp_config_json(const sp_space *sp, const int *cfg);
+/* The problem variables and their bound values as a compact JSON object,
+** in declaration order. Caller frees. */
+char *sp_vars_json(const sp_space *sp);
 /* Parse a JSON object naming every parameter once into value indices.
 ** -1 with err naming the missing/unknown key or the value not in the
 ** parameter's Values. */

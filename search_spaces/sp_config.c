@@ -28,6 +28,15 @@ char *sp_config_json(const sp_space *sp, const int *cfg) {
   return s;
 }
 
+char *sp_vars_json(const sp_space *sp) {
+  json_t *o = json_object();
+  for (int v = 0; v < sp->nvar; v++)
+    json_object_set_new(o, sp->vars[v].name, value_json(&sp->vars[v].value));
+  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  json_decref(o);
+  return s;
+}
+
 /* Index of the value of parameter p equal to j (bools match only bools). */
 static int find_value(const sp_param_t *pa, json_t *j) {
   for (int i = 0; i < pa->nv; i++) {

@@ -322,6 +322,38 @@ static void test_hostile_strings(void **state) {
   remove_db();
 }
 
+/* Workload sizes are valid JSON whatever the values: a string problem
+** variable with quotes and backslashes round-trips through a JSON parser. */
+static void test_workload_sizes_json(void **state) {
+  (void)state;
+  rt_err err = {0};
+  sx_arena *a = sx_arena_new();
+  sp_binding *b = NULL;
+  int nb = sp_parse_bindings("M=96,layout='n\"h\\\\wc'", a, &b, &err);
+  assert_int_equal(nb, 2);
+  sp_space *sp = sp_load_string(
+      "{\"ConfigurationSpace\": {\"ProblemVariables\": [{\"Name\": \"M\"}, {\"Name\": \"layout\"},"
+      " {\"Name\": \"x\", \"Default\": 0.5}],"
+      " \"TuningParameters\": [{\"Name\": \"t\", \"Type\": \"int\", \"Values\": \"[1, 2]\"}]}}",
+      "sizes.json", b, nb, &err);
+  if (!sp) fail_msg("%s", err.msg);
+  char *js = db_workload_sizes(sp);
+  json_error_t je;
+  json_t *o = json_loads(js, 0, &je);
+  if (!o) fail_msg("not JSON: %s", js);
+  assert_int_equal(json_integer_value(json_object_get(o, "M")), 96);
+  /* the text --set gave, quote and backslash included */
+  assert_non_null(strchr(b[1].value.u.s->s, '"'));
+  assert_non_null(strchr(b[1].value.u.s->s, '\\'));
+  assert_string_equal(json_string_value(json_object_get(o, "layout")), b[1].value.u.s->s);
+  assert_true(json_real_value(json_object_get(o, "x")) == 0.5);
+  json_decref(o);
+  free(js);
+  sp_free(sp);
+  free(b);
+  sx_arena_free(a);
+}
+
 /* ---- The check finds planted violations ---- */
 
 static void test_check_detects(void **state) {
@@ -436,6 +468,7 @@ int main(void) {
     cmocka_unit_test(test_import_all_or_nothing),
     cmocka_unit_test(test_versions),
     cmocka_unit_test(test_hostile_strings),
+    cmocka_unit_test(test_workload_sizes_json),
     cmocka_unit_test(test_check_detects),
     cmocka_unit_test(test_concurrent_writers),
     cmocka_unit_test(test_sigkill_loses_nothing_committed),
