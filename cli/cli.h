@@ -58,12 +58,15 @@ void jw_double(jw *w, double v);          /* 6 significant digits */
 void jw_bool(jw *w, int v);
 void jw_raw(jw *w, const char *json);      /* an already-encoded value */
 
-/* Commands (cmd_space.c, cmd_host.c, cmd_db.c). */
+/* Commands (cmd_space.c, cmd_host.c, cmd_db.c, cmd_replay.c, cmd_tune.c). */
 int cmd_space(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_measure(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif

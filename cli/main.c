@@ -28,6 +28,12 @@ static const cli_cmd commands[] = {
    "the vendor library (or best available code) through the same harness"},
   {"db", cmd_db, "SUBCOMMAND [--db F] [options]",
    "the tuned-config database: init, check, stats, import, best, list"},
+  {"tune", cmd_tune, "--kernel K --set VAR=VAL,... [--strategy S] [--budget N|P%] [--resume ID]",
+   "a tuning campaign: search, measure, store every trial, pin the winner"},
+  {"replay", cmd_replay, "(--t4 FILE --space T1 | --db F --kernel K) --strategy S [--budget N|P%]",
+   "run a strategy against recorded results (simulation: no hardware needed)"},
+  {"compare", cmd_compare, "(--t4 FILE --space T1 | --db F --kernel K) --strategies A,B|all",
+   "score strategies over repeats against random search and the optimum"},
   {"version", cmd_version, "", "print the version"},
   {NULL, NULL, NULL, NULL},
 };

@@ -6,6 +6,7 @@
 */
 #include "db.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <sqlite3.h>
@@ -71,6 +72,13 @@ static const char *const migrations[] = {
   "ALTER TABLE kernels ADD COLUMN default_config TEXT;",
   /* 2 -> 3: the commit rooftune was built from, with its version */
   "ALTER TABLE campaigns ADD COLUMN rooftune_commit TEXT;",
+  /* 3 -> 4: tuning campaigns: what a trial measured (the compile key of
+  ** its source and toolchain, for reuse), where its result came from, and
+  ** a campaign's final report (default and baseline measurements) */
+  "ALTER TABLE trials ADD COLUMN source_hash TEXT;"
+  "ALTER TABLE trials ADD COLUMN origin TEXT;"
+  "ALTER TABLE campaigns ADD COLUMN report TEXT;"
+  "CREATE INDEX trials_by_source ON trials(source_hash) WHERE source_hash IS NOT NULL;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -317,6 +325,102 @@ int db_campaign_end(db *d, int64_t id, const char *state, rt_err *err) {
                       "si", state, id), NULL, err) < 0 ? -1 : 0;
 }
 
+int db_campaign_set_report(db *d, int64_t id, const char *report_json, rt_err *err) {
+  return run(d, query(d, err, "UPDATE campaigns SET report = ?1 WHERE id = ?2", "ti", report_json, id),
+             NULL, err) < 0 ? -1 : 0;
+}
+
+static char *col_dup(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t ? rt_strdup((const char *)t) : NULL;
+}
+
+int db_campaign_get(db *d, int64_t id, db_campaign_info *c, rt_err *err) {
+  memset(c, 0, sizeof *c);
+  sqlite3_stmt *st = query(d, err,
+                           "SELECT c.id, c.target_id, c.workload_id, c.strategy, c.options, c.state,"
+                           " g.name, g.fingerprint, k.name, w.key, c.report, c.seed, c.budget, c.source"
+                           " FROM campaigns c JOIN targets g ON g.id = c.target_id"
+                           " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
+                           " WHERE c.id = ?1", "i", id);
+  if (!st) return -1;
+  int rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) {
+    c->id = sqlite3_column_int64(st, 0);
+    c->target_id = sqlite3_column_int64(st, 1);
+    c->workload_id = sqlite3_column_int64(st, 2);
+    c->strategy = col_dup(st, 3);
+    c->options = col_dup(st, 4);
+    c->state = col_dup(st, 5);
+    c->target = col_dup(st, 6);
+    c->fingerprint = col_dup(st, 7);
+    c->kernel = col_dup(st, 8);
+    c->workload_key = col_dup(st, 9);
+    c->report = col_dup(st, 10);
+    c->seed = sqlite3_column_int64(st, 11);
+    c->budget = sqlite3_column_int64(st, 12);
+    c->source = col_dup(st, 13);
+  }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return 0;
+  if (rc == SQLITE_DONE) {
+    rt_err_set(err, "no campaign %lld", (long long)id);
+    return 1;
+  }
+  return db__fail(d, err, "read");
+}
+
+void db_campaign_info_free(db_campaign_info *c) {
+  char **s[] = {&c->strategy, &c->options, &c->state, &c->target, &c->fingerprint, &c->kernel,
+                &c->workload_key, &c->report, &c->source};
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+    free(*s[i]);
+    *s[i] = NULL;
+  }
+}
+
+/* Every filter is bound; one that is not set (0 / NULL) matches all. */
+static const char trials_sql[] =
+    "SELECT t.id, t.campaign_id, t.config, t.status, t.time, t.ci_lo, t.ci_hi, t.repeats,"
+    " t.compile_s, t.verify_s, t.bench_s, t.framework_s, t.source_hash, t.origin, t.mean, t.sd,"
+    " t.min, t.noisy"
+    " FROM trials t JOIN campaigns c ON c.id = t.campaign_id JOIN targets g ON g.id = c.target_id"
+    " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
+    " WHERE (?1 = 0 OR t.campaign_id = ?1) AND (?2 IS NULL OR g.name = ?2)"
+    " AND (?3 IS NULL OR k.name = ?3) AND (?4 IS NULL OR w.key = ?4)"
+    " AND (?5 = 0 OR c.target_id = ?5) AND (?6 = 0 OR c.workload_id = ?6)"
+    " AND (?7 IS NULL OR (t.source_hash = ?7 AND coalesce(t.origin, 'measured') = 'measured'))"
+    " ORDER BY t.id";
+
+static double col_num(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+int db_trials(db *d, const db_trial_filter *f, db_row_fn fn, void *ctx, rt_err *err) {
+  sqlite3_stmt *st = query(d, err, trials_sql, "itttiit", f->campaign, f->target, f->kernel,
+                           f->workload_key, f->target_id, f->workload_id, f->source_hash);
+  if (!st) return -1;
+  int n = 0, rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    db_trial_row r = {
+      .id = sqlite3_column_int64(st, 0), .campaign_id = sqlite3_column_int64(st, 1),
+      .config = (const char *)sqlite3_column_text(st, 2),
+      .status = (const char *)sqlite3_column_text(st, 3),
+      .time_s = col_num(st, 4), .ci_lo_s = col_num(st, 5), .ci_hi_s = col_num(st, 6),
+      .repeats = sqlite3_column_int(st, 7), .compile_s = col_num(st, 8),
+      .verify_s = col_num(st, 9), .bench_s = col_num(st, 10), .framework_s = col_num(st, 11),
+      .source_hash = (const char *)sqlite3_column_text(st, 12),
+      .origin = (const char *)sqlite3_column_text(st, 13), .mean_s = col_num(st, 14),
+      .sd_s = col_num(st, 15), .min_s = col_num(st, 16), .noisy = sqlite3_column_int(st, 17),
+    };
+    n++;
+    if (fn(ctx, &r)) break;
+  }
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) n = db__fail(d, err, "read");
+  sqlite3_finalize(st);
+  return n;
+}
+
 void db_trial_init(db_trial *t) {
   memset(t, 0, sizeof *t);
   t->time_s = t->mean_s = t->sd_s = t->min_s = t->ci_lo_s = t->ci_hi_s = NAN;
@@ -329,13 +433,14 @@ int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err) {
   return run(d, query(d, err,
                       "INSERT INTO trials(campaign_id, config, config_hash, status, time, mean, sd,"
                       " min, ci_lo, ci_hi, repeats, noisy, counters, predicted, compile_s,"
-                      " verify_s, bench_s, framework_s, created)"
+                      " verify_s, bench_s, framework_s, created, source_hash, origin)"
                       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-                      " ?16, ?17, ?18, coalesce(?19, datetime('now')))",
-                      "isssddddddiitddddds", t->campaign_id, t->config_json, hex, t->status,
+                      " ?16, ?17, ?18, coalesce(?19, datetime('now')), ?20, ?21)",
+                      "isssddddddiitdddddttt", t->campaign_id, t->config_json, hex, t->status,
                       t->time_s, t->mean_s, t->sd_s, t->min_s, t->ci_lo_s, t->ci_hi_s,
                       (int64_t)t->repeats, (int64_t)t->noisy, t->counters_json, t->predicted_s,
-                      t->compile_s, t->verify_s, t->bench_s, t->framework_s, t->timestamp),
+                      t->compile_s, t->verify_s, t->bench_s, t->framework_s, t->timestamp,
+                      t->source_hash, t->origin),
              id, err) < 0 ? -1 : 0;
 }
 
@@ -353,6 +458,39 @@ char *db_workload_key(const char *kernel, const char *dtype, const sp_space *sp)
 }
 
 char *db_workload_sizes(const sp_space *sp) { return sp_vars_json(sp); }
+
+/* The canonical text of a space: parameters with their values, conditions
+** and bound problem variables, as compact JSON. */
+char *db_space_spec(const sp_space *sp) {
+  rt_str s = {0};
+  char buf[256];
+  rt_str_printf(&s, "{\"parameters\":[");
+  for (int p = 0; p < sp_nparams(sp); p++) {
+    rt_str_printf(&s, "%s[\"%s\"", p ? "," : "", sp_param_name(sp, p));
+    for (int v = 0; v < sp_nvalues(sp, p); v++) {
+      sx_repr(sp_value(sp, p, v), buf, sizeof buf);
+      json_t *j = json_string(buf);
+      char *t = json_dumps(j, JSON_ENCODE_ANY);
+      rt_str_printf(&s, ",%s", t);
+      free(t);
+      json_decref(j);
+    }
+    rt_str_printf(&s, "]");
+  }
+  rt_str_printf(&s, "],\"conditions\":[");
+  for (int c = 0; c < sp_nconds(sp); c++) {
+    json_t *j = json_string(sp_cond_text(sp, c));
+    char *t = json_dumps(j, JSON_ENCODE_ANY);
+    rt_str_printf(&s, "%s%s", c ? "," : "", t);
+    free(t);
+    json_decref(j);
+  }
+  char *sizes = db_workload_sizes(sp);
+  rt_str_printf(&s, "],\"variables\":%s}", sizes);
+  free(sizes);
+  return s.s;
+}
+
 
 /* ---- Queries ---- */
 

@@ -26,7 +26,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 typedef struct db db;
 
@@ -74,6 +74,10 @@ int db_space_id(db *d, const char *spec, int64_t *id, rt_err *err);
 char *db_workload_key(const char *kernel, const char *dtype, const sp_space *sp);
 /* The problem variables of sp as a JSON object (caller frees). */
 char *db_workload_sizes(const sp_space *sp);
+/* The canonical text of a space (parameters with their values,
+** conditions, bound problem variables) as compact JSON: what
+** db_space_id stores. Caller frees. */
+char *db_space_spec(const sp_space *sp);
 
 typedef struct db_campaign {
   int64_t target_id, workload_id, space_id;
@@ -85,6 +89,19 @@ typedef struct db_campaign {
 } db_campaign;
 int db_campaign_new(db *d, const db_campaign *c, int64_t *id, rt_err *err);
 int db_campaign_end(db *d, int64_t id, const char *state, rt_err *err);
+/* Store a campaign's final report (JSON: default and baseline timings). */
+int db_campaign_set_report(db *d, int64_t id, const char *report_json, rt_err *err);
+
+/* A campaign as stored, with its target, kernel and workload (strings
+** malloc'ed; db_campaign_info_free). 0; 1 when there is no such campaign
+** (err says so); -1 on error. */
+typedef struct db_campaign_info {
+  int64_t id, target_id, workload_id, seed, budget;
+  char *strategy, *options, *state, *target, *fingerprint, *kernel, *workload_key, *report,
+      *source;
+} db_campaign_info;
+int db_campaign_get(db *d, int64_t id, db_campaign_info *c, rt_err *err);
+void db_campaign_info_free(db_campaign_info *c);
 
 /* Statuses in the T4 vocabulary of measure/ms.h: ok, compile_error,
 ** runtime_error, timeout, wrong_result, invalid. */
@@ -99,10 +116,32 @@ typedef struct db_trial {
   double predicted_s;        /* NAN until the cost model predicts */
   double compile_s, verify_s, bench_s, framework_s;  /* NAN when unknown */
   const char *timestamp;     /* NULL: now */
+  const char *source_hash;   /* ms_build_key of what was measured; NULL */
+  const char *origin;        /* "measured", "reused" (copied from an
+                             ** earlier campaign); NULL: imported/unknown */
 } db_trial;
 /* Insert a trial; a config already in the campaign is an error. */
 int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err);
 void db_trial_init(db_trial *t);           /* every number NAN, 0 repeats */
+
+/* Trials as read back (strings valid during the callback only). */
+typedef struct db_trial_row {
+  int64_t id, campaign_id;
+  const char *config, *status, *source_hash, *origin;
+  double time_s, mean_s, sd_s, min_s, ci_lo_s, ci_hi_s;      /* NAN: none */
+  double compile_s, verify_s, bench_s, framework_s;          /* NAN: unknown */
+  int repeats, noisy;
+} db_trial_row;
+typedef int (*db_row_fn)(void *ctx, const db_trial_row *t);
+/* Which trials: every field left 0/NULL matches all. source_hash selects
+** trials measured (origin "measured" or NULL) from that source. */
+typedef struct db_trial_filter {
+  int64_t campaign, target_id, workload_id;
+  const char *target, *kernel, *workload_key, *source_hash;
+} db_trial_filter;
+/* Call fn for each matching trial in id order (stop when it returns
+** nonzero); the number visited, or -1 with err. */
+int db_trials(db *d, const db_trial_filter *f, db_row_fn fn, void *ctx, rt_err *err);
 
 /* Import a T4 results file (plain or .gz) recorded on space sp, as one
 ** campaign of state "imported" for (target, kernel, the workload bound in

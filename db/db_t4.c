@@ -55,38 +55,6 @@ static char *slurp(const char *path, size_t *n, rt_err *err) {
 
 static double num(json_t *j) { return json_is_number(j) ? json_number_value(j) : NAN; }
 
-/* The canonical text of a space: parameters with their values, conditions
-** and bound problem variables, as compact JSON. */
-static char *space_spec(const sp_space *sp) {
-  rt_str s = {0};
-  char buf[256];
-  rt_str_printf(&s, "{\"parameters\":[");
-  for (int p = 0; p < sp_nparams(sp); p++) {
-    rt_str_printf(&s, "%s[\"%s\"", p ? "," : "", sp_param_name(sp, p));
-    for (int v = 0; v < sp_nvalues(sp, p); v++) {
-      sx_repr(sp_value(sp, p, v), buf, sizeof buf);
-      json_t *j = json_string(buf);
-      char *t = json_dumps(j, JSON_ENCODE_ANY);
-      rt_str_printf(&s, ",%s", t);
-      free(t);
-      json_decref(j);
-    }
-    rt_str_printf(&s, "]");
-  }
-  rt_str_printf(&s, "],\"conditions\":[");
-  for (int c = 0; c < sp_nconds(sp); c++) {
-    json_t *j = json_string(sp_cond_text(sp, c));
-    char *t = json_dumps(j, JSON_ENCODE_ANY);
-    rt_str_printf(&s, "%s%s", c ? "," : "", t);
-    free(t);
-    json_decref(j);
-  }
-  char *sizes = db_workload_sizes(sp);
-  rt_str_printf(&s, "],\"variables\":%s}", sizes);
-  free(sizes);
-  return s.s;
-}
-
 /* One result -> a trial row; -1 with err naming results[i]. */
 static int add_result(db *d, json_t *r, size_t i, sp_space *sp, double unit, int64_t campaign,
                       rt_err *err) {
@@ -176,7 +144,7 @@ static int import_json(db *d, json_t *root, const char *path, sp_space *sp, cons
   }
   int64_t tid, kid, wid, sid;
   char *key = db_workload_key(kernel, "f32", sp), *sizes = db_workload_sizes(sp),
-       *spec = space_spec(sp), desc[600], source[600];
+       *spec = db_space_spec(sp), desc[600], source[600];
   json_t *jp = json_string(path);
   char *jpath = json_dumps(jp, JSON_ENCODE_ANY);
   snprintf(desc, sizeof desc, "{\"imported_from\":%s}", jpath);

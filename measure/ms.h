@@ -74,6 +74,14 @@ typedef struct ms_result {
 int ms_build(const char *src, const char *ldflags, const ms_opts *o,
              char *so_path, size_t cap, int *hit, rt_str *log);
 
+/* The compile-cache key ms_build would use for (src, ldflags, o's cflags
+** and the compiler): 32 hex digits. Identifies what a measurement ran. */
+void ms_build_key(const char *src, const char *ldflags, const ms_opts *o, char key[33]);
+/* The compiler's identity, "PATH: first line of --version", into buf. */
+const char *ms_compiler(char *buf, size_t cap);
+/* The status named name (ms_status_name's inverse); -1 if unknown. */
+int ms_status_parse(const char *name);
+
 /* A workload under measurement: its inputs and reference outputs, made
 ** once and shared (read-only) by every candidate's worker. k and pb (with
 ** the space its strings point into) must outlive w. */

@@ -198,24 +198,49 @@ static int write_atomic(const char *path, const char *text, rt_str *log) {
   return -1;
 }
 
+/* The key of (src, the compiler cc names, cflags, ldflags). */
+static rt_hash build_key(const char *src, const char *ldflags, const char *cflags, argv_t *cc) {
+  char exe[PATH_MAX];
+  resolve_exe(cc->v[0], exe, sizeof exe);
+  rt_hash h = hash_field(RT_HASH_INIT, "rooftune-cc-1");
+  h = hash_field(h, src);
+  h = hash_field(h, exe);
+  for (int i = 1; i < cc->n; i++) h = hash_field(h, cc->v[i]);
+  h = hash_field(h, cc_version(cc));
+  h = hash_field(h, cflags);
+  return hash_field(h, ldflags);
+}
+
+static void cc_argv(argv_t *cc) {
+  const char *ccenv = getenv("CC");
+  argv_words(cc, ccenv && *ccenv ? ccenv : "cc");
+}
+
+void ms_build_key(const char *src, const char *ldflags, const ms_opts *o, char key[33]) {
+  argv_t cc = {0};
+  cc_argv(&cc);
+  rt_hash_hex(build_key(src, ldflags, o->cflags ? o->cflags : MS_DEFAULT_CFLAGS, &cc), key);
+  argv_free(&cc);
+}
+
+const char *ms_compiler(char *buf, size_t cap) {
+  argv_t cc = {0};
+  cc_argv(&cc);
+  char exe[PATH_MAX];
+  resolve_exe(cc.v[0], exe, sizeof exe);
+  snprintf(buf, cap, "%s: %s", exe, cc_version(&cc));
+  argv_free(&cc);
+  return buf;
+}
+
 int ms_build(const char *src, const char *ldflags, const ms_opts *o,
              char *so_path, size_t cap, int *hit, rt_str *log) {
   rt_str sink = {0};
   if (!log) log = &sink;
   const char *cflags = o->cflags ? o->cflags : MS_DEFAULT_CFLAGS;
-  const char *ccenv = getenv("CC");
   argv_t cc = {0};
-  argv_words(&cc, ccenv && *ccenv ? ccenv : "cc");
-  char exe[PATH_MAX];
-  resolve_exe(cc.v[0], exe, sizeof exe);
-
-  rt_hash h = hash_field(RT_HASH_INIT, "rooftune-cc-1");
-  h = hash_field(h, src);
-  h = hash_field(h, exe);
-  for (int i = 1; i < cc.n; i++) h = hash_field(h, cc.v[i]);
-  h = hash_field(h, cc_version(&cc));
-  h = hash_field(h, cflags);
-  h = hash_field(h, ldflags);
+  cc_argv(&cc);
+  rt_hash h = build_key(src, ldflags, cflags, &cc);
   char key[33];
 
   char dir[PATH_MAX], cpath[PATH_MAX + 64], sopath[PATH_MAX + 64];

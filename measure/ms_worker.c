@@ -53,6 +53,12 @@ const char *ms_status_name(ms_status s) {
              ? status_names[s] : "unknown";
 }
 
+int ms_status_parse(const char *name) {
+  for (size_t i = 0; i < sizeof status_names / sizeof *status_names; i++)
+    if (!strcmp(status_names[i], name)) return (int)i;
+  return -1;
+}
+
 void ms_opts_default(ms_opts *o) {
   *o = (ms_opts){.ci_target = 0.01, .time_cap = 2.0, .min_reps = 5,
                  .max_reps = 10000, .warmup = 2, .timeout = 20.0,

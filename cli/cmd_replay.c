@@ -1,0 +1,496 @@
+/*
+** cmd_replay.c -- `rooftune replay` (one strategy run against recorded
+** results: a T4 file or a rooftune database) and `rooftune compare`
+** (several strategies, several seeds each, scored with the methodology of
+** Willemsen et al. against the exact expectation of random search, with
+** the curves as CSV). Both share one option table and one recording
+** loader; live comparisons on our own kernels are in cmd_tune.c.
+*/
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../measure/ms.h"
+#include "../targets/host/hk.h"
+#include "../tuner/tu.h"
+#include "cli.h"
+
+typedef struct ropts {
+  const char *t4, *space, *db, *target, *kernel, *set, *strategy, *budget, *csv;
+  int64_t campaign;
+  uint64_t seed;
+  double time_limit;
+  int json, repeats, batch, budget_set;
+} ropts;
+
+enum { R_T4 = 1, R_SPACE, R_DB, R_TARGET, R_KERNEL, R_SET, R_CAMPAIGN, R_STRATEGY,
+       R_STRATEGIES, R_BUDGET, R_TIME, R_SEED, R_REPEATS, R_JSON, R_CSV, R_BATCH, R_HELP };
+
+static const struct option rlong[] = {
+  {"t4", required_argument, 0, R_T4}, {"space", required_argument, 0, R_SPACE},
+  {"db", required_argument, 0, R_DB}, {"target", required_argument, 0, R_TARGET},
+  {"kernel", required_argument, 0, R_KERNEL}, {"set", required_argument, 0, R_SET},
+  {"campaign", required_argument, 0, R_CAMPAIGN}, {"strategy", required_argument, 0, R_STRATEGY},
+  {"strategies", required_argument, 0, R_STRATEGIES}, {"budget", required_argument, 0, R_BUDGET},
+  {"time-limit", required_argument, 0, R_TIME}, {"seed", required_argument, 0, R_SEED},
+  {"repeats", required_argument, 0, R_REPEATS}, {"json", no_argument, 0, R_JSON},
+  {"csv", required_argument, 0, R_CSV}, {"batch", required_argument, 0, R_BATCH},
+  {"help", no_argument, 0, R_HELP}, {0, 0, 0, 0},
+};
+
+static const char replay_usage[] =
+    "(--t4 FILE --space T1 | --db F [--target T] --kernel K [--space T1] [--campaign ID])\n"
+    "       [--set VAR=VAL,...] --strategy S [--budget N|P%] [--time-limit SECONDS]\n"
+    "       [--seed S] [--batch N] [--json]";
+static const char compare_usage[] =
+    "(--t4 FILE --space T1 | --db F [--target T] --kernel K [--space T1] [--campaign ID])\n"
+    "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--repeats R]\n"
+    "       [--seed S] [--json] [--csv DIR]";
+
+static const char replay_help[] =
+    "  --t4 FILE          a T4 results file (plain or .gz) recorded on the space --space\n"
+    "  --db F             a rooftune database: the trials of --target (default host),\n"
+    "                     --kernel and the workload --set binds (or of --campaign ID)\n"
+    "  --space T1         the space (default: the host kernel's space file)\n"
+    "  --set VAR=VAL,...  the space's problem variables\n"
+    "  --strategy S       the strategy to replay (replay)\n"
+    "  --strategies LIST  strategies to compare, or 'all' (compare)\n"
+    "  --budget N|P%%      evaluations, or a percentage of the recorded configurations\n"
+    "                     (default 5%%)\n"
+    "  --time-limit S     replay: stop once S seconds of recorded time (compile,\n"
+    "                     verification, runs, framework) are spent\n"
+    "  --seed S           the seed (compare: repeat r uses S + r; default 1)\n"
+    "  --repeats R        compare: runs per strategy (default 10)\n"
+    "  --batch N          proposals asked for at once (default 16)\n"
+    "  --json             machine-readable output\n"
+    "  --csv DIR          compare: write DIR/curves.csv and DIR/scores.csv\n";
+
+static int parse_int(const char *s, long long lo, long long *out) {
+  char *end;
+  errno = 0;
+  *out = strtoll(s, &end, 10);
+  return errno || *end || end == s || *out < lo ? -1 : 0;
+}
+
+/* Parse options; -1: --help printed; > 0: a usage error's exit code. */
+static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage, ropts *o) {
+  memset(o, 0, sizeof *o);
+  o->seed = 1;
+  o->repeats = 10;
+  o->budget = "5%";
+  optind = 0;
+  opterr = 0;
+  int ch, is_compare = !strcmp(cmd, "compare");
+  while ((ch = getopt_long(argc, argv, "", rlong, NULL)) != -1) {
+    long long v;
+    char *end;
+    switch (ch) {
+    case R_T4: o->t4 = optarg; break;
+    case R_SPACE: o->space = optarg; break;
+    case R_DB: o->db = optarg; break;
+    case R_TARGET: o->target = optarg; break;
+    case R_KERNEL: o->kernel = optarg; break;
+    case R_SET: o->set = optarg; break;
+    case R_BUDGET: o->budget = optarg; o->budget_set = 1; break;
+    case R_CSV: o->csv = optarg; break;
+    case R_JSON: o->json = 1; break;
+    case R_STRATEGY:
+    case R_STRATEGIES:
+      if ((ch == R_STRATEGIES) != is_compare)
+        return cli_usage(cmd, usage, "--%s is for %s", ch == R_STRATEGY ? "strategy" : "strategies",
+                         ch == R_STRATEGY ? "replay (compare takes --strategies)" : "compare");
+      o->strategy = optarg;
+      break;
+    case R_CAMPAIGN:
+    case R_SEED:
+    case R_REPEATS:
+    case R_BATCH:
+      if (parse_int(optarg, ch == R_SEED ? 0 : 1, &v) || (ch != R_SEED && ch != R_CAMPAIGN && v > 100000))
+        return cli_usage(cmd, usage, "%s: expected %s, got '%s'", argv[optind - 1],
+                         ch == R_SEED ? "an integer >= 0" : "a positive integer", optarg);
+      if (ch == R_CAMPAIGN) o->campaign = v;
+      else if (ch == R_SEED) o->seed = (uint64_t)v;
+      else if (ch == R_REPEATS) o->repeats = (int)v;
+      else o->batch = (int)v;
+      break;
+    case R_TIME:
+      o->time_limit = strtod(optarg, &end);
+      if (*end || end == optarg || !(o->time_limit > 0))
+        return cli_usage(cmd, usage, "--time-limit: expected seconds > 0, got '%s'", optarg);
+      break;
+    case R_HELP:
+      printf("usage: rooftune %s %s\n\noptions:\n%s", cmd, usage, replay_help);
+      return -1;
+    default:
+      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
+  if (!!o->t4 == !!o->db) return cli_usage(cmd, usage, "give exactly one of --t4 FILE and --db F");
+  if (o->t4 && !o->space) return cli_usage(cmd, usage, "--t4 needs --space T1 (the space it was recorded on)");
+  if (o->db && !o->kernel && !o->campaign)
+    return cli_usage(cmd, usage, "--db needs --kernel K (or --campaign ID)");
+  if (!o->strategy)
+    return cli_usage(cmd, usage, "%s is required", is_compare ? "--strategies LIST" : "--strategy S");
+  if (o->csv && !is_compare) return cli_usage(cmd, usage, "--csv is for compare");
+  if (o->time_limit > 0 && is_compare)
+    return cli_usage(cmd, usage, "compare counts its budget in evaluations (--budget)");
+  return 0;
+}
+
+/* ---- The recording ---- */
+
+typedef struct replay_in {
+  sp_space *sp;
+  tu_rec *rec;
+  int64_t n;            /* configurations recorded */
+  double *values, opt, worst;
+  char *key;
+} replay_in;
+
+static void replay_in_free(replay_in *in) {
+  tu_rec_free(in->rec);
+  sp_free(in->sp);
+  free(in->values);
+  free(in->key);
+}
+
+/* Load the space and the recording; 0, or an exit code after reporting. */
+static int load_input(const ropts *o, const char *cmd, replay_in *in) {
+  memset(in, 0, sizeof *in);
+  rt_err err = {0};
+  char path[4096];
+  const char *space = o->space;
+  if (!space) {
+    const hk_kernel *k = o->kernel ? hk_find(o->kernel) : NULL;
+    if (!k) return cli_fail(cmd, "--space T1 is needed: '%s' is not a host kernel with a space of its own",
+                            o->kernel ? o->kernel : "(no --kernel)");
+    space = rt_project_path(k->space, path, sizeof path);
+  }
+  sx_arena *arena = sx_arena_new();
+  sp_binding *b = NULL;
+  int nb = o->set ? sp_parse_bindings(o->set, arena, &b, &err) : 0;
+  in->sp = nb < 0 ? NULL : sp_load_file(space, b, nb, &err);
+  free(b);
+  sx_arena_free(arena);
+  if (!in->sp) return cli_fail(cmd, "%s", err.msg);
+  if (o->t4) {
+    in->rec = tu_rec_t4(o->t4, in->sp, &err);
+  } else {
+    in->key = o->kernel ? db_workload_key(o->kernel, "f32", in->sp) : NULL;
+    db_trial_filter f = {.campaign = o->campaign, .target = o->campaign ? NULL : o->target ? o->target : "host",
+                         .kernel = o->campaign ? NULL : o->kernel, .workload_key = o->campaign ? NULL : in->key};
+    in->rec = tu_rec_db(o->db, &f, in->sp, &err);
+  }
+  if (!in->rec) {
+    replay_in_free(in);
+    return cli_fail(cmd, "%s", err.msg);
+  }
+  in->n = tu_rec_n(in->rec);
+  in->values = rt_malloc((size_t)in->n * sizeof *in->values);
+  in->opt = tu_rec_values(in->rec, in->values);
+  in->worst = in->opt;
+  for (int64_t i = 0; i < in->n; i++)
+    if (in->values[i] > in->worst) in->worst = in->values[i];
+  if (isnan(in->opt)) {
+    replay_in_free(in);
+    return cli_fail(cmd, "%s: no configuration in the recording has a time", o->t4 ? o->t4 : o->db);
+  }
+  return 0;
+}
+
+/* The budget in evaluations: "N" or "P%" of the recorded configurations. */
+static int parse_budget(const char *s, int64_t n, int64_t *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || !(v > 0)) return -1;
+  if (!strcmp(end, "%")) {
+    if (v > 100) return -1;
+    *out = (int64_t)ceil(v / 100 * (double)n - 1e-9);
+    if (*out < 1) *out = 1;
+    return 0;
+  }
+  if (*end || v != floor(v)) return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
+/* One run of strategy S; NULL after reporting. */
+static tu_run *replay_run(const replay_in *in, const tu_strategy *S, uint64_t seed, int64_t budget,
+                          const ropts *o, const char *cmd) {
+  tu_objective obj = tu_rec_objective(in->rec);
+  tu_run_opts ro = {.strategy = S, .seed = seed, .max_evals = budget,
+                    .max_cost = o->time_limit, .batch = o->batch};
+  rt_err err = {0};
+  tu_run *r = tu_run_strategy(in->sp, &obj, &ro, NULL, &err);
+  if (!r) cli_fail(cmd, "%s (seed %llu): %s", S->name, (unsigned long long)seed, err.msg);
+  return r;
+}
+
+/* 1-based rank of time t among the recorded ok times. */
+static int64_t rank_of(const replay_in *in, double t) {
+  int64_t r = 1;
+  for (int64_t i = 0; i < in->n; i++) r += in->values[i] < t;
+  return r;
+}
+
+/* ---- replay ---- */
+
+int cmd_replay(int argc, char **argv) {
+  ropts o;
+  int rc = parse_ropts(argc, argv, "replay", replay_usage, &o);
+  if (rc) return rc < 0 ? EXIT_OK : rc;
+  const tu_strategy *S = tu_strategy_find(o.strategy);
+  if (!S) return cli_usage("replay", replay_usage, "unknown strategy '%s'", o.strategy);
+  replay_in in;
+  if ((rc = load_input(&o, "replay", &in))) return rc;
+  int64_t budget = 0;
+  if (!o.time_limit || o.budget_set) {   /* a time limit alone: no evaluation cap */
+    if (parse_budget(o.budget, in.n, &budget)) {
+      replay_in_free(&in);
+      return cli_usage("replay", replay_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+    }
+  }
+  tu_run *r = replay_run(&in, S, o.seed, budget, &o, "replay");
+  if (!r) {
+    replay_in_free(&in);
+    return EXIT_FAIL;
+  }
+  int64_t n = tu_run_n(r), best = tu_run_best(r), nfail = 0, nstat[MS_INVALID + 1] = {0};
+  for (int64_t i = 0; i < n; i++) {
+    nstat[tu_run_obs(r, i)->status]++;
+    nfail += !tu_run_obs(r, i)->ok;
+  }
+  double bt = best >= 0 ? tu_run_obs(r, best)->value : NAN;
+  char *bcfg = best >= 0 ? sp_config_json(in.sp, tu_run_cfg(r, best)) : NULL;
+  double over_ms = n ? tu_run_framework_s(r) / (double)n * 1e3 : 0;
+  if (o.json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "strategy"); jw_str(&w, S->name);
+    jw_key(&w, "recording"); jw_str(&w, tu_rec_name(in.rec));
+    jw_key(&w, "recorded"); jw_int(&w, in.n);
+    jw_key(&w, "seed"); jw_int(&w, (long long)o.seed);
+    jw_key(&w, "budget"); jw_int(&w, budget);
+    jw_key(&w, "time_limit_s"); jw_double(&w, o.time_limit);
+    jw_key(&w, "evaluations"); jw_int(&w, n);
+    jw_key(&w, "proposals"); jw_int(&w, tu_run_proposals(r));
+    jw_key(&w, "restarts"); jw_int(&w, tu_run_restarts(r));
+    jw_key(&w, "ended"); jw_str(&w, tu_end_name(tu_run_end(r)));
+    jw_key(&w, "recorded_cost_s"); jw_double(&w, tu_run_cost(r));
+    jw_key(&w, "framework_ms_per_eval"); jw_double(&w, over_ms);
+    jw_key(&w, "optimum_s"); jw_double(&w, in.opt);
+    jw_key(&w, "best");
+    if (bcfg) {
+      jw_begin(&w, '{');
+      jw_key(&w, "time_s"); jw_double(&w, bt);
+      jw_key(&w, "rank"); jw_int(&w, rank_of(&in, bt));
+      jw_key(&w, "fraction_of_optimum"); jw_double(&w, in.opt / bt);
+      jw_key(&w, "evaluation"); jw_int(&w, best + 1);
+      jw_key(&w, "config"); jw_raw(&w, bcfg);
+      jw_end(&w, '}');
+    } else {
+      jw_raw(&w, "null");
+    }
+    jw_key(&w, "trace");
+    jw_begin(&w, '[');
+    double bsf = NAN;
+    for (int64_t i = 0; i < n; i++) {
+      const tu_obs *ob = tu_run_obs(r, i);
+      if (ob->ok && !(ob->value >= bsf)) bsf = ob->value;
+      char *c = sp_config_json(in.sp, tu_run_cfg(r, i));
+      jw_begin(&w, '{');
+      jw_key(&w, "config"); jw_raw(&w, c);
+      jw_key(&w, "status"); jw_str(&w, ms_status_name((ms_status)ob->status));
+      jw_key(&w, "time_s"); if (ob->ok) jw_double(&w, ob->value); else jw_raw(&w, "null");
+      jw_key(&w, "best_s"); if (!isnan(bsf)) jw_double(&w, bsf); else jw_raw(&w, "null");
+      jw_end(&w, '}');
+      free(c);
+    }
+    jw_end(&w, ']');
+    jw_end(&w, '}');
+    fputc('\n', stdout);
+  } else {
+    printf("replay     %s on %s: %lld configurations recorded, optimum %.6g s\n", S->name,
+           tu_rec_name(in.rec), (long long)in.n, in.opt);
+    printf("run        seed %llu, budget %s, ended on %s after %lld evaluations "
+           "(%lld proposals, %d restarts)\n", (unsigned long long)o.seed,
+           budget ? o.budget : "none", tu_end_name(tu_run_end(r)), (long long)n,
+           (long long)tu_run_proposals(r), tu_run_restarts(r));
+    if (bcfg)
+      printf("best       %.6g s at evaluation %lld: rank %lld of %lld, %.1f%% of the optimum's speed\n"
+             "           %s\n", bt, (long long)best + 1, (long long)rank_of(&in, bt),
+             (long long)in.n, 100 * in.opt / bt, bcfg);
+    else
+      printf("best       none: every evaluation failed\n");
+    printf("failures   %lld", (long long)nfail);
+    for (int s = 1; s <= MS_INVALID; s++)
+      if (nstat[s]) printf(" %s %lld", ms_status_name((ms_status)s), (long long)nstat[s]);
+    printf("\nspent      %.3f s recorded time; framework %.4f ms per evaluation\n", tu_run_cost(r),
+           over_ms);
+  }
+  free(bcfg);
+  tu_run_free(r);
+  replay_in_free(&in);
+  return EXIT_OK;
+}
+
+/* ---- compare ---- */
+
+/* The strategies of a comma-separated list, or all of them. */
+static int parse_strategies(const char *list, const tu_strategy **out, int max) {
+  int n = 0;
+  if (!strcmp(list, "all")) {
+    for (int i = 0; tu_strategies[i] && n < max; i++) out[n++] = tu_strategies[i];
+    return n;
+  }
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    const tu_strategy *S = tu_strategy_find(t);
+    if (!S || n == max) return -1 - n;
+    out[n++] = S;
+  }
+  return n;
+}
+
+typedef struct cmp_stat {
+  double mean, sd, min, median, max, best_frac, ms_per_eval;
+  int found_opt;
+} cmp_stat;
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int cmd_compare(int argc, char **argv) {
+  ropts o;
+  int rc = parse_ropts(argc, argv, "compare", compare_usage, &o);
+  if (rc) return rc < 0 ? EXIT_OK : rc;
+  const tu_strategy *list[64];
+  int ns = parse_strategies(o.strategy, list, 64);
+  if (ns <= 0) return cli_usage("compare", compare_usage, "--strategies: unknown strategy in '%s'", o.strategy);
+  replay_in in;
+  if ((rc = load_input(&o, "compare", &in))) return rc;
+  int64_t budget;
+  if (parse_budget(o.budget, in.n, &budget)) {
+    replay_in_free(&in);
+    return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+  }
+  if ((rt_count)in.n != sp_count(in.sp))
+    fprintf(stderr, "rooftune compare: warning: the recording holds %lld of the space's valid "
+            "configurations; random search's expectation is computed over the recording\n",
+            (long long)in.n);
+  double *rnd = rt_malloc((size_t)budget * sizeof *rnd), *curve = rt_malloc((size_t)budget * sizeof *curve);
+  tu_random_expect(in.values, in.n, budget, rnd);
+  FILE *fc = NULL, *fs = NULL;
+  if (o.csv) {
+    char p[4096];
+    mkdir(o.csv, 0777);
+    snprintf(p, sizeof p, "%s/curves.csv", o.csv);
+    fc = fopen(p, "w");
+    snprintf(p, sizeof p, "%s/scores.csv", o.csv);
+    fs = fopen(p, "w");
+    if (!fc || !fs) {
+      if (fc) fclose(fc);
+      if (fs) fclose(fs);
+      free(rnd);
+      free(curve);
+      replay_in_free(&in);
+      return cli_fail("compare", "cannot write into %s: %s", o.csv, strerror(errno));
+    }
+    fprintf(fc, "strategy,repeat,seed,k,best_s,random_expected_s\n");
+    fprintf(fs, "strategy,repeat,seed,score,best_s,evaluations,recorded_cost_s,framework_ms_per_eval\n");
+  }
+  cmp_stat *st = rt_calloc((size_t)ns, sizeof *st);
+  double *sc = rt_malloc((size_t)o.repeats * sizeof *sc);
+  for (int s = 0; s < ns && !rc; s++) {
+    double fsum = 0, bsum = 0;
+    for (int rep = 0; rep < o.repeats; rep++) {
+      uint64_t seed = o.seed + (uint64_t)rep;
+      tu_run *r = replay_run(&in, list[s], seed, budget, &o, "compare");
+      if (!r) {
+        rc = EXIT_FAIL;
+        break;
+      }
+      tu_run_curve(r, budget, in.worst, curve);
+      sc[rep] = tu_score(curve, rnd, in.opt, budget);
+      double best = curve[budget - 1], over = tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3;
+      bsum += in.opt / best;
+      fsum += over;
+      st[s].found_opt += best <= in.opt;
+      if (fc)
+        for (int64_t k = 0; k < budget; k++)
+          fprintf(fc, "%s,%d,%llu,%lld,%.9g,%.9g\n", list[s]->name, rep, (unsigned long long)seed,
+                  (long long)k + 1, curve[k], rnd[k]);
+      if (fs)
+        fprintf(fs, "%s,%d,%llu,%.6f,%.9g,%lld,%.6g,%.6g\n", list[s]->name, rep,
+                (unsigned long long)seed, sc[rep], best, (long long)tu_run_n(r), tu_run_cost(r), over);
+      tu_run_free(r);
+    }
+    if (rc) break;
+    double m = 0, v = 0;
+    for (int i = 0; i < o.repeats; i++) m += sc[i] / o.repeats;
+    for (int i = 0; i < o.repeats; i++) v += (sc[i] - m) * (sc[i] - m);
+    qsort(sc, (size_t)o.repeats, sizeof *sc, cmp_d);
+    st[s] = (cmp_stat){m, o.repeats > 1 ? sqrt(v / (o.repeats - 1)) : 0, sc[0],
+                       o.repeats % 2 ? sc[o.repeats / 2] : (sc[o.repeats / 2 - 1] + sc[o.repeats / 2]) / 2,
+                       sc[o.repeats - 1], bsum / o.repeats, fsum / o.repeats, st[s].found_opt};
+  }
+  if (!rc && o.json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "recording"); jw_str(&w, tu_rec_name(in.rec));
+    jw_key(&w, "recorded"); jw_int(&w, in.n);
+    jw_key(&w, "optimum_s"); jw_double(&w, in.opt);
+    jw_key(&w, "budget"); jw_int(&w, budget);
+    jw_key(&w, "repeats"); jw_int(&w, o.repeats);
+    jw_key(&w, "seeds"); jw_begin(&w, '['); jw_int(&w, (long long)o.seed);
+    jw_int(&w, (long long)(o.seed + (uint64_t)o.repeats - 1)); jw_end(&w, ']');
+    jw_key(&w, "strategies"); jw_begin(&w, '[');
+    for (int s = 0; s < ns; s++) {
+      jw_begin(&w, '{');
+      jw_key(&w, "name"); jw_str(&w, list[s]->name);
+      jw_key(&w, "score_mean"); jw_double(&w, st[s].mean);
+      jw_key(&w, "score_sd"); jw_double(&w, st[s].sd);
+      jw_key(&w, "score_min"); jw_double(&w, st[s].min);
+      jw_key(&w, "score_median"); jw_double(&w, st[s].median);
+      jw_key(&w, "score_max"); jw_double(&w, st[s].max);
+      jw_key(&w, "best_fraction_of_optimum"); jw_double(&w, st[s].best_frac);
+      jw_key(&w, "runs_finding_optimum"); jw_int(&w, st[s].found_opt);
+      jw_key(&w, "framework_ms_per_eval"); jw_double(&w, st[s].ms_per_eval);
+      jw_end(&w, '}');
+    }
+    jw_end(&w, ']');
+    jw_end(&w, '}');
+    fputc('\n', stdout);
+  } else if (!rc) {
+    printf("compare on %s: %lld configurations recorded, optimum %.6g s\n", tu_rec_name(in.rec),
+           (long long)in.n, in.opt);
+    printf("budget %lld evaluations (%s), %d repeats per strategy (seeds %llu..%llu); score: 0 = "
+           "random search's expectation, 1 = the optimum (Willemsen et al.)\n\n", (long long)budget,
+           o.budget, o.repeats, (unsigned long long)o.seed,
+           (unsigned long long)(o.seed + (uint64_t)o.repeats - 1));
+    printf("%-12s %7s %6s %7s %7s %7s  %9s %7s %9s\n", "strategy", "score", "sd", "min", "median",
+           "max", "best/opt", "optimum", "ms/eval");
+    for (int s = 0; s < ns; s++)
+      printf("%-12s %7.3f %6.3f %7.3f %7.3f %7.3f  %8.1f%% %3d/%-3d %9.4f\n", list[s]->name,
+             st[s].mean, st[s].sd, st[s].min, st[s].median, st[s].max, 100 * st[s].best_frac,
+             st[s].found_opt, o.repeats, st[s].ms_per_eval);
+  }
+  if (fc) fclose(fc);
+  if (fs) fclose(fs);
+  free(st);
+  free(sc);
+  free(rnd);
+  free(curve);
+  replay_in_free(&in);
+  return rc;
+}

@@ -1,0 +1,313 @@
+/*
+** test_ts_search.c -- the search strategies annealing, genetic, de and pso
+** run through tu_run_strategy on synthetic objectives whose optimum is
+** known by brute force over small spaces (a separable quadratic bowl with
+** conditions, a deceptive rugged landscape, a bowl whose best region borders
+** one that fails, a plateau full of ties), and on a space of 10^12
+** configurations. Asserted for every strategy: every evaluation is valid
+** and distinct, hardly any proposal repeats a known configuration, the
+** evaluation sequence depends only on the seed, a generous budget finds the
+** optimum, and a huge space runs its budget without trouble.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/tu.h"
+
+static const tu_strategy *const strategies[] = {&ts_annealing, &ts_genetic, &ts_de, &ts_pso};
+#define NSTRAT 4
+#define BATCH 16
+
+/* ---- Spaces ---- */
+
+/* 5 parameters, 10*10*5*8*2 = 8000 combinations, two conditions. */
+static const char *small_space =
+    "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+    "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(10))\"},"
+    "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(10))\"},"
+    "{\"Name\": \"c\", \"Type\": \"int\", \"Values\": \"[1, 2, 4, 8, 16]\"},"
+    "{\"Name\": \"d\", \"Type\": \"int\", \"Values\": \"list(range(8))\"},"
+    "{\"Name\": \"e\", \"Type\": \"int\", \"Values\": \"[0, 1]\"},"
+    "{\"Name\": \"k\", \"Type\": \"int\", \"Values\": \"[7]\"}],"
+    "\"Conditions\": ["
+    "{\"Expression\": \"a + b <= 14\", \"Parameters\": [\"a\", \"b\"]},"
+    "{\"Expression\": \"c * d <= 48 or e == 1\", \"Parameters\": [\"c\", \"d\", \"e\"]}]}}";
+
+/* 12 parameters of 10 values (10^12 combinations) with two conditions. */
+static const char *huge_space_text(void) {
+  static char text[4096];
+  size_t n = (size_t)snprintf(text, sizeof text, "{\"ConfigurationSpace\": {\"TuningParameters\": [");
+  for (int p = 0; p < 12; p++)
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "%s{\"Name\": \"p%d\", \"Type\": \"int\", \"Values\": \"list(range(10))\"}",
+                          p ? "," : "", p);
+  snprintf(text + n, sizeof text - n,
+           "], \"Conditions\": ["
+           "{\"Expression\": \"p0 + p1 <= 15\", \"Parameters\": [\"p0\", \"p1\"]},"
+           "{\"Expression\": \"p2 * p3 != 12\", \"Parameters\": [\"p2\", \"p3\"]}]}}");
+  return text;
+}
+
+static sp_space *load(const char *text) {
+  rt_err err = {0};
+  sp_space *sp = sp_load_string(text, "test.json", NULL, 0, &err);
+  if (!sp) fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(sp);
+  return sp;
+}
+
+/* ---- Objectives over value indices (time in seconds; NAN: failure) ---- */
+
+typedef double (*fn)(const int *c, int np);
+
+/* A separable quadratic bowl, minimum 1 at (6, 9, 3, 5, 1) where the
+** condition a + b <= 14 cuts it off: the constrained optimum lies on the
+** boundary. */
+static double f_bowl(const int *c, int np) {
+  static const double t[] = {6, 9, 3, 5, 1}, w[] = {1, 0.7, 2, 0.5, 3};
+  double s = 1;
+  for (int p = 0; p < 5 && p < np; p++) s += w[p] * (c[p] - t[p]) * (c[p] - t[p]);
+  return s;
+}
+
+/* Deterministic pseudo-random bits of a configuration. */
+static uint32_t hash_cfg(const int *c, int np) {
+  uint32_t h = 2166136261u;
+  for (int p = 0; p < np; p++) h = (h ^ (uint32_t)c[p]) * 16777619u;
+  h ^= h >> 15;
+  h *= 0x2c1b3c6du;
+  return h ^ (h >> 12);
+}
+
+/* Rugged and deceptive: a broad basin around (2, 2, .., ..) with hashed
+** noise, and the global optimum alone in a narrow pit at the far corner
+** (9, 5, 4, 0, 0) whose surroundings are worse than the broad basin. */
+static double f_rugged(const int *c, int np) {
+  double broad = 10 + 0.5 * ((c[0] - 2) * (c[0] - 2) + (c[1] - 2) * (c[1] - 2)) +
+                 abs(c[2] - 1) + 0.3 * abs(c[3] - 6) + c[4];
+  double noise = (double)(hash_cfg(c, np) % 1000) / 250.0;   /* 0 .. 4 */
+  int dpit = abs(c[0] - 9) + abs(c[1] - 5) + abs(c[2] - 4) + abs(c[3]) + abs(c[4]);
+  if (dpit == 0) return 1;
+  if (dpit <= 3) return 5 + dpit;
+  return broad + noise;
+}
+
+/* The bowl, failing (compile or runtime error) wherever a >= 7 or
+** d >= 6 -- right next to the unconstrained optimum. */
+static double f_fail(const int *c, int np) {
+  if (c[0] >= 7 || c[3] >= 6) return NAN;
+  return f_bowl(c, np);
+}
+
+/* Plateaus: the bowl quantised, so most moves tie. */
+static double f_plateau(const int *c, int np) { return floor(f_bowl(c, np) / 6); }
+
+/* A bowl over 12 parameters (for the huge space). */
+static double f_huge(const int *c, int np) {
+  double s = 1;
+  for (int p = 0; p < np; p++) s += (c[p] - (p % 7)) * (c[p] - (p % 7)) * (1 + 0.1 * p);
+  return s;
+}
+
+typedef struct obj_ctx {
+  sp_space *sp;
+  fn f;
+  int64_t evals;
+} obj_ctx;
+
+static int eval(void *vctx, const int *cfg, tu_obs *obs, rt_err *err) {
+  obj_ctx *o = vctx;
+  (void)err;
+  double v = o->f(cfg, sp_nparams(o->sp));
+  memset(obs, 0, sizeof *obs);
+  obs->ok = !isnan(v);
+  obs->value = obs->ok ? v : 0;
+  obs->status = obs->ok ? 0 : 1;
+  obs->cost = 1;
+  obs->origin = TU_REPLAYED;
+  o->evals++;
+  return 0;
+}
+
+/* The brute-force optimum of f over the valid configurations of sp. */
+static double brute_optimum(sp_space *sp, fn f) {
+  int np = sp_nparams(sp), *c = malloc((size_t)np * sizeof *c);
+  double best = INFINITY;
+  if (sp_unrank(sp, 0, c) == 0) do {
+      double v = f(c, np);
+      if (!isnan(v) && v < best) best = v;
+    } while (sp_next(sp, c));
+  free(c);
+  return best;
+}
+
+/* Run strategy s with seed and budget (0: no limit) on f over sp. */
+static tu_run *run(sp_space *sp, const tu_strategy *s, fn f, uint64_t seed, int64_t budget) {
+  obj_ctx o = {sp, f, 0};
+  tu_objective obj = {eval, &o};
+  tu_run_opts opts = {.strategy = s, .seed = seed, .max_evals = budget, .batch = BATCH};
+  rt_err err = {0};
+  tu_run *r = tu_run_strategy(sp, &obj, &opts, NULL, &err);
+  if (!r) fprintf(stderr, "%s: %s\n", s->name, err.msg);
+  assert_non_null(r);
+  assert_int_equal(o.evals, tu_run_n(r));
+  return r;
+}
+
+static int cmp_count(const void *a, const void *b) {
+  rt_count x = *(const rt_count *)a, y = *(const rt_count *)b;
+  return (x > y) - (x < y);
+}
+
+/* Every evaluation of r is valid and they are pairwise distinct (by rank);
+** the strategy proposed at most a batch beyond its evaluations (so it
+** hardly ever proposed a known configuration). */
+static void check_run(sp_space *sp, const tu_run *r) {
+  int64_t n = tu_run_n(r);
+  rt_count *ranks = malloc((size_t)(n > 0 ? n : 1) * sizeof *ranks);
+  for (int64_t i = 0; i < n; i++) {
+    assert_true(sp_valid(sp, tu_run_cfg(r, i), NULL));
+    assert_int_equal(sp_rank(sp, tu_run_cfg(r, i), &ranks[i]), 0);
+  }
+  qsort(ranks, (size_t)n, sizeof *ranks, cmp_count);
+  for (int64_t i = 1; i < n; i++) assert_true(ranks[i - 1] != ranks[i]);
+  free(ranks);
+  assert_true(tu_run_proposals(r) < n + BATCH);
+  assert_int_equal(tu_run_restarts(r), 0);
+}
+
+static double best_of(const tu_run *r) {
+  int64_t b = tu_run_best(r);
+  return b < 0 ? INFINITY : tu_run_obs(r, b)->value;
+}
+
+/* ---- Tests ---- */
+
+/* Valid, distinct evaluations on every objective; the run ends on its
+** budget; the best it reports is the best of its evaluations. */
+static void test_valid_distinct(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  fn fs[] = {f_bowl, f_rugged, f_fail, f_plateau};
+  for (int s = 0; s < NSTRAT; s++)
+    for (int k = 0; k < 4; k++)
+      for (uint64_t seed = 1; seed <= 3; seed++) {
+        tu_run *r = run(sp, strategies[s], fs[k], seed, 400);
+        assert_int_equal(tu_run_n(r), 400);
+        assert_int_equal(tu_run_end(r), TU_END_BUDGET);
+        check_run(sp, r);
+        double b = INFINITY;
+        for (int64_t i = 0; i < tu_run_n(r); i++)
+          if (tu_run_obs(r, i)->ok && tu_run_obs(r, i)->value < b) b = tu_run_obs(r, i)->value;
+        assert_true(best_of(r) == b);
+        tu_run_free(r);
+      }
+  sp_free(sp);
+}
+
+/* The same seed gives the same evaluations in the same order; another
+** seed gives another sequence. */
+static void test_determinism(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  int np = sp_nparams(sp);
+  for (int s = 0; s < NSTRAT; s++) {
+    tu_run *a = run(sp, strategies[s], f_fail, 42, 300);
+    tu_run *b = run(sp, strategies[s], f_fail, 42, 300);
+    tu_run *c = run(sp, strategies[s], f_fail, 43, 300);
+    assert_int_equal(tu_run_n(a), tu_run_n(b));
+    int differ = 0;
+    for (int64_t i = 0; i < tu_run_n(a); i++) {
+      assert_memory_equal(tu_run_cfg(a, i), tu_run_cfg(b, i), (size_t)np * sizeof(int));
+      differ |= memcmp(tu_run_cfg(a, i), tu_run_cfg(c, i), (size_t)np * sizeof(int)) != 0;
+    }
+    assert_true(differ);
+    tu_run_free(a);
+    tu_run_free(b);
+    tu_run_free(c);
+  }
+  sp_free(sp);
+}
+
+/* At a generous budget (a fraction of the valid space) every strategy finds
+** the brute-force optimum, for several seeds, on every objective. */
+static void test_finds_optimum(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  int64_t count = (int64_t)sp_count(sp);
+  struct { fn f; double frac; } cases[] = {
+    {f_bowl, 0.10}, {f_plateau, 0.10}, {f_fail, 0.15}, {f_rugged, 0.60},
+  };
+  for (int k = 0; k < 4; k++) {
+    double opt = brute_optimum(sp, cases[k].f);
+    for (int s = 0; s < NSTRAT; s++)
+      for (uint64_t seed = 1; seed <= 5; seed++) {
+        tu_run *r = run(sp, strategies[s], cases[k].f, seed, (int64_t)(cases[k].frac * count));
+        if (best_of(r) != opt)
+          fprintf(stderr, "%s case %d seed %d: best %g, optimum %g\n", strategies[s]->name, k,
+                  (int)seed, best_of(r), opt);
+        assert_true(best_of(r) == opt);
+        tu_run_free(r);
+      }
+  }
+  sp_free(sp);
+}
+
+/* Without a budget a run goes on until every valid configuration was
+** evaluated exactly once: the strategies find the last unseen ones. */
+static void test_exhausts_space(void **state) {
+  (void)state;
+  sp_space *sp = load(
+      "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+      "{\"Name\": \"x\", \"Type\": \"int\", \"Values\": \"list(range(7))\"},"
+      "{\"Name\": \"y\", \"Type\": \"int\", \"Values\": \"list(range(6))\"},"
+      "{\"Name\": \"z\", \"Type\": \"int\", \"Values\": \"[3]\"}],"
+      "\"Conditions\": [{\"Expression\": \"x != y\", \"Parameters\": [\"x\", \"y\"]}]}}");
+  for (int s = 0; s < NSTRAT; s++) {
+    tu_run *r = run(sp, strategies[s], f_bowl, 7, 0);
+    assert_int_equal(tu_run_end(r), TU_END_SPACE);
+    assert_true((rt_count)tu_run_n(r) == sp_count(sp));
+    check_run(sp, r);
+    tu_run_free(r);
+  }
+  sp_free(sp);
+}
+
+/* A space of 10^12 combinations (too large to list) runs a budget of a
+** few hundred: valid distinct evaluations, no restarts, and the search
+** improves well beyond its first evaluations. */
+static void test_huge_space(void **state) {
+  (void)state;
+  sp_space *sp = load(huge_space_text());
+  assert_true(sp_cartesian(sp) == (rt_count)1000000000000ull);
+  for (int s = 0; s < NSTRAT; s++) {
+    tu_run *r = run(sp, strategies[s], f_huge, 5, 400);
+    assert_int_equal(tu_run_n(r), 400);
+    check_run(sp, r);
+    double first = INFINITY;
+    for (int64_t i = 0; i < 20; i++)
+      if (tu_run_obs(r, i)->value < first) first = tu_run_obs(r, i)->value;
+    assert_true(best_of(r) < 0.5 * first);
+    tu_run_free(r);
+  }
+  sp_free(sp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_valid_distinct),
+    cmocka_unit_test(test_determinism),
+    cmocka_unit_test(test_finds_optimum),
+    cmocka_unit_test(test_exhausts_space),
+    cmocka_unit_test(test_huge_space),
+  };
+  return cmocka_run_group_tests_name("ts_search", tests, NULL, NULL);
+}

@@ -1,0 +1,202 @@
+/*
+** ts_annealing.c -- simulated annealing over the space's neighbourhoods.
+** The walk starts from the best of a few random samples; each step
+** evaluates one not-yet-evaluated neighbour of the current configuration,
+** drawn from the adjacent neighbourhood (one parameter moved by one
+** position) or the Hamming one (one parameter changed to any value), and
+** moves there by the Metropolis rule on log time under a temperature that
+** cools geometrically over the budget. A failed configuration is infinitely
+** bad (never accepted from an ok one). When every neighbour of the current
+** configuration has been evaluated, or the walk has not improved for a
+** while, it restarts from a random configuration the run has not seen,
+** with the temperature reheated.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tu.h"
+
+#define SA_INIT 8          /* random samples before the walk starts */
+#define SA_P_ADJ 0.5       /* chance a step is drawn from the adjacent set */
+#define SA_T0 0.02         /* temperature (log time) at the start ... */
+#define SA_T1 0.002        /* ... and at the end of the budget */
+#define SA_HORIZON 1000    /* cooling horizon in steps when the budget is unknown */
+#define SA_PATIENCE 80     /* steps without a new best of the walk: restart */
+
+typedef struct sa {
+  const tu_ctx *ctx;
+  int np;
+  int *cur, *cand, *pend;  /* current; scratch; the configuration proposed */
+  double fcur;             /* log time of cur, INFINITY when it failed */
+  int have_cur;            /* 0: the next proposal starts a (re)start */
+  int init_left;           /* random samples still to draw before the walk */
+  int *nb[2], nnb[2], pos[2];   /* cur's neighbours (adjacent, Hamming),
+                                ** shuffled; pos: next one to try */
+  int nb_ok;               /* the lists belong to cur */
+  double fwalk;            /* best log time of this walk */
+  int stale;               /* steps since fwalk improved */
+  int64_t steps;           /* evaluations observed */
+  int64_t walk_t0;         /* step at which this walk started (reheat) */
+  int pend_kind;           /* 0 random (re)start, 1 neighbour */
+  tu_perm perm;            /* fallback source of unknown configurations */
+  rt_count perm_next, count;
+  int perm_init;
+} sa;
+
+/* A valid configuration the run has not evaluated into cfg: random tries,
+** then the next unknown rank of a seeded permutation (so the last few
+** configurations of a small space are still found). 0: all are known. */
+static int fresh(sa *s, int *cfg) {
+  const tu_ctx *ctx = s->ctx;
+  if (tu_random_unknown(ctx, cfg, 32)) return 1;
+  if (!s->perm_init) {
+    s->count = sp_count(ctx->sp);
+    tu_perm_init(&s->perm, s->count, ctx->rng);
+    s->perm_init = 1;
+  }
+  while (s->perm_next < s->count) {
+    if (sp_unrank(ctx->sp, tu_perm_at(&s->perm, s->perm_next++), cfg)) break;
+    if (!ctx->known(ctx->run, cfg, NULL)) return 1;
+  }
+  return 0;
+}
+
+/* Log time of an observation; INFINITY for a failure. */
+static double fit(const tu_obs *o) {
+  return o->ok ? log(o->value > 1e-300 ? o->value : 1e-300) : INFINITY;
+}
+
+static void *sa_create(const tu_ctx *ctx, rt_err *err) {
+  (void)err;
+  sa *s = rt_calloc(1, sizeof *s);
+  s->ctx = ctx;
+  s->np = sp_nparams(ctx->sp);
+  s->cur = rt_malloc((size_t)s->np * sizeof *s->cur);
+  s->cand = rt_malloc((size_t)s->np * sizeof *s->cand);
+  s->pend = rt_malloc((size_t)s->np * sizeof *s->pend);
+  s->init_left = SA_INIT;
+  s->fcur = s->fwalk = INFINITY;
+  return s;
+}
+
+static void sa_destroy(void *st) {
+  sa *s = st;
+  free(s->cur);
+  free(s->cand);
+  free(s->pend);
+  free(s->nb[0]);
+  free(s->nb[1]);
+  free(s);
+}
+
+/* Compute and shuffle the neighbour lists of cur. */
+static void load_neighbours(sa *s) {
+  for (int k = 0; k < 2; k++) {
+    free(s->nb[k]);
+    s->nb[k] = NULL;
+    s->nnb[k] = sp_neighbours(s->ctx->sp, s->cur, k ? SP_NB_HAMMING : SP_NB_ADJACENT, &s->nb[k]);
+    s->pos[k] = 0;
+    for (int i = s->nnb[k] - 1; i > 0; i--) {
+      int j = (int)gsl_rng_uniform_int(s->ctx->rng, (unsigned long)i + 1);
+      int *a = s->nb[k] + (size_t)i * s->np, *b = s->nb[k] + (size_t)j * s->np;
+      for (int p = 0; p < s->np; p++) {
+        int t = a[p];
+        a[p] = b[p];
+        b[p] = t;
+      }
+    }
+  }
+  s->nb_ok = 1;
+}
+
+/* The next unknown neighbour of list k into out; 0 when the list is spent. */
+static int next_neighbour(sa *s, int k, int *out) {
+  while (s->pos[k] < s->nnb[k]) {
+    const int *c = s->nb[k] + (size_t)s->pos[k]++ * s->np;
+    if (!s->ctx->known(s->ctx->run, c, NULL)) {
+      memcpy(out, c, (size_t)s->np * sizeof *out);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* One proposal at a time: the walk is sequential. */
+static int sa_propose(void *st, int *cfgs, int max) {
+  sa *s = st;
+  if (max < 1) return 0;
+  if (s->have_cur && s->init_left <= 0 && s->stale < SA_PATIENCE) {
+    if (!s->nb_ok) load_neighbours(s);
+    int first = gsl_rng_uniform(s->ctx->rng) < SA_P_ADJ ? 0 : 1;
+    if (next_neighbour(s, first, cfgs) || next_neighbour(s, 1 - first, cfgs)) {
+      s->pend_kind = 1;
+      memcpy(s->pend, cfgs, (size_t)s->np * sizeof *cfgs);
+      return 1;
+    }
+  }
+  /* Stuck (or starting): a random configuration not seen yet. */
+  if (s->have_cur && s->init_left <= 0) {
+    s->have_cur = 0;
+    s->fwalk = INFINITY;
+  }
+  if (!fresh(s, cfgs)) return 0;
+  s->pend_kind = 0;
+  memcpy(s->pend, cfgs, (size_t)s->np * sizeof *cfgs);
+  return 1;
+}
+
+static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
+  sa *s = st;
+  const tu_ctx *ctx = s->ctx;
+  double f = fit(obs);
+  s->steps++;
+  if (s->pend_kind == 0) {
+    /* A (re)start sample: the initial samples keep the best; a restart
+    ** takes its sample as the new current. */
+    if (!s->have_cur || f < s->fcur) {
+      memcpy(s->cur, cfg, (size_t)s->np * sizeof *cfg);
+      s->fcur = f;
+      s->nb_ok = 0;
+    }
+    if (!s->have_cur) {
+      s->walk_t0 = s->steps;
+      s->stale = 0;
+    }
+    s->have_cur = 1;
+    if (s->init_left > 0) s->init_left--;
+    if (f < s->fwalk) s->fwalk = f;
+    return;
+  }
+  /* A neighbour: the Metropolis rule on log time. */
+  int accept;
+  if (isinf(f)) {
+    accept = isinf(s->fcur);   /* a walk among failures keeps moving */
+  } else if (f <= s->fcur) {
+    accept = 1;
+  } else {
+    double horizon = ctx->budget > 0 ? (double)ctx->budget : SA_HORIZON;
+    double frac = (double)(s->steps - s->walk_t0) / horizon;
+    if (ctx->budget > 0) frac = (double)s->steps / horizon;
+    if (frac > 1) frac = 1;
+    double T = SA_T0 * pow(SA_T1 / SA_T0, frac);
+    accept = gsl_rng_uniform(ctx->rng) < exp(-(f - s->fcur) / T);
+  }
+  if (f < s->fwalk) {
+    s->fwalk = f;
+    s->stale = 0;
+  } else {
+    s->stale++;
+  }
+  if (accept) {
+    memcpy(s->cur, cfg, (size_t)s->np * sizeof *cfg);
+    s->fcur = f;
+    s->nb_ok = 0;
+  }
+}
+
+const tu_strategy ts_annealing = {
+  "annealing",
+  "simulated annealing over adjacent and Hamming neighbours, on log time, with restarts", 0,
+  sa_create, sa_propose, sa_observe, sa_destroy,
+};

@@ -1,0 +1,281 @@
+/*
+** tu.h -- the tuner: search strategies behind one small interface (one
+** file each, listed in one table), the run loop that drives a strategy
+** against an objective under a budget, the objectives (a recording to
+** replay; live measurement lives in tu_campaign.c), and the scoring
+** methodology used to compare strategies.
+**
+** Invariants:
+**  1. A run evaluates each configuration at most once. A proposal that
+**     already has a result is answered from the run's memory at no cost
+**     and does not count against the budget.
+**  2. Every configuration a strategy proposes gets exactly one observe()
+**     call, in proposal order, before the strategy is asked to propose
+**     again -- unless the run ends first (budget, stop flag).
+**  3. Given the same space, seed, budget and objective answers, a run
+**     makes the same evaluations in the same order (strategies draw all
+**     randomness from ctx->rng; nothing reads clocks or addresses).
+**  4. Strategies reach the space only through sp.h (sampling, rank/unrank,
+**     neighbours, validity), never by listing it, so they work on spaces
+**     of any size; every configuration they propose is valid.
+*/
+#ifndef TU_H
+#define TU_H
+
+#include <gsl/gsl_rng.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "../common/rt.h"
+#include "../db/db.h"
+#include "../measure/ms.h"
+#include "../search_spaces/sp.h"
+
+/* ---- Observations ---- */
+
+/* Where a result came from. */
+typedef enum {
+  TU_MEASURED,   /* built and run now */
+  TU_REUSED,     /* an earlier campaign's measurement of the same source */
+  TU_RESUMED,    /* this campaign's own stored trial (--resume) */
+  TU_REPLAYED    /* a recording (replay, compare) */
+} tu_origin;
+
+/* The result of evaluating one configuration. The objective is time in
+** seconds, lower is better. */
+typedef struct tu_obs {
+  int ok;          /* 1: verified, value holds its time; 0: it failed */
+  double value;    /* seconds (only when ok) */
+  int status;      /* ms_status (measure/ms.h): MS_OK, MS_COMPILE_ERROR, ... */
+  double cost;     /* seconds the evaluation took or would have taken */
+  tu_origin origin;
+} tu_obs;
+
+/* ---- Strategies ---- */
+
+/* What a strategy sees of its run. Valid for the strategy's lifetime. */
+typedef struct tu_ctx {
+  sp_space *sp;
+  gsl_rng *rng;          /* the strategy's own generator (mt19937, seeded) */
+  int64_t budget;        /* evaluations the run may make; -1 unknown (time) */
+  /* 1 with *obs (may be NULL) when cfg already has a result in this run. */
+  int (*known)(void *run, const int *cfg, tu_obs *obs);
+  void *run;
+  /* Predicted time of n configurations (cost-model issue): t[i] seconds,
+  ** NAN when the model cannot say. NULL when the run has no model. */
+  int (*predict)(void *model, const int *cfgs, int n, double *t);
+  void *model;
+} tu_ctx;
+
+typedef struct tu_strategy {
+  const char *name;      /* on the command line: --strategy NAME */
+  const char *summary;   /* one line for --help */
+  int needs_model;       /* 1: refuses to run when ctx->predict is NULL */
+  /* A fresh search state; NULL with err. ctx outlives the state. */
+  void *(*create)(const tu_ctx *ctx, rt_err *err);
+  /* Up to max valid configurations to evaluate next, into cfgs
+  ** (max * nparams ints). Returns how many; 0 means the strategy has
+  ** nothing more to propose (the run then restarts it, see tu_run). */
+  int (*propose)(void *st, int *cfgs, int max);
+  /* The result of one configuration it proposed (invariant 2). */
+  void (*observe)(void *st, const int *cfg, const tu_obs *obs);
+  void (*destroy)(void *st);
+} tu_strategy;
+
+/* The strategy table (tu_strategies.c), NULL-terminated. */
+extern const tu_strategy *const tu_strategies[];
+const tu_strategy *tu_strategy_find(const char *name);   /* NULL if unknown */
+
+/* The strategies (one file each: ts_NAME.c). */
+extern const tu_strategy ts_exhaustive, ts_random, ts_annealing, ts_genetic,
+    ts_de, ts_pso, ts_bayes, ts_bandit;
+
+/* ---- Helpers for strategies (tu_util.c) ---- */
+
+/* A pseudo-random permutation of [0, n) (a keyed Feistel network with
+** cycle walking): visits every rank exactly once in a seeded order, in O(1)
+** memory, for any n up to 2^126. */
+typedef struct tu_perm {
+  rt_count n, half_mask;
+  int half_bits;
+  uint64_t key[4];
+} tu_perm;
+void tu_perm_init(tu_perm *p, rt_count n, const gsl_rng *rng);
+rt_count tu_perm_at(const tu_perm *p, rt_count i);      /* i < n */
+
+/* A uniformly random valid configuration that the run has not evaluated
+** yet (tries up to `tries` samples; returns 0 if all were known, and then
+** cfg holds the last sample). */
+int tu_random_unknown(const tu_ctx *ctx, int *cfg, int tries);
+
+/* A map from configurations to dense indices 0, 1, ... in insertion
+** order (the run's memory, a recording's index). */
+typedef struct tu_cfgmap {
+  int np;
+  int64_t n, cap, nslot;
+  int *keys;              /* n * np, insertion order */
+  int64_t *slot;          /* open addressing: index + 1, 0 empty */
+} tu_cfgmap;
+void tu_cfgmap_init(tu_cfgmap *m, int np);
+void tu_cfgmap_free(tu_cfgmap *m);
+int64_t tu_cfgmap_get(const tu_cfgmap *m, const int *cfg);     /* -1: absent */
+/* The index of cfg, inserting it (as index n) when absent; *added says which. */
+int64_t tu_cfgmap_put(tu_cfgmap *m, const int *cfg, int *added);
+const int *tu_cfgmap_key(const tu_cfgmap *m, int64_t i);
+
+/* ---- Objectives ---- */
+
+typedef struct tu_objective {
+  /* Evaluate cfg (valid) into *obs. 0, or -1 with err to abort the run
+  ** (harness failure, a configuration absent from a recording). */
+  int (*eval)(void *ctx, const int *cfg, tu_obs *obs, rt_err *err);
+  void *ctx;
+} tu_objective;
+
+/* ---- Recordings (tu_replay.c): recorded results as the objective ---- */
+
+typedef struct tu_rec tu_rec;
+/* The results of a T4 file (plain or gzip) recorded on sp. */
+tu_rec *tu_rec_t4(const char *path, sp_space *sp, rt_err *err);
+/* The trials of a rooftune database matching f, for configurations of sp;
+** a configuration recorded more than once keeps its first trial (id
+** order). An empty selection is an error. */
+tu_rec *tu_rec_db(const char *db_path, const db_trial_filter *f, sp_space *sp, rt_err *err);
+void tu_rec_free(tu_rec *r);                       /* NULL is a no-op */
+const char *tu_rec_name(const tu_rec *r);          /* where it came from */
+int64_t tu_rec_n(const tu_rec *r);                 /* configurations recorded */
+const int *tu_rec_cfg(const tu_rec *r, int64_t i);
+const tu_obs *tu_rec_obs(const tu_rec *r, int64_t i);   /* origin TU_REPLAYED */
+/* The objective answering from the recording; a configuration it lacks
+** aborts the run with an error naming it (replay never guesses). */
+tu_objective tu_rec_objective(tu_rec *r);
+/* values[i] := time of recorded configuration i, NAN when it failed
+** (tu_random_expect's input); returns the fastest ok time (NAN: none). */
+double tu_rec_values(const tu_rec *r, double *values);
+
+/* ---- Runs ---- */
+
+typedef struct tu_run tu_run;
+
+typedef struct tu_run_opts {
+  const tu_strategy *strategy;
+  uint64_t seed;
+  int64_t max_evals;     /* stop after this many evaluations; 0: no limit */
+  double max_cost;       /* stop once this much evaluation cost (seconds)
+                         ** is spent; 0: no limit */
+  int batch;             /* most proposals asked for at once (0: 16) */
+  volatile sig_atomic_t *stop;   /* set (e.g. by SIGINT): stop after the
+                                 ** evaluation in progress */
+  /* Called after every new evaluation (progress lines, storing). */
+  void (*on_eval)(void *ctx, const tu_run *r);
+  void *on_eval_ctx;
+  int (*predict)(void *model, const int *cfgs, int n, double *t);
+  void *model;
+} tu_run_opts;
+
+/* Why a run ended. */
+typedef enum { TU_END_BUDGET, TU_END_COST, TU_END_SPACE, TU_END_STOPPED,
+               TU_END_STALLED } tu_end;
+const char *tu_end_name(tu_end e);   /* "budget", "time", ... */
+
+/* Run strategy o->strategy on sp against obj until the budget, the cost
+** limit, the stop flag, or the end of the space (every valid
+** configuration evaluated). A strategy that proposes nothing or only
+** known configurations for too long is restarted with a fresh generator;
+** after too many restarts the run ends TU_END_STALLED. Returns the run
+** (free with tu_run_free), or NULL with err when the objective failed or
+** the strategy could not start; a run the objective aborted is still
+** returned through *partial when partial is not NULL. */
+tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts *o,
+                        tu_run **partial, rt_err *err);
+void tu_run_free(tu_run *r);                  /* NULL is a no-op */
+
+/* What a run did, in evaluation order. */
+int64_t tu_run_n(const tu_run *r);             /* evaluations made */
+const int *tu_run_cfg(const tu_run *r, int64_t i);
+const tu_obs *tu_run_obs(const tu_run *r, int64_t i);
+int64_t tu_run_best(const tu_run *r);          /* index of the fastest ok, -1 */
+double tu_run_cost(const tu_run *r);           /* sum of the evaluations' cost */
+double tu_run_framework_s(const tu_run *r);    /* wall time outside eval() */
+int64_t tu_run_proposals(const tu_run *r);     /* incl. already-known ones */
+int tu_run_restarts(const tu_run *r);
+tu_end tu_run_end(const tu_run *r);
+
+/* ---- Scoring (tu_score.c): the methodology of Willemsen et al. ---- */
+
+/* Conventions: values[i] is the time of configuration i of a fully
+** recorded space, NAN for a failed one. A best-so-far curve holds, after
+** k evaluations (k = 1..kmax, out[k-1]), the fastest time found so far;
+** before the first ok result it is the space's worst ok time (so that
+** random search's expectation is finite and failures cost what they
+** should: nothing found yet). */
+
+/* The expected best-so-far curve of random search without replacement,
+** computed exactly from the order statistics: after k draws,
+** E[min] = sum_i v_(i) C(n-i, k-1) / C(n, k) over the sorted values
+** (failures counted as draws of the worst value). */
+void tu_random_expect(const double *values, int64_t n, int64_t kmax, double *out);
+/* The best-so-far curve of a run (flat after the run's last evaluation). */
+void tu_run_curve(const tu_run *r, int64_t kmax, double worst, double *out);
+/* The score of a curve: the mean over k = 1..kmax of
+** (R(k) - S(k)) / (R(k) - opt), skipping points where random search's
+** expectation has reached the optimum. 0: random search; 1: the optimum
+** from the first evaluation; negative: worse than random. */
+double tu_score(const double *curve, const double *random_curve, double opt,
+                int64_t kmax);
+
+/* ---- Live campaigns (tu_campaign.c) ---- */
+
+/* What the progress line shows, after every evaluation. */
+typedef struct tu_progress {
+  int64_t done, budget;              /* budget 0: none (time limit only) */
+  int64_t measured, reused, resumed, failures;
+  double best_s, best_gflops;        /* NAN until something verified */
+  double elapsed_s, remaining_s;     /* remaining: an estimate, NAN unknown */
+} tu_progress;
+
+typedef struct tu_campaign_opts {
+  const char *db_path;         /* created when missing */
+  const char *target;          /* "host" */
+  const char *kernel, *set;    /* the kernel template and its problem variables */
+  const char *strategy;
+  const char *budget;          /* "N" evaluations, or "P%" of the valid space */
+  double time_limit;           /* seconds of measuring; 0: none */
+  uint64_t seed;
+  int batch, no_pin;
+  ms_opts ms;
+  int64_t resume;              /* > 0: continue this campaign; the options above
+                               ** (but db_path, no_pin, stop, progress) come from it */
+  volatile sig_atomic_t *stop;
+  void (*progress)(void *ctx, const tu_progress *p);
+  void *progress_ctx;
+} tu_campaign_opts;
+
+/* The outcome of a campaign (the one-screen report's content). Strings are
+** malloc'ed; tu_report_free. Times in seconds, NAN when not measured. */
+typedef struct tu_report {
+  int64_t campaign, budget, evaluations, measured, reused, resumed, pin_version;
+  int64_t status_count[MS_INVALID + 1];
+  char *kernel, *workload, *target, *fingerprint, *strategy, *state, *end, *best_config,
+      *default_config, *baseline_what, *pin_note, *json;
+  uint64_t seed;
+  double best_s, best_ci_lo, best_ci_hi, best_gflops, best_gbs;
+  int best_repeats, best_noisy;
+  int64_t best_trial;
+  double default_s, baseline_s, baseline_ci_lo, baseline_ci_hi, speedup_default,
+      speedup_baseline;
+  double compile_s, verify_s, bench_s, elapsed_s, framework_s;
+  double flops, min_bytes;
+} tu_report;
+
+/* Run (or with o->resume, continue) a tuning campaign: every trial is
+** stored as it completes; configurations measured earlier from the same
+** source on the same target and workload are reused; at the end the
+** default schedule and the baseline library are measured and, unless
+** no_pin or stopped, the best verified trial is pinned as a new version.
+** 0 with *rep filled (also when stopped by o->stop: rep->state
+** "stopped"); -1 with err. */
+int tu_campaign(const tu_campaign_opts *o, tu_report *rep, rt_err *err);
+void tu_report_free(tu_report *r);
+
+#endif

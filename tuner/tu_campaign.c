@@ -1,0 +1,591 @@
+/*
+** tu_campaign.c -- a live tuning campaign: one strategy run whose
+** objective builds each proposed schedule (the kernel's code generator),
+** measures it in the harness's isolated worker and stores the trial at
+** once (one transaction per trial, so a campaign killed at any point
+** loses only the trial in flight). A configuration this campaign already
+** stored is answered from the database (resume), one measured earlier from
+** the same source on the same target and workload is copied instead of
+** re-measured (reuse). The end measures the default schedule and the
+** baseline library in the same run and pins the best verified trial.
+**
+** Invariants:
+**  1. A trial is stored only from a complete, uninterrupted measurement:
+**     once the stop flag is set, the measurement in flight is discarded
+**     (Ctrl-C also reaches the compiler, which would fake a compile error).
+**  2. Resume replays the strategy from the stored options and seed; the
+**     stored trials answer its first proposals in their original order, so
+**     it continues where the campaign stopped without measuring any stored
+**     configuration again.
+**  3. Reuse is keyed by ms_build_key (source, compiler, flags) plus the
+**     measurement options that change a time: a timeout is never reused.
+*/
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../targets/host/hk.h"
+#include "../targets/tg.h"
+#include "tu.h"
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double nz(double x) { return isnan(x) ? 0 : x; }
+
+/* One evaluation as stored: what the report needs besides tu_obs. */
+typedef struct trial_rec {
+  int64_t id;
+  double ci_lo, ci_hi, compile_s, verify_s, bench_s;
+  int repeats, noisy;
+} trial_rec;
+
+typedef struct camp {
+  const tu_campaign_opts *o;
+  db *d;
+  sp_space *sp;
+  const hk_kernel *k;
+  hk_problem pb;
+  ms_workload *w;
+  ms_opts ms;
+  int64_t id, target_id, workload_id, budget;
+  double time_limit;
+  /* this campaign's stored trials (resume), by configuration */
+  tu_cfgmap own;
+  tu_obs *own_obs;
+  trial_rec *own_rec;
+  /* every evaluation of this session, in run order */
+  trial_rec *rec;
+  int64_t nrec, caprec;
+  int64_t measured, reused, resumed, failures;
+  double t0, best_s;
+  int *cfg_tmp;
+} camp;
+
+static void push_rec(camp *c, const trial_rec *t) {
+  if (c->nrec == c->caprec)
+    c->rec = rt_realloc(c->rec, (size_t)(c->caprec = c->caprec ? 2 * c->caprec : 256) * sizeof *c->rec);
+  c->rec[c->nrec++] = *t;
+}
+
+/* The reuse key: the compile key plus what changes a measured time. */
+static void source_hash(camp *c, const char *src, char out[33]) {
+  char key[33], extra[64];
+  ms_build_key(src, NULL, &c->ms, key);
+  snprintf(extra, sizeof extra, "flush=%d", c->ms.flush_cache);
+  rt_hash h = rt_hash_bytes(RT_HASH_INIT, key, 32);
+  rt_hash_hex(rt_hash_bytes(h, extra, strlen(extra)), out);
+}
+
+/* ---- Reuse: the first earlier measurement of the same source ---- */
+
+typedef struct reuse_hit {
+  int found;
+  db_trial t;
+  char *config, *status;
+} reuse_hit;
+
+static int reuse_row(void *ctx, const db_trial_row *r) {
+  reuse_hit *h = ctx;
+  if (!strcmp(r->status, "timeout")) return 0;   /* invariant 3 */
+  h->found = 1;
+  db_trial_init(&h->t);
+  h->status = rt_strdup(r->status);
+  h->t.status = h->status;
+  h->t.time_s = r->time_s, h->t.mean_s = r->mean_s, h->t.sd_s = r->sd_s, h->t.min_s = r->min_s;
+  h->t.ci_lo_s = r->ci_lo_s, h->t.ci_hi_s = r->ci_hi_s, h->t.repeats = r->repeats;
+  h->t.noisy = r->noisy, h->t.compile_s = r->compile_s, h->t.verify_s = r->verify_s;
+  h->t.bench_s = r->bench_s;
+  return 1;
+}
+
+/* ---- The objective ---- */
+
+static void obs_from(tu_obs *ob, int status, double time_s, double cost, tu_origin origin) {
+  *ob = (tu_obs){.ok = status == MS_OK, .value = status == MS_OK ? time_s : NAN,
+                 .status = status, .cost = cost, .origin = origin};
+}
+
+static void progress(camp *c) {
+  if (!c->o->progress) return;
+  int64_t done = c->nrec;
+  double el = now_s() - c->t0, rem = NAN, spent = 0;
+  for (int64_t i = 0; i < c->nrec; i++)
+    spent += c->rec[i].compile_s + c->rec[i].verify_s + c->rec[i].bench_s;
+  if (c->measured > 0 && c->budget > 0) rem = spent / (double)c->measured * (double)(c->budget - done);
+  if (c->time_limit > 0 && !(rem < c->time_limit - spent)) rem = fmax(0, c->time_limit - spent);
+  tu_progress p = {.done = done, .budget = c->budget, .measured = c->measured,
+                   .reused = c->reused, .resumed = c->resumed, .failures = c->failures,
+                   .best_s = c->best_s, .best_gflops = c->best_s > 0 ? c->k->flops(&c->pb) / c->best_s * 1e-9 : NAN,
+                   .elapsed_s = el, .remaining_s = rem};
+  c->o->progress(c->o->progress_ctx, &p);
+}
+
+/* Store one trial of this campaign; 0 or -1 with err. */
+static int store(camp *c, const int *cfg, db_trial *t, const char *hash, const char *origin,
+                 int64_t *id, rt_err *err) {
+  char *j = sp_config_json(c->sp, cfg);
+  t->campaign_id = c->id;
+  t->config_json = j;
+  t->source_hash = hash;
+  t->origin = origin;
+  int rc = db_trial_add(c->d, t, id, err);
+  free(j);
+  return rc;
+}
+
+static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
+  camp *c = ctx;
+  trial_rec tr = {0};
+  int64_t i = tu_cfgmap_get(&c->own, cfg);
+  if (i >= 0) {   /* stored by this campaign before it stopped */
+    *ob = c->own_obs[i];
+    tr = c->own_rec[i];
+    c->resumed++;
+  } else {
+    char *src = c->k->codegen(&c->pb, c->sp, cfg), hash[33];
+    source_hash(c, src, hash);
+    reuse_hit h = {0};
+    db_trial_filter f = {.target_id = c->target_id, .workload_id = c->workload_id, .source_hash = hash};
+    if (db_trials(c->d, &f, reuse_row, &h, err) < 0) {
+      free(src);
+      return -1;
+    }
+    int rc = 0;
+    if (h.found) {
+      rc = store(c, cfg, &h.t, hash, "reused", &tr.id, err);
+      obs_from(ob, ms_status_parse(h.status), h.t.time_s, 0, TU_REUSED);
+      tr.ci_lo = h.t.ci_lo_s, tr.ci_hi = h.t.ci_hi_s, tr.repeats = h.t.repeats, tr.noisy = h.t.noisy;
+      c->reused++;
+      free(h.status);
+    } else {
+      ms_result r;
+      if (ms_measure(c->w, src, NULL, &c->ms, &r)) {
+        rt_err_set(err, "the harness failed: %s", r.msg);
+        rc = -1;
+      } else if (c->o->stop && *c->o->stop) {
+        rt_err_set(err, "interrupted");   /* invariant 1: not stored */
+        rc = -1;
+      } else {
+        db_trial t;
+        db_trial_init(&t);
+        t.status = ms_status_name(r.status);
+        if (r.status == MS_OK) {
+          t.time_s = r.t.median, t.mean_s = r.t.mean, t.sd_s = r.t.sd, t.min_s = r.t.min;
+          t.ci_lo_s = r.t.ci_lo, t.ci_hi_s = r.t.ci_hi, t.repeats = r.t.n, t.noisy = r.t.noisy;
+        }
+        t.compile_s = r.compile_s, t.verify_s = r.verify_s, t.bench_s = r.bench_s;
+        rc = store(c, cfg, &t, hash, "measured", &tr.id, err);
+        obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
+        tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
+                         r.t.noisy};
+        c->measured++;
+      }
+    }
+    free(src);
+    if (rc) return -1;
+  }
+  c->failures += !ob->ok;
+  if (ob->ok && !(ob->value >= c->best_s)) c->best_s = ob->value;
+  push_rec(c, &tr);
+  progress(c);
+  return 0;
+}
+
+/* ---- Setting up ---- */
+
+/* The campaign's options as stored (enough to resume it). */
+static char *options_json(const tu_campaign_opts *o) {
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i}",
+                        "target", o->target, "kernel", o->kernel, "set", o->set ? o->set : "",
+                        "strategy", o->strategy, "budget", o->budget, "time_limit", o->time_limit,
+                        "seed", (json_int_t)o->seed, "batch", o->batch, "ci", o->ms.ci_target,
+                        "time_cap", o->ms.time_cap, "min_reps", o->ms.min_reps,
+                        "timeout", o->ms.timeout, "flush", o->ms.flush_cache);
+  char *s = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  return s;
+}
+
+/* Fill *o from a stored campaign's options (strings point into *keep). */
+static int options_from(const char *text, tu_campaign_opts *o, json_t **keep, rt_err *err) {
+  json_error_t je;
+  json_t *j = json_loads(text, 0, &je);
+  json_int_t seed = 0;
+  const char *set = NULL;
+  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i}",
+                           "target", &o->target, "kernel", &o->kernel, "set", &set,
+                           "strategy", &o->strategy, "budget", &o->budget, "time_limit",
+                           &o->time_limit, "seed", &seed, "batch", &o->batch, "ci",
+                           &o->ms.ci_target, "time_cap", &o->ms.time_cap, "min_reps",
+                           &o->ms.min_reps, "timeout", &o->ms.timeout, "flush",
+                           &o->ms.flush_cache)) {
+    rt_err_set(err, "the campaign's stored options are not rooftune's: %s", je.text);
+    json_decref(j);
+    return -1;
+  }
+  o->set = set && *set ? set : NULL;
+  o->seed = (uint64_t)seed;
+  *keep = j;
+  return 0;
+}
+
+/* Evaluations of a budget "N" or "P%" of count valid configurations. */
+static int budget_evals(const char *b, rt_count count, int64_t *out, rt_err *err) {
+  char *end;
+  double v = strtod(b, &end);
+  if (end != b && v > 0 && !strcmp(end, "%") && v <= 100) {
+    long double e = ceill((long double)v / 100 * (long double)count - 1e-9L);
+    *out = e < 1 ? 1 : e > 1e15L ? (int64_t)1e15 : (int64_t)e;
+    return 0;
+  }
+  if (end != b && v >= 1 && !*end && v == floor(v) && v < 1e15) {
+    *out = (int64_t)v;
+    return 0;
+  }
+  rt_err_set(err, "budget: expected N evaluations or P%% of the space, got '%s'", b);
+  return -1;
+}
+
+static int load_space(camp *c, const char *set, rt_err *err) {
+  char path[4096];
+  sx_arena *arena = sx_arena_new();
+  sp_binding *b = NULL;
+  int nb = set ? sp_parse_bindings(set, arena, &b, err) : 0;
+  c->sp = nb < 0 ? NULL : sp_load_file(rt_project_path(c->k->space, path, sizeof path), b, nb, err);
+  free(b);
+  sx_arena_free(arena);
+  if (!c->sp) return -1;
+  if (sp_count(c->sp) == 0) {
+    rt_err_set(err, "the space of %s is empty for this workload (rooftune space info %s)",
+               c->k->name, c->k->space);
+    return -1;
+  }
+  return 0;
+}
+
+/* Register target, kernel, workload, space and the campaign row. */
+static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *desc,
+                             const char *desc_json, rt_err *err) {
+  int64_t kid, sid;
+  char *key = db_workload_key(c->k->name, "f32", c->sp), *sizes = db_workload_sizes(c->sp),
+       *spec = db_space_spec(c->sp), *opts = options_json(o), compiler[600];
+  int *def = rt_malloc((size_t)sp_nparams(c->sp) * sizeof *def);
+  char *dj = sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL) ? sp_config_json(c->sp, def) : NULL;
+  db_campaign cr = {.strategy = o->strategy, .options_json = opts, .seed = (int64_t)o->seed,
+                    .budget = c->budget, .source = "measured",
+                    .compiler = ms_compiler(compiler, sizeof compiler),
+                    .flags = c->ms.cflags ? c->ms.cflags : MS_DEFAULT_CFLAGS, .state = "running"};
+  int rc = db_begin(c->d, err) ||
+           db_target_id(c->d, o->target, desc->fingerprint, desc_json, &c->target_id, err) ||
+           db_kernel_id(c->d, c->k->name, "rooftune-" RT_VERSION, &kid, err) ||
+           (dj && db_kernel_set_default(c->d, kid, dj, err)) ||
+           db_workload_id(c->d, kid, key, sizes, "f32", hk_str(&c->pb, "layout"), &c->workload_id, err) ||
+           db_space_id(c->d, spec, &sid, err);
+  if (!rc) {
+    cr.target_id = c->target_id, cr.workload_id = c->workload_id, cr.space_id = sid;
+    rc = db_campaign_new(c->d, &cr, &c->id, err) || db_commit(c->d, err);
+  }
+  if (rc) db_rollback(c->d);
+  free(key), free(sizes), free(spec), free(opts), free(def), free(dj);
+  return rc ? -1 : 0;
+}
+
+/* This campaign's stored trials, for resume. */
+static int own_row(void *ctx, const db_trial_row *r) {
+  camp *c = ctx;
+  rt_err e = {0};
+  if (sp_config_parse(c->sp, r->config, c->cfg_tmp, &e)) return 0;   /* space changed: re-measure */
+  int added;
+  int64_t i = tu_cfgmap_put(&c->own, c->cfg_tmp, &added);
+  if (!added) return 0;
+  c->own_obs = rt_realloc(c->own_obs, (size_t)c->own.cap * sizeof *c->own_obs);
+  c->own_rec = rt_realloc(c->own_rec, (size_t)c->own.cap * sizeof *c->own_rec);
+  int reused = r->origin && !strcmp(r->origin, "reused");
+  obs_from(&c->own_obs[i], ms_status_parse(r->status), r->time_s,
+           reused ? 0 : nz(r->compile_s) + nz(r->verify_s) + nz(r->bench_s), TU_RESUMED);
+  c->own_rec[i] = (trial_rec){r->id, r->ci_lo_s, r->ci_hi_s, reused ? 0 : nz(r->compile_s),
+                              reused ? 0 : nz(r->verify_s), reused ? 0 : nz(r->bench_s),
+                              r->repeats, r->noisy};
+  return 0;
+}
+
+/* ---- The end: default, baseline, pin, report ---- */
+
+/* Measure src (NULL: the reference) outside the run; time or NAN. */
+static double measure_aside(camp *c, const char *src, const char *ldflags, ms_result *r) {
+  if (ms_measure(c->w, src, ldflags, &c->ms, r) || r->status != MS_OK) return NAN;
+  return r->t.median;
+}
+
+static void finish_report(camp *c, tu_run *run, tu_report *rep) {
+  int np = sp_nparams(c->sp);
+  rep->flops = c->k->flops(&c->pb);
+  rep->min_bytes = c->k->min_bytes(&c->pb);
+  for (int64_t i = 0; run && i < tu_run_n(run); i++) {
+    const tu_obs *ob = tu_run_obs(run, i);
+    rep->status_count[ob->status]++;
+    rep->compile_s += c->rec[i].compile_s;
+    rep->verify_s += c->rec[i].verify_s;
+    rep->bench_s += c->rec[i].bench_s;
+  }
+  rep->evaluations = run ? tu_run_n(run) : 0;
+  rep->measured = c->measured, rep->reused = c->reused, rep->resumed = c->resumed;
+  rep->framework_s = run ? tu_run_framework_s(run) : 0;
+  int64_t b = run ? tu_run_best(run) : -1;
+  rep->best_s = rep->best_gflops = rep->best_gbs = rep->best_ci_lo = rep->best_ci_hi = NAN;
+  if (b >= 0) {
+    rep->best_s = tu_run_obs(run, b)->value;
+    rep->best_ci_lo = c->rec[b].ci_lo, rep->best_ci_hi = c->rec[b].ci_hi;
+    rep->best_repeats = c->rec[b].repeats, rep->best_noisy = c->rec[b].noisy;
+    rep->best_trial = c->rec[b].id;
+    rep->best_gflops = rep->flops / rep->best_s * 1e-9;
+    rep->best_gbs = rep->min_bytes / rep->best_s * 1e-9;
+    rep->best_config = sp_config_json(c->sp, tu_run_cfg(run, b));
+  }
+  rep->default_s = rep->baseline_s = rep->baseline_ci_lo = rep->baseline_ci_hi = NAN;
+  rep->speedup_default = rep->speedup_baseline = NAN;
+  if (!strcmp(rep->state, "stopped")) return;   /* Ctrl-C: leave promptly */
+  /* The space's default schedule: from the run when it was evaluated. */
+  int *def = rt_malloc((size_t)np * sizeof *def);
+  if (sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL)) {
+    tu_obs ob;
+    rep->default_config = sp_config_json(c->sp, def);
+    ms_result r;
+    int found = 0;
+    for (int64_t j = 0; run && j < tu_run_n(run) && !found; j++)
+      if (!memcmp(tu_run_cfg(run, j), def, (size_t)np * sizeof *def)) {
+        ob = *tu_run_obs(run, j);
+        found = 1;
+        rep->default_s = ob.ok ? ob.value : NAN;
+      }
+    if (!found) {
+      char *src = c->k->codegen(&c->pb, c->sp, def);
+      rep->default_s = measure_aside(c, src, NULL, &r);
+      free(src);
+    }
+  }
+  free(def);
+  /* The baseline library, or the reference when the kernel has none. */
+  const char *ldflags = NULL;
+  char *src = c->k->baseline ? c->k->baseline(&c->pb, &ldflags) : NULL;
+  ms_result r;
+  rep->baseline_s = measure_aside(c, src, ldflags, &r);
+  if (!isnan(rep->baseline_s)) rep->baseline_ci_lo = r.t.ci_lo, rep->baseline_ci_hi = r.t.ci_hi;
+  char what[160];
+  snprintf(what, sizeof what, "%s", src ? (ldflags ? ldflags : "library") : "reference implementation");
+  rep->baseline_what = rt_strdup(what);
+  free(src);
+  rep->speedup_default = rep->default_s / rep->best_s;
+  rep->speedup_baseline = rep->baseline_s / rep->best_s;
+}
+
+/* The report as JSON (stored with the campaign, printed by --json). */
+static char *report_json(const tu_report *r) {
+  json_t *j = json_object(), *st = json_object();
+  json_t *best = r->best_config ? json_loads(r->best_config, 0, NULL) : json_null();
+  json_t *def = r->default_config ? json_loads(r->default_config, 0, NULL) : json_null();
+#define NUM(x) (isnan(x) ? json_null() : json_real(x))
+  for (int s = 0; s <= MS_INVALID; s++)
+    json_object_set_new(st, ms_status_name((ms_status)s), json_integer(r->status_count[s]));
+  json_object_set_new(j, "campaign", json_integer(r->campaign));
+  json_object_set_new(j, "state", json_string(r->state));
+  json_object_set_new(j, "ended", json_string(r->end));
+  json_object_set_new(j, "target", json_string(r->target));
+  json_object_set_new(j, "fingerprint", json_string(r->fingerprint));
+  json_object_set_new(j, "kernel", json_string(r->kernel));
+  json_object_set_new(j, "workload", json_string(r->workload));
+  json_object_set_new(j, "strategy", json_string(r->strategy));
+  json_object_set_new(j, "seed", json_integer((json_int_t)r->seed));
+  json_object_set_new(j, "budget", json_integer(r->budget));
+  json_object_set_new(j, "evaluations", json_integer(r->evaluations));
+  json_object_set_new(j, "measured", json_integer(r->measured));
+  json_object_set_new(j, "reused", json_integer(r->reused));
+  json_object_set_new(j, "resumed", json_integer(r->resumed));
+  json_object_set_new(j, "status", st);
+  json_object_set_new(j, "best", json_pack("{s:o, s:o, s:[o, o], s:i, s:b, s:I, s:o, s:o}",
+                                           "config", best, "time_s", NUM(r->best_s), "ci95",
+                                           NUM(r->best_ci_lo), NUM(r->best_ci_hi), "repeats",
+                                           r->best_repeats, "noisy", r->best_noisy, "trial",
+                                           (json_int_t)r->best_trial, "gflops", NUM(r->best_gflops),
+                                           "gbytes_per_s", NUM(r->best_gbs)));
+  json_object_set_new(j, "default", json_pack("{s:o, s:o, s:o}", "config", def, "time_s",
+                                              NUM(r->default_s), "speedup", NUM(r->speedup_default)));
+  json_object_set_new(j, "baseline", json_pack("{s:s?, s:o, s:[o, o], s:o}", "what", r->baseline_what,
+                                               "time_s", NUM(r->baseline_s), "ci95",
+                                               NUM(r->baseline_ci_lo), NUM(r->baseline_ci_hi),
+                                               "speedup", NUM(r->speedup_baseline)));
+  json_object_set_new(j, "spent_s", json_pack("{s:f, s:f, s:f, s:f, s:f}", "compile", r->compile_s,
+                                              "verify", r->verify_s, "measure", r->bench_s,
+                                              "framework", r->framework_s, "elapsed", r->elapsed_s));
+  json_object_set_new(j, "pin_version", r->pin_version ? json_integer(r->pin_version) : json_null());
+  if (r->pin_note) json_object_set_new(j, "pin_note", json_string(r->pin_note));
+#undef NUM
+  char *s = json_dumps(j, JSON_COMPACT);
+  json_decref(j);
+  return s;
+}
+
+/* ---- The campaign ---- */
+
+int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
+  memset(rep, 0, sizeof *rep);
+  tu_campaign_opts o = *oin;
+  camp c = {.o = &o, .best_s = NAN};
+  json_t *keep = NULL;
+  db_campaign_info info = {0};
+  tu_run *run = NULL;
+  int rc = -1;
+  c.d = db_open(o.db_path, 1, err);
+  if (!c.d) return -1;
+  if (o.resume > 0) {
+    if (db_campaign_get(c.d, o.resume, &info, err)) goto out;
+    if (strcmp(info.source, "measured")) {
+      rt_err_set(err, "campaign %lld is not a tuning campaign (source %s)", (long long)o.resume,
+                 info.source);
+      goto out;
+    }
+    if (!strcmp(info.state, "done")) {
+      rt_err_set(err, "campaign %lld is done already: nothing to resume", (long long)o.resume);
+      goto out;
+    }
+    ms_opts_default(&o.ms);
+    if (options_from(info.options, &o, &keep, err)) goto out;
+  }
+  const tg_target *tg = tg_find(o.target);
+  tg_desc desc;
+  if (!tg || strcmp(o.target, "host")) {
+    rt_err_set(err, "target '%s' has no kernels to tune (rooftune targets)", o.target);
+    goto out;
+  }
+  if (tg->describe(&desc, err)) goto out;
+  if (o.resume > 0 && strcmp(desc.fingerprint, info.fingerprint)) {
+    rt_err_set(err, "campaign %lld was measured on another machine or toolchain (fingerprint %s, "
+               "here %s): it cannot be continued here", (long long)o.resume, info.fingerprint,
+               desc.fingerprint);
+    goto out;
+  }
+  const tu_strategy *S = tu_strategy_find(o.strategy);
+  if (!(c.k = hk_find(o.kernel))) {
+    rt_err_set(err, "unknown kernel '%s' (rooftune kernels)", o.kernel);
+    goto out;
+  }
+  if (!S) {
+    rt_err_set(err, "unknown strategy '%s'", o.strategy);
+    goto out;
+  }
+  if (load_space(&c, o.set, err)) goto out;
+  hk_problem_from_space(&c.pb, c.sp);
+  c.ms = o.ms;
+  c.time_limit = o.time_limit;
+  if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
+  c.cfg_tmp = rt_malloc((size_t)sp_nparams(c.sp) * sizeof *c.cfg_tmp);
+  tu_cfgmap_init(&c.own, sp_nparams(c.sp));
+  if (o.resume > 0) {
+    char *key = db_workload_key(c.k->name, "f32", c.sp);
+    int same = !strcmp(key, info.workload_key);
+    free(key);
+    if (!same) {
+      rt_err_set(err, "campaign %lld's workload (%s) does not match its stored options", (long long)o.resume,
+                 info.workload_key);
+      goto out;
+    }
+    c.id = info.id, c.target_id = info.target_id, c.workload_id = info.workload_id;
+    db_trial_filter f = {.campaign = c.id};
+    if (db_trials(c.d, &f, own_row, &c, err) < 0) goto out;
+  } else {
+    rt_str s = {0};
+    rt_str_printf(&s, "{");
+    for (int i = 0; i < desc.n; i++) {
+      json_t *v = json_string(desc.val[i]);
+      char *vt = json_dumps(v, JSON_ENCODE_ANY);
+      rt_str_printf(&s, "%s\"%s\":%s", i ? "," : "", desc.key[i], vt);
+      free(vt);
+      json_decref(v);
+    }
+    rt_str_printf(&s, "}");
+    int bad = register_campaign(&c, &o, &desc, s.s, err);
+    free(s.s);
+    if (bad) goto out;
+  }
+  c.w = ms_workload_new(c.k, &c.pb);
+  c.t0 = now_s();
+  tu_objective obj = {camp_eval, &c};
+  tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
+                    .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};
+  tu_run *partial = NULL;
+  rt_err rerr = {0};
+  run = tu_run_strategy(c.sp, &obj, &ro, &partial, &rerr);
+  const char *state = "done";
+  if (!run) {
+    run = partial;
+    state = "stopped";
+    if (!(o.stop && *o.stop)) {   /* a real failure, not Ctrl-C */
+      rt_err_set(err, "campaign %lld: %s (continue with rooftune tune --resume %lld)", (long long)c.id,
+                 rerr.msg, (long long)c.id);
+      db_campaign_end(c.d, c.id, "stopped", NULL);
+      goto out;
+    }
+  } else if (tu_run_end(run) == TU_END_STOPPED) {
+    state = "stopped";
+  }
+  rep->campaign = c.id;
+  rep->state = rt_strdup(state);
+  rep->end = rt_strdup(run && !strcmp(state, "done") ? tu_end_name(tu_run_end(run)) : "interrupted");
+  rep->kernel = rt_strdup(c.k->name);
+  rep->workload = db_workload_key(c.k->name, "f32", c.sp);
+  rep->target = rt_strdup(o.target);
+  rep->fingerprint = rt_strdup(desc.fingerprint);
+  rep->strategy = rt_strdup(S->name);
+  rep->seed = o.seed;
+  rep->budget = c.budget;
+  finish_report(&c, run, rep);
+  rep->elapsed_s = now_s() - c.t0;
+  if (!strcmp(state, "done") && rep->best_config && !o.no_pin) {
+    db_pin_req pr = {.target = o.target, .kernel = c.k->name, .workload_key = rep->workload,
+                     .trial_id = rep->best_trial, .reason = NULL};
+    char reason[160];
+    snprintf(reason, sizeof reason, "best of %lld verified trials of campaign %lld (%s)",
+             (long long)rep->status_count[MS_OK], (long long)c.id, S->name);
+    pr.reason = reason;
+    if (db_pin(c.d, &pr, &rep->pin_version, err)) goto out;
+  } else {
+    rep->pin_note = rt_strdup(o.no_pin ? "not pinned (--no-pin)"
+                              : !rep->best_config ? "nothing to pin: no verified trial"
+                                                  : "not pinned: the campaign was stopped");
+  }
+  rep->json = report_json(rep);
+  if (db_campaign_set_report(c.d, c.id, rep->json, err) || db_campaign_end(c.d, c.id, state, err))
+    goto out;
+  rc = 0;
+out:
+  if (rc) tu_report_free(rep);
+  tu_run_free(run);
+  ms_workload_free(c.w);
+  sp_free(c.sp);
+  tu_cfgmap_free(&c.own);
+  free(c.own_obs);
+  free(c.own_rec);
+  free(c.rec);
+  free(c.cfg_tmp);
+  db_campaign_info_free(&info);
+  json_decref(keep);
+  db_close(c.d);
+  return rc;
+}
+
+void tu_report_free(tu_report *r) {
+  char **s[] = {&r->kernel, &r->workload, &r->target, &r->fingerprint, &r->strategy, &r->state,
+                &r->end, &r->best_config, &r->default_config, &r->baseline_what, &r->pin_note,
+                &r->json};
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+    free(*s[i]);
+    *s[i] = NULL;
+  }
+}

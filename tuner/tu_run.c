@@ -1,0 +1,168 @@
+/*
+** tu_run.c -- the run loop: drives one strategy against an objective under
+** a budget. It asks for proposals in batches, answers the ones it has seen
+** from its own memory (free), evaluates the new ones, keeps every result
+** in evaluation order, and restarts a strategy that stops producing new
+** configurations. Replay, comparison and live campaigns all run here.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tu.h"
+
+/* A strategy proposing only known configurations this many times in a row
+** is restarted; after TU_MAX_RESTARTS restarts the run gives up. */
+#define TU_STALL 2000
+#define TU_MAX_RESTARTS 200
+
+struct tu_run {
+  sp_space *sp;
+  int np;
+  tu_cfgmap map;          /* configurations in evaluation order */
+  tu_obs *obs;            /* their results, map.n of them */
+  int64_t best, proposals;
+  int restarts;
+  double cost, framework_s;
+  tu_end end;
+};
+
+static const char *const end_names[] = {"budget", "time", "space exhausted", "stopped",
+                                        "stalled"};
+const char *tu_end_name(tu_end e) { return end_names[e]; }
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int known(void *run, const int *cfg, tu_obs *obs) {
+  tu_run *r = run;
+  int64_t i = tu_cfgmap_get(&r->map, cfg);
+  if (i >= 0 && obs) *obs = r->obs[i];
+  return i >= 0;
+}
+
+static void add(tu_run *r, const int *cfg, const tu_obs *o) {
+  int64_t cap = r->map.cap, i = tu_cfgmap_put(&r->map, cfg, NULL);
+  if (r->map.cap != cap) r->obs = rt_realloc(r->obs, (size_t)r->map.cap * sizeof *r->obs);
+  r->obs[i] = *o;
+  r->cost += o->cost;
+  if (o->ok && (r->best < 0 || o->value < r->obs[r->best].value)) r->best = i;
+}
+
+/* ---- The loop ---- */
+
+/* The generator state for the strategy's restart number `restart`. */
+static void seed_rng(gsl_rng *g, uint64_t seed, int restart) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + (uint64_t)restart * 0xd1b54a32d192ed03ull;
+  x = (x ^ (x >> 31)) * 0xbf58476d1ce4e5b9ull;
+  gsl_rng_set(g, (unsigned long)(x ^ (x >> 29)));
+}
+
+/* The reason to end now, or -1 to go on. */
+static int ending(const tu_run *r, const tu_run_opts *o, rt_count count) {
+  if (o->stop && *o->stop) return TU_END_STOPPED;
+  if (o->max_evals > 0 && r->map.n >= o->max_evals) return TU_END_BUDGET;
+  if (o->max_cost > 0 && r->cost >= o->max_cost) return TU_END_COST;
+  if ((rt_count)r->map.n >= count) return TU_END_SPACE;
+  return -1;
+}
+
+tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts *o,
+                        tu_run **partial, rt_err *err) {
+  const tu_strategy *S = o->strategy;
+  if (partial) *partial = NULL;
+  if (S->needs_model && !o->predict) {
+    rt_err_set(err, "strategy '%s' needs a cost model, and this run has none", S->name);
+    return NULL;
+  }
+  tu_run *r = rt_calloc(1, sizeof *r);
+  r->sp = sp;
+  r->np = sp_nparams(sp);
+  r->best = -1;
+  tu_cfgmap_init(&r->map, r->np);
+  rt_count count = sp_count(sp);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  seed_rng(rng, o->seed, 0);
+  tu_ctx ctx = {.sp = sp, .rng = rng, .budget = o->max_evals > 0 ? o->max_evals : -1,
+                .known = known, .run = r, .predict = o->predict, .model = o->model};
+  int batch = o->batch > 0 ? o->batch : 16, failed = 0, end = -1, stall = 0;
+  int *buf = rt_malloc((size_t)batch * r->np * sizeof *buf);
+  double t0 = now_s(), in_eval = 0;
+  void *st = S->create(&ctx, err);
+  if (!st) failed = 1;
+  while (!failed && (end = ending(r, o, count)) < 0) {
+    int k = S->propose(st, buf, batch), restart = k <= 0;
+    r->proposals += k > 0 ? k : 0;
+    for (int i = 0; i < k && !restart; i++) {
+      const int *c = buf + (size_t)i * r->np;
+      tu_obs ob;
+      if ((end = ending(r, o, count)) >= 0) break;
+      if (!sp_valid(sp, c, NULL)) {
+        char *j = sp_config_json(sp, c);
+        rt_err_set(err, "strategy '%s' proposed an invalid configuration %s", S->name, j);
+        free(j);
+        failed = 1;
+        break;
+      }
+      if (known(r, c, &ob)) {
+        restart = ++stall >= TU_STALL;
+      } else {
+        double t1 = now_s();
+        int rc = obj->eval(obj->ctx, c, &ob, err);
+        in_eval += now_s() - t1;
+        if (rc) {
+          failed = 1;
+          break;
+        }
+        stall = 0;
+        add(r, c, &ob);
+        if (o->on_eval) o->on_eval(o->on_eval_ctx, r);
+      }
+      S->observe(st, c, &ob);
+    }
+    if (failed || end >= 0) break;
+    if (restart) {
+      if (++r->restarts > TU_MAX_RESTARTS) {
+        end = TU_END_STALLED;
+        break;
+      }
+      S->destroy(st);
+      stall = 0;
+      seed_rng(rng, o->seed, r->restarts);
+      if (!(st = S->create(&ctx, err))) failed = 1;
+    }
+  }
+  if (st) S->destroy(st);
+  gsl_rng_free(rng);
+  free(buf);
+  r->framework_s = now_s() - t0 - in_eval;
+  if (!failed) {
+    r->end = (tu_end)end;
+    return r;
+  }
+  r->end = TU_END_STOPPED;
+  if (partial) *partial = r;
+  else tu_run_free(r);
+  return NULL;
+}
+
+void tu_run_free(tu_run *r) {
+  if (!r) return;
+  tu_cfgmap_free(&r->map);
+  free(r->obs);
+  free(r);
+}
+
+int64_t tu_run_n(const tu_run *r) { return r->map.n; }
+const int *tu_run_cfg(const tu_run *r, int64_t i) { return tu_cfgmap_key(&r->map, i); }
+const tu_obs *tu_run_obs(const tu_run *r, int64_t i) { return &r->obs[i]; }
+int64_t tu_run_best(const tu_run *r) { return r->best; }
+double tu_run_cost(const tu_run *r) { return r->cost; }
+double tu_run_framework_s(const tu_run *r) { return r->framework_s; }
+int64_t tu_run_proposals(const tu_run *r) { return r->proposals; }
+int tu_run_restarts(const tu_run *r) { return r->restarts; }
+tu_end tu_run_end(const tu_run *r) { return r->end; }
