@@ -4,7 +4,9 @@
 ** the error messages of bad input. Tests are grouped in numbered families
 ** (t1xx top level, t2xx space count, t3xx enum, t4xx sample, t5xx check /
 ** rank / unrank / neighbours, t6xx info and problem variables, t7xx
-** targets, kernels, measure and baseline, t8xx db). The binary
+** targets, kernels, measure and baseline, t8xx db, t9xx replay, compare
+** and tune: campaigns stopped by Ctrl-C and killed by SIGKILL, resumed,
+** and reused). The binary
 ** is found next to the test's own directory (BUILD/tests/.. /rooftune).
 */
 #include <setjmp.h>
@@ -14,6 +16,9 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -750,6 +755,253 @@ static void t802_db_lookup_and_header(void **state) {
   }
 }
 
+
+/* ---- t9xx: replay, compare, tune ---- */
+
+#define T4 "../shared/data/t4/"
+
+static void t900_replay(void **state) {
+  (void)state;
+  result r = run("replay", "--t4", T4 "pnpoly_RTX_3090_T4.json.gz", "--space", T1 "pnpoly.json",
+                 "--strategy", "random", "--budget", "100%", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_non_null(j);
+  /* every configuration once: the best found is the recording's optimum */
+  assert_int_equal(json_integer_value(json_object_get(j, "evaluations")), 4092);
+  assert_int_equal(json_array_size(json_object_get(j, "trace")), 4092);
+  assert_string_equal(json_string_value(json_object_get(j, "ended")), "space exhausted");
+  json_t *best = json_object_get(j, "best");
+  assert_int_equal(json_integer_value(json_object_get(best, "rank")), 1);
+  assert_true(fabs(json_real_value(json_object_get(best, "time_s")) - 7.2242e-3) < 1e-7);
+  json_decref(j);
+  done(&r);
+  /* a time budget in recorded seconds; the same seed gives the same text */
+  r = run("replay", "--t4", T4 "pnpoly_RTX_3090_T4.json.gz", "--space", T1 "pnpoly.json",
+          "--strategy", "annealing", "--time-limit", "60", "--seed", "3", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "ended on time"));
+  result r2 = run("replay", "--t4", T4 "pnpoly_RTX_3090_T4.json.gz", "--space", T1 "pnpoly.json",
+                  "--strategy", "annealing", "--time-limit", "60", "--seed", "3", NULL);
+  char *a = strstr(r.out, "best"), *b = strstr(r2.out, "best");
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_string_equal(strstr(a, "spent") ? (*strstr(a, "spent") = 0, a) : a,
+                      strstr(b, "spent") ? (*strstr(b, "spent") = 0, b) : b);
+  done(&r2);
+  done(&r);
+  /* errors: unknown strategy (usage), a space the file was not recorded on */
+  r = run("replay", "--t4", T4 "pnpoly_RTX_3090_T4.json.gz", "--space", T1 "pnpoly.json",
+          "--strategy", "nonesuch", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("replay", "--t4", T4 "pnpoly_RTX_3090_T4.json.gz", "--space", T1 "convolution_milo.json",
+          "--strategy", "random", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "results[0]"));
+  done(&r);
+  r = run("replay", "--space", T1 "pnpoly.json", "--strategy", "random", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+}
+
+static void t901_compare(void **state) {
+  (void)state;
+  char dir[64], path[128];
+  snprintf(dir, sizeof dir, "/tmp/rooftune-cmp-%d", (int)getpid());
+  result r = run("compare", "--t4", T4 "convolution_milo_A100_T4.json.gz", "--space",
+                 T1 "convolution_milo.json", "--strategies", "random,exhaustive,annealing",
+                 "--budget", "5%", "--repeats", "4", "--json", "--csv", dir, NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "budget")), 219);   /* ceil(5% of 4362) */
+  json_t *st = json_object_get(j, "strategies");
+  assert_int_equal(json_array_size(st), 3);
+  /* scores.csv holds what the JSON summarises: its mean per strategy */
+  snprintf(path, sizeof path, "%s/scores.csv", dir);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[512];
+  double sum[3] = {0};
+  int n[3] = {0};
+  assert_non_null(fgets(line, sizeof line, f));   /* header */
+  while (fgets(line, sizeof line, f)) {
+    char name[32];
+    int rep;
+    unsigned long long seed;
+    double score;
+    assert_int_equal(sscanf(line, "%31[^,],%d,%llu,%lf", name, &rep, &seed, &score), 4);
+    for (int i = 0; i < 3; i++)
+      if (!strcmp(name, json_string_value(json_object_get(json_array_get(st, i), "name"))))
+        sum[i] += score, n[i]++;
+  }
+  fclose(f);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(n[i], 4);
+    double mean = json_real_value(json_object_get(json_array_get(st, i), "score_mean"));
+    assert_true(fabs(sum[i] / 4 - mean) < 1e-5);
+  }
+  unlink(path);
+  snprintf(path, sizeof path, "%s/curves.csv", dir);
+  f = fopen(path, "r");
+  assert_non_null(f);
+  int lines = 0;
+  while (fgets(line, sizeof line, f)) lines++;
+  fclose(f);
+  assert_int_equal(lines, 1 + 3 * 4 * 219);
+  unlink(path);
+  rmdir(dir);
+  json_decref(j);
+  done(&r);
+  r = run("compare", "--t4", T4 "convolution_milo_A100_T4.json.gz", "--space",
+          T1 "convolution_milo.json", "--strategies", "random,bogus", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+}
+
+/* Rows of one integer query on a database file (-1 on error). */
+static long long db_int(const char *db, const char *sql) {
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  long long v = -1;
+  if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 5000);
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return v;
+}
+
+/* Start rooftune tune in the background; signal it once the database
+** holds at least `trials` trials. Returns its exit code (128 + signal). */
+static int tune_and_signal(const char *db, const char *seed, int trials, int sig,
+                           const char *resume) {
+  const char *argv[40] = {rooftune, "tune", "--db", db};
+  int argc = 4;
+  if (resume) {
+    argv[argc++] = "--resume", argv[argc++] = resume;
+  } else {
+    const char *more[] = {"--kernel", "reduction", "--set", "N=100000", "--strategy", "random",
+                          "--budget", "12", "--seed", seed, "--time-cap", "0.15", "--ci", "0.000001",
+                          "--no-pin"};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++) argv[argc++] = more[i];
+  }
+  argv[argc] = NULL;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int nul = open("/dev/null", 1);
+    dup2(nul, 1);
+    dup2(nul, 2);
+    execv(rooftune, (char *const *)argv);
+    _exit(127);
+  }
+  int status;
+  for (int i = 0; i < 3000; i++) {   /* 60 s at most */
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (db_int(db, "SELECT count(*) FROM trials") >= trials) break;
+    usleep(20000);
+  }
+  kill(pid, sig);
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void rm_db(const char *db) {
+  static const char *const sfx[] = {"", "-wal", "-shm"};
+  char p[128];
+  for (int i = 0; i < 3; i++) {
+    snprintf(p, sizeof p, "%s%s", db, sfx[i]);
+    unlink(p);
+  }
+}
+
+/* Ctrl-C stops cleanly, SIGKILL loses nothing stored, --resume reaches the
+** budget without measuring a stored configuration again, and a new
+** campaign with the same seed reuses every measurement in the same order. */
+static void t902_tune_stop_kill_resume_reuse(void **state) {
+  (void)state;
+  char db[64];
+  snprintf(db, sizeof db, "/tmp/rooftune-tune-%d.db", (int)getpid());
+  rm_db(db);
+  assert_int_equal(tune_and_signal(db, "4", 2, SIGINT, NULL), 130);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM campaigns WHERE state = 'stopped'"), 1);
+  long long before = db_int(db, "SELECT count(*) FROM trials");
+  assert_true(before >= 2 && before < 12);
+  /* resume, kill it mid-way, resume again */
+  assert_int_equal(tune_and_signal(db, NULL, (int)before + 2, SIGKILL, "1"), 128 + SIGKILL);
+  long long mid = db_int(db, "SELECT count(*) FROM trials");
+  assert_true(mid >= before + 2);
+  long long max_id = db_int(db, "SELECT max(id) FROM trials");
+  result r = run("tune", "--db", db, "--resume", "1", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "evaluations")), 12);
+  assert_int_equal(json_integer_value(json_object_get(j, "resumed")), mid);
+  assert_int_equal(json_integer_value(json_object_get(j, "measured")), 12 - mid);
+  assert_string_equal(json_string_value(json_object_get(j, "state")), "done");
+  json_decref(j);
+  done(&r);
+  /* nothing lost, nothing twice: 12 distinct configurations, the stored
+  ** ones untouched (ids below max_id all still there) */
+  assert_int_equal(db_int(db, "SELECT count(DISTINCT config) FROM trials WHERE campaign_id = 1"), 12);
+  char sql[160];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE id <= %lld", max_id);
+  assert_int_equal(db_int(db, sql), mid);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM campaigns WHERE id = 1 AND state = 'done'"), 1);
+  /* resuming a finished campaign is an error */
+  r = run("tune", "--db", db, "--resume", "1", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "done already"));
+  done(&r);
+  /* the same campaign again: every configuration reused, in the same order */
+  r = run("tune", "--db", db, "--kernel", "reduction", "--set", "N=100000", "--strategy", "random",
+          "--budget", "12", "--seed", "4", "--time-cap", "0.15", "--ci", "0.000001", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  j = json_loads(r.out, 0, &je);
+  assert_int_equal(json_integer_value(json_object_get(j, "reused")), 12);
+  assert_int_equal(json_integer_value(json_object_get(j, "measured")), 0);
+  assert_int_equal(json_integer_value(json_object_get(j, "pin_version")), 1);
+  json_decref(j);
+  done(&r);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM trials a JOIN trials b ON b.campaign_id = 2"
+                              " AND a.campaign_id = 1 AND b.id - (SELECT min(id) FROM trials WHERE campaign_id = 2)"
+                              " = (SELECT count(*) FROM trials c WHERE c.campaign_id = 1 AND c.id < a.id)"
+                              " AND a.config = b.config"), 12);
+  rm_db(db);
+}
+
+static void t903_tune_usage(void **state) {
+  (void)state;
+  result r = run("tune", "--help", NULL);
+  assert_int_equal(r.rc, 0);
+  for (const char *s[] = {"exhaustive", "random", "annealing", "genetic", "de", "bayes", "bandit", NULL}, **p = s; *p; p++)
+    assert_non_null(strstr(r.out, *p));
+  done(&r);
+  r = run("tune", "--set", "N=10", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--kernel"));
+  done(&r);
+  r = run("tune", "--kernel", "reduction", "--strategy", "nope", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("tune", "--resume", "3", "--kernel", "gemm", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("tune", "--kernel", "reduction", "--set", "N=1000", "--budget", "0", "--db", "/tmp/rooftune-never.db", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "budget"));
+  done(&r);
+  rm_db("/tmp/rooftune-never.db");
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -779,6 +1031,10 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t800_db),
     cmocka_unit_test(t801_db_pins),
     cmocka_unit_test(t802_db_lookup_and_header),
+    cmocka_unit_test(t900_replay),
+    cmocka_unit_test(t901_compare),
+    cmocka_unit_test(t902_tune_stop_kill_resume_reuse),
+    cmocka_unit_test(t903_tune_usage),
   };
   return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

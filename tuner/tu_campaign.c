@@ -202,12 +202,12 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
 
 /* The campaign's options as stored (enough to resume it). */
 static char *options_json(const tu_campaign_opts *o) {
-  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i}",
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b}",
                         "target", o->target, "kernel", o->kernel, "set", o->set ? o->set : "",
                         "strategy", o->strategy, "budget", o->budget, "time_limit", o->time_limit,
                         "seed", (json_int_t)o->seed, "batch", o->batch, "ci", o->ms.ci_target,
                         "time_cap", o->ms.time_cap, "min_reps", o->ms.min_reps,
-                        "timeout", o->ms.timeout, "flush", o->ms.flush_cache);
+                        "timeout", o->ms.timeout, "flush", o->ms.flush_cache, "no_pin", o->no_pin);
   char *s = json_dumps(j, JSON_COMPACT);
   json_decref(j);
   return s;
@@ -219,19 +219,21 @@ static int options_from(const char *text, tu_campaign_opts *o, json_t **keep, rt
   json_t *j = json_loads(text, 0, &je);
   json_int_t seed = 0;
   const char *set = NULL;
-  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i}",
+  int no_pin = 0;
+  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b}",
                            "target", &o->target, "kernel", &o->kernel, "set", &set,
                            "strategy", &o->strategy, "budget", &o->budget, "time_limit",
                            &o->time_limit, "seed", &seed, "batch", &o->batch, "ci",
                            &o->ms.ci_target, "time_cap", &o->ms.time_cap, "min_reps",
                            &o->ms.min_reps, "timeout", &o->ms.timeout, "flush",
-                           &o->ms.flush_cache)) {
+                           &o->ms.flush_cache, "no_pin", &no_pin)) {
     rt_err_set(err, "the campaign's stored options are not rooftune's: %s", je.text);
     json_decref(j);
     return -1;
   }
   o->set = set && *set ? set : NULL;
   o->seed = (uint64_t)seed;
+  o->no_pin |= no_pin;   /* --no-pin given now or when the campaign began */
   *keep = j;
   return 0;
 }

@@ -65,9 +65,9 @@ static void seed_rng(gsl_rng *g, uint64_t seed, int restart) {
 /* The reason to end now, or -1 to go on. */
 static int ending(const tu_run *r, const tu_run_opts *o, rt_count count) {
   if (o->stop && *o->stop) return TU_END_STOPPED;
+  if ((rt_count)r->map.n >= count) return TU_END_SPACE;
   if (o->max_evals > 0 && r->map.n >= o->max_evals) return TU_END_BUDGET;
   if (o->max_cost > 0 && r->cost >= o->max_cost) return TU_END_COST;
-  if ((rt_count)r->map.n >= count) return TU_END_SPACE;
   return -1;
 }
 
