@@ -16,19 +16,22 @@
 
 #include "../measure/ms.h"
 #include "../targets/host/hk.h"
+#include "../targets/tg.h"
 #include "../tuner/tu.h"
 #include "cli.h"
 
 typedef struct ropts {
-  const char *t4, *space, *db, *target, *kernel, *set, *strategy, *budget, *csv;
+  const char *t4, *space, *db, *target, *kernel, *set, *strategy, *budget, *csv, *reference;
   int64_t campaign;
   uint64_t seed;
-  double time_limit;
-  int json, repeats, batch, budget_set;
+  double time_limit, time_cap;
+  int json, repeats, batch, budget_set, recorded;
+  int live;   /* compare: live campaigns on --target (not a recording) */
 } ropts;
 
 enum { R_T4 = 1, R_SPACE, R_DB, R_TARGET, R_KERNEL, R_SET, R_CAMPAIGN, R_STRATEGY,
-       R_STRATEGIES, R_BUDGET, R_TIME, R_SEED, R_REPEATS, R_JSON, R_CSV, R_BATCH, R_HELP };
+       R_STRATEGIES, R_BUDGET, R_TIME, R_SEED, R_REPEATS, R_JSON, R_CSV, R_BATCH, R_REFERENCE,
+       R_CAP, R_RECORDED, R_HELP };
 
 static const struct option rlong[] = {
   {"t4", required_argument, 0, R_T4}, {"space", required_argument, 0, R_SPACE},
@@ -39,7 +42,8 @@ static const struct option rlong[] = {
   {"time-limit", required_argument, 0, R_TIME}, {"seed", required_argument, 0, R_SEED},
   {"repeats", required_argument, 0, R_REPEATS}, {"json", no_argument, 0, R_JSON},
   {"csv", required_argument, 0, R_CSV}, {"batch", required_argument, 0, R_BATCH},
-  {"help", no_argument, 0, R_HELP}, {0, 0, 0, 0},
+  {"reference", required_argument, 0, R_REFERENCE}, {"time-cap", required_argument, 0, R_CAP},
+  {"recorded", no_argument, 0, R_RECORDED}, {"help", no_argument, 0, R_HELP}, {0, 0, 0, 0},
 };
 
 static const char replay_usage[] =
@@ -47,7 +51,8 @@ static const char replay_usage[] =
     "       [--set VAR=VAL,...] --strategy S [--budget N|P%] [--time-limit SECONDS]\n"
     "       [--seed S] [--batch N] [--json]";
 static const char compare_usage[] =
-    "(--t4 FILE --space T1 | --db F [--target T] --kernel K [--space T1] [--campaign ID])\n"
+    "(--t4 FILE --space T1 | --db F [--target T] --kernel K [--space T1] [--campaign ID] [--recorded]\n"
+    "        | --target host --kernel K [--db F] [--reference N|P%] [--time-cap S])\n"
     "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--repeats R]\n"
     "       [--seed S] [--json] [--csv DIR]";
 
@@ -67,7 +72,15 @@ static const char replay_help[] =
     "  --repeats R        compare: runs per strategy (default 10)\n"
     "  --batch N          proposals asked for at once (default 16)\n"
     "  --json             machine-readable output\n"
-    "  --csv DIR          compare: write DIR/curves.csv and DIR/scores.csv\n";
+    "  --csv DIR          compare: write DIR/curves.csv and DIR/scores.csv\n"
+    "live comparison (compare --target host --kernel K): every run is a campaign in the\n"
+    "database (default rooftune.db), reusing what it measured before:\n"
+    "  --reference N|P%%   configurations of the random reference sample that stands for\n"
+    "                     the space (default max(4 x budget, 100); the whole space when it\n"
+    "                     covers it, and then the score is exact)\n"
+    "  --time-cap S       seconds of timing per schedule (default 0.5)\n"
+    "  --recorded         with --db and --target host: compare over the recorded trials\n"
+    "                     only (replay), measuring nothing\n";
 
 static int parse_int(const char *s, long long lo, long long *out) {
   char *end;
@@ -82,6 +95,7 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
   o->seed = 1;
   o->repeats = 10;
   o->budget = "5%";
+  o->time_cap = 0.5;
   optind = 0;
   opterr = 0;
   int ch, is_compare = !strcmp(cmd, "compare");
@@ -97,6 +111,8 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_SET: o->set = optarg; break;
     case R_BUDGET: o->budget = optarg; o->budget_set = 1; break;
     case R_CSV: o->csv = optarg; break;
+    case R_REFERENCE: o->reference = optarg; break;
+    case R_RECORDED: o->recorded = 1; break;
     case R_JSON: o->json = 1; break;
     case R_STRATEGY:
     case R_STRATEGIES:
@@ -118,10 +134,13 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
       else o->batch = (int)v;
       break;
     case R_TIME:
-      o->time_limit = strtod(optarg, &end);
-      if (*end || end == optarg || !(o->time_limit > 0))
-        return cli_usage(cmd, usage, "--time-limit: expected seconds > 0, got '%s'", optarg);
+    case R_CAP: {
+      double *d = ch == R_TIME ? &o->time_limit : &o->time_cap;
+      *d = strtod(optarg, &end);
+      if (*end || end == optarg || !(*d > 0))
+        return cli_usage(cmd, usage, "%s: expected seconds > 0, got '%s'", argv[optind - 1], optarg);
       break;
+    }
     case R_HELP:
       printf("usage: rooftune %s %s\n\noptions:\n%s", cmd, usage, replay_help);
       return -1;
@@ -130,7 +149,13 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     }
   }
   if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
-  if (!!o->t4 == !!o->db) return cli_usage(cmd, usage, "give exactly one of --t4 FILE and --db F");
+  o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && o->target && tg_find(o->target);
+  if (o->live && !o->kernel) return cli_usage(cmd, usage, "a live comparison needs --kernel K");
+  if (!o->live && (o->reference || o->time_cap != 0.5))
+    return cli_usage(cmd, usage, "--reference and --time-cap are for live comparisons (--target host)");
+  if (!o->live && !!o->t4 == !!o->db)
+    return cli_usage(cmd, usage, "give exactly one of --t4 FILE and --db F%s",
+                     is_compare ? " (or --target host --kernel K to compare on live measurements)" : "");
   if (o->t4 && !o->space) return cli_usage(cmd, usage, "--t4 needs --space T1 (the space it was recorded on)");
   if (o->db && !o->kernel && !o->campaign)
     return cli_usage(cmd, usage, "--db needs --kernel K (or --campaign ID)");
@@ -159,9 +184,9 @@ static void replay_in_free(replay_in *in) {
   free(in->key);
 }
 
-/* Load the space and the recording; 0, or an exit code after reporting. */
-static int load_input(const ropts *o, const char *cmd, replay_in *in) {
-  memset(in, 0, sizeof *in);
+/* Load the space (--space, else the host kernel's) with --set into *sp;
+** 0, or an exit code after reporting. */
+static int load_input_space(const ropts *o, const char *cmd, sp_space **sp) {
   rt_err err = {0};
   char path[4096];
   const char *space = o->space;
@@ -174,10 +199,18 @@ static int load_input(const ropts *o, const char *cmd, replay_in *in) {
   sx_arena *arena = sx_arena_new();
   sp_binding *b = NULL;
   int nb = o->set ? sp_parse_bindings(o->set, arena, &b, &err) : 0;
-  in->sp = nb < 0 ? NULL : sp_load_file(space, b, nb, &err);
+  *sp = nb < 0 ? NULL : sp_load_file(space, b, nb, &err);
   free(b);
   sx_arena_free(arena);
-  if (!in->sp) return cli_fail(cmd, "%s", err.msg);
+  return *sp ? 0 : cli_fail(cmd, "%s", err.msg);
+}
+
+/* Load the space and the recording; 0, or an exit code after reporting. */
+static int load_input(const ropts *o, const char *cmd, replay_in *in) {
+  memset(in, 0, sizeof *in);
+  rt_err err = {0};
+  int rc = load_input_space(o, cmd, &in->sp);
+  if (rc) return rc;
   if (o->t4) {
     in->rec = tu_rec_t4(o->t4, in->sp, &err);
   } else {
@@ -359,6 +392,116 @@ static int parse_strategies(const char *list, const tu_strategy **out, int max) 
   return n;
 }
 
+/* One run of a comparison, as reported. */
+typedef struct cmp_run {
+  int64_t evals;
+  double cost, framework_ms;
+} cmp_run;
+
+/* Where the runs of a comparison come from: a recording (replay) or live
+** campaigns on a target (measured, reusing what the database holds). */
+typedef struct cmp_src {
+  /* One run's best-so-far curve over 1..budget (src->worst before its
+  ** first ok result). 0, or an exit code after reporting. */
+  int (*run)(struct cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t budget,
+             double *curve, cmp_run *info);
+  const char *name;       /* what the comparison ran on */
+  int64_t n;              /* random search's expectation is computed */
+  double *values;         /* over values[0..n-1] (NAN: failed) */
+  double opt, worst;      /* fastest and slowest ok values known */
+  int exact;              /* 1: values covers the whole space */
+  const replay_in *in;    /* replay */
+  const ropts *o;
+  tu_campaign_opts live;  /* live */
+} cmp_src;
+
+static int replay_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t budget,
+                        double *curve, cmp_run *info) {
+  tu_run *r = replay_run(src->in, S, seed, budget, src->o, "compare");
+  if (!r) return EXIT_FAIL;
+  tu_run_curve(r, budget, src->worst, curve);
+  *info = (cmp_run){tu_run_n(r), tu_run_cost(r), tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3};
+  tu_run_free(r);
+  return 0;
+}
+
+/* A campaign's trials in order: values (NAN failed) and measuring cost. */
+typedef struct trial_vals {
+  double *v, cost;
+  int64_t n, cap;
+} trial_vals;
+
+static int value_row(void *ctx, const db_trial_row *t) {
+  trial_vals *tv = ctx;
+  if (tv->n == tv->cap) tv->v = rt_realloc(tv->v, (size_t)(tv->cap = tv->cap ? 2 * tv->cap : 256) * sizeof *tv->v);
+  tv->v[tv->n++] = strcmp(t->status, "ok") ? NAN : t->time_s;
+  if (!t->origin || strcmp(t->origin, "reused"))
+    tv->cost += (isnan(t->compile_s) ? 0 : t->compile_s) + (isnan(t->verify_s) ? 0 : t->verify_s) +
+                (isnan(t->bench_s) ? 0 : t->bench_s);
+  return 0;
+}
+
+/* Run one live campaign (never pinned) and read its trials back. */
+static int live_campaign(cmp_src *src, const char *strategy, uint64_t seed, const char *budget,
+                         trial_vals *tv, tu_report *rep) {
+  tu_campaign_opts co = src->live;
+  co.strategy = strategy;
+  co.seed = seed;
+  co.budget = budget;
+  rt_err err = {0};
+  if (tu_campaign(&co, rep, &err))
+    return cli_fail("compare", "%s (seed %llu): %s", strategy, (unsigned long long)seed, err.msg);
+  db *d = db_open(co.db_path, 0, &err);
+  db_trial_filter f = {.campaign = rep->campaign};
+  int n = d ? db_trials(d, &f, value_row, tv, &err) : -1;
+  db_close(d);
+  if (n < 0) {
+    tu_report_free(rep);
+    return cli_fail("compare", "%s", err.msg);
+  }
+  return 0;
+}
+
+static int live_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t budget,
+                      double *curve, cmp_run *info) {
+  char b[32];
+  snprintf(b, sizeof b, "%lld", (long long)budget);
+  trial_vals tv = {0};
+  tu_report rep;
+  int rc = live_campaign(src, S->name, seed, b, &tv, &rep);
+  if (rc) return rc;
+  double best = src->worst;
+  for (int64_t k = 0; k < budget; k++) {
+    if (k < tv.n && tv.v[k] < best) best = tv.v[k];
+    curve[k] = best;
+  }
+  *info = (cmp_run){tv.n, tv.cost, rep.framework_s / (double)(tv.n ? tv.n : 1) * 1e3};
+  free(tv.v);
+  tu_report_free(&rep);
+  return 0;
+}
+
+/* The reference of a live comparison: a random campaign (fixed seed 0) of
+** `reference` configurations -- all of them when that covers the space --
+** whose values stand for the space in random search's expectation. */
+static int live_reference(cmp_src *src, const char *reference) {
+  trial_vals tv = {0};
+  tu_report rep;
+  int rc = live_campaign(src, "random", 0, reference, &tv, &rep);
+  if (rc) return rc;
+  src->values = tv.v;
+  src->n = tv.n;
+  src->exact = !strcmp(rep.end, "space exhausted");
+  tu_report_free(&rep);
+  src->opt = src->worst = NAN;
+  for (int64_t i = 0; i < src->n; i++) {
+    if (!(src->values[i] >= src->opt)) src->opt = src->values[i];
+    if (!(src->values[i] <= src->worst)) src->worst = src->values[i];
+  }
+  if (isnan(src->opt)) return cli_fail("compare", "no configuration of the reference sample verified");
+  return 0;
+}
+
 typedef struct cmp_stat {
   double mean, sd, min, median, max, best_frac, ms_per_eval;
   int found_opt;
@@ -369,91 +512,79 @@ static int cmp_d(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int cmd_compare(int argc, char **argv) {
-  ropts o;
-  int rc = parse_ropts(argc, argv, "compare", compare_usage, &o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
-  const tu_strategy *list[64];
-  int ns = parse_strategies(o.strategy, list, 64);
-  if (ns <= 0) return cli_usage("compare", compare_usage, "--strategies: unknown strategy in '%s'", o.strategy);
-  replay_in in;
-  if ((rc = load_input(&o, "compare", &in))) return rc;
-  int64_t budget;
-  if (parse_budget(o.budget, in.n, &budget)) {
-    replay_in_free(&in);
-    return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+/* Run every strategy o->repeats times, score the curves, print and write
+** the CSV files. */
+static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_t budget,
+                        cmp_src *src) {
+  int R = o->repeats, rc = 0;
+  double *curves = rt_malloc((size_t)ns * R * budget * sizeof *curves);
+  cmp_run *runs = rt_calloc((size_t)ns * R, sizeof *runs);
+  for (int s = 0; s < ns && !rc; s++)
+    for (int rep = 0; rep < R && !rc; rep++)
+      rc = src->run(src, list[s], o->seed + (uint64_t)rep, budget,
+                    curves + ((size_t)s * R + rep) * budget, &runs[s * R + rep]);
+  if (rc) {
+    free(curves);
+    free(runs);
+    return rc;
   }
-  if ((rt_count)in.n != sp_count(in.sp))
-    fprintf(stderr, "rooftune compare: warning: the recording holds %lld of the space's valid "
-            "configurations; random search's expectation is computed over the recording\n",
-            (long long)in.n);
-  double *rnd = rt_malloc((size_t)budget * sizeof *rnd), *curve = rt_malloc((size_t)budget * sizeof *curve);
-  tu_random_expect(in.values, in.n, budget, rnd);
+  /* The optimum: the best known anywhere (live runs may beat the sample). */
+  double opt = src->opt;
+  for (size_t i = 0; i < (size_t)ns * R * budget; i++) opt = fmin(opt, curves[i]);
+  double *rnd = rt_malloc((size_t)budget * sizeof *rnd), *sc = rt_malloc((size_t)R * sizeof *sc);
+  tu_random_expect(src->values, src->n, budget, rnd);
   FILE *fc = NULL, *fs = NULL;
-  if (o.csv) {
+  if (o->csv) {
     char p[4096];
-    mkdir(o.csv, 0777);
-    snprintf(p, sizeof p, "%s/curves.csv", o.csv);
+    mkdir(o->csv, 0777);
+    snprintf(p, sizeof p, "%s/curves.csv", o->csv);
     fc = fopen(p, "w");
-    snprintf(p, sizeof p, "%s/scores.csv", o.csv);
+    snprintf(p, sizeof p, "%s/scores.csv", o->csv);
     fs = fopen(p, "w");
-    if (!fc || !fs) {
-      if (fc) fclose(fc);
-      if (fs) fclose(fs);
-      free(rnd);
-      free(curve);
-      replay_in_free(&in);
-      return cli_fail("compare", "cannot write into %s: %s", o.csv, strerror(errno));
+    if (!fc || !fs) rc = cli_fail("compare", "cannot write into %s: %s", o->csv, strerror(errno));
+    else {
+      fprintf(fc, "strategy,repeat,seed,k,best_s,random_expected_s\n");
+      fprintf(fs, "strategy,repeat,seed,score,best_s,evaluations,cost_s,framework_ms_per_eval\n");
     }
-    fprintf(fc, "strategy,repeat,seed,k,best_s,random_expected_s\n");
-    fprintf(fs, "strategy,repeat,seed,score,best_s,evaluations,recorded_cost_s,framework_ms_per_eval\n");
   }
   cmp_stat *st = rt_calloc((size_t)ns, sizeof *st);
-  double *sc = rt_malloc((size_t)o.repeats * sizeof *sc);
   for (int s = 0; s < ns && !rc; s++) {
-    double fsum = 0, bsum = 0;
-    for (int rep = 0; rep < o.repeats; rep++) {
-      uint64_t seed = o.seed + (uint64_t)rep;
-      tu_run *r = replay_run(&in, list[s], seed, budget, &o, "compare");
-      if (!r) {
-        rc = EXIT_FAIL;
-        break;
-      }
-      tu_run_curve(r, budget, in.worst, curve);
-      sc[rep] = tu_score(curve, rnd, in.opt, budget);
-      double best = curve[budget - 1], over = tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3;
-      bsum += in.opt / best;
-      fsum += over;
-      st[s].found_opt += best <= in.opt;
-      if (fc)
-        for (int64_t k = 0; k < budget; k++)
-          fprintf(fc, "%s,%d,%llu,%lld,%.9g,%.9g\n", list[s]->name, rep, (unsigned long long)seed,
-                  (long long)k + 1, curve[k], rnd[k]);
+    double fsum = 0, bsum = 0, m = 0, v = 0;
+    for (int rep = 0; rep < R; rep++) {
+      const double *curve = curves + ((size_t)s * R + rep) * budget;
+      const cmp_run *ru = &runs[s * R + rep];
+      uint64_t seed = o->seed + (uint64_t)rep;
+      sc[rep] = tu_score(curve, rnd, opt, budget);
+      bsum += opt / curve[budget - 1];
+      fsum += ru->framework_ms;
+      st[s].found_opt += curve[budget - 1] <= opt;
+      for (int64_t k = 0; fc && k < budget; k++)
+        fprintf(fc, "%s,%d,%llu,%lld,%.9g,%.9g\n", list[s]->name, rep, (unsigned long long)seed,
+                (long long)k + 1, curve[k], rnd[k]);
       if (fs)
         fprintf(fs, "%s,%d,%llu,%.6f,%.9g,%lld,%.6g,%.6g\n", list[s]->name, rep,
-                (unsigned long long)seed, sc[rep], best, (long long)tu_run_n(r), tu_run_cost(r), over);
-      tu_run_free(r);
+                (unsigned long long)seed, sc[rep], curve[budget - 1], (long long)ru->evals, ru->cost,
+                ru->framework_ms);
+      m += sc[rep] / R;
     }
-    if (rc) break;
-    double m = 0, v = 0;
-    for (int i = 0; i < o.repeats; i++) m += sc[i] / o.repeats;
-    for (int i = 0; i < o.repeats; i++) v += (sc[i] - m) * (sc[i] - m);
-    qsort(sc, (size_t)o.repeats, sizeof *sc, cmp_d);
-    st[s] = (cmp_stat){m, o.repeats > 1 ? sqrt(v / (o.repeats - 1)) : 0, sc[0],
-                       o.repeats % 2 ? sc[o.repeats / 2] : (sc[o.repeats / 2 - 1] + sc[o.repeats / 2]) / 2,
-                       sc[o.repeats - 1], bsum / o.repeats, fsum / o.repeats, st[s].found_opt};
+    for (int i = 0; i < R; i++) v += (sc[i] - m) * (sc[i] - m);
+    qsort(sc, (size_t)R, sizeof *sc, cmp_d);
+    st[s] = (cmp_stat){m, R > 1 ? sqrt(v / (R - 1)) : 0, sc[0],
+                       R % 2 ? sc[R / 2] : (sc[R / 2 - 1] + sc[R / 2]) / 2, sc[R - 1], bsum / R,
+                       fsum / R, st[s].found_opt};
   }
-  if (!rc && o.json) {
+  if (!rc && o->json) {
     jw w;
     jw_init(&w, stdout);
     jw_begin(&w, '{');
-    jw_key(&w, "recording"); jw_str(&w, tu_rec_name(in.rec));
-    jw_key(&w, "recorded"); jw_int(&w, in.n);
-    jw_key(&w, "optimum_s"); jw_double(&w, in.opt);
+    jw_key(&w, "on"); jw_str(&w, src->name);
+    jw_key(&w, "reference_configurations"); jw_int(&w, src->n);
+    jw_key(&w, "reference_is_whole_space"); jw_bool(&w, src->exact);
+    jw_key(&w, "optimum_s"); jw_double(&w, opt);
     jw_key(&w, "budget"); jw_int(&w, budget);
-    jw_key(&w, "repeats"); jw_int(&w, o.repeats);
-    jw_key(&w, "seeds"); jw_begin(&w, '['); jw_int(&w, (long long)o.seed);
-    jw_int(&w, (long long)(o.seed + (uint64_t)o.repeats - 1)); jw_end(&w, ']');
+    jw_key(&w, "repeats"); jw_int(&w, R);
+    jw_key(&w, "seeds"); jw_begin(&w, '['); jw_int(&w, (long long)o->seed);
+    jw_int(&w, (long long)(o->seed + (uint64_t)R - 1)); jw_end(&w, ']');
     jw_key(&w, "strategies"); jw_begin(&w, '[');
     for (int s = 0; s < ns; s++) {
       jw_begin(&w, '{');
@@ -472,25 +603,74 @@ int cmd_compare(int argc, char **argv) {
     jw_end(&w, '}');
     fputc('\n', stdout);
   } else if (!rc) {
-    printf("compare on %s: %lld configurations recorded, optimum %.6g s\n", tu_rec_name(in.rec),
-           (long long)in.n, in.opt);
+    printf("compare on %s: %lld configurations %s, optimum %.6g s\n", src->name, (long long)src->n,
+           src->exact ? "(the whole space)" : "in the reference sample (random search's expectation is estimated from it)",
+           opt);
     printf("budget %lld evaluations (%s), %d repeats per strategy (seeds %llu..%llu); score: 0 = "
            "random search's expectation, 1 = the optimum (Willemsen et al.)\n\n", (long long)budget,
-           o.budget, o.repeats, (unsigned long long)o.seed,
-           (unsigned long long)(o.seed + (uint64_t)o.repeats - 1));
+           o->budget, R, (unsigned long long)o->seed, (unsigned long long)(o->seed + (uint64_t)R - 1));
     printf("%-12s %7s %6s %7s %7s %7s  %9s %7s %9s\n", "strategy", "score", "sd", "min", "median",
            "max", "best/opt", "optimum", "ms/eval");
     for (int s = 0; s < ns; s++)
       printf("%-12s %7.3f %6.3f %7.3f %7.3f %7.3f  %8.1f%% %3d/%-3d %9.4f\n", list[s]->name,
              st[s].mean, st[s].sd, st[s].min, st[s].median, st[s].max, 100 * st[s].best_frac,
-             st[s].found_opt, o.repeats, st[s].ms_per_eval);
+             st[s].found_opt, R, st[s].ms_per_eval);
   }
   if (fc) fclose(fc);
   if (fs) fclose(fs);
   free(st);
   free(sc);
   free(rnd);
-  free(curve);
-  replay_in_free(&in);
+  free(curves);
+  free(runs);
+  return rc;
+}
+
+int cmd_compare(int argc, char **argv) {
+  ropts o;
+  int rc = parse_ropts(argc, argv, "compare", compare_usage, &o);
+  if (rc) return rc < 0 ? EXIT_OK : rc;
+  const tu_strategy *list[64];
+  int ns = parse_strategies(o.strategy, list, 64);
+  if (ns <= 0) return cli_usage("compare", compare_usage, "--strategies: unknown strategy in '%s'", o.strategy);
+  cmp_src src = {.o = &o};
+  replay_in in = {0};
+  int64_t budget;
+  if (o.live) {
+    src.run = live_curve;
+    src.name = o.kernel;
+    src.live = (tu_campaign_opts){.db_path = o.db ? o.db : "rooftune.db", .target = o.target,
+                                  .kernel = o.kernel, .set = o.set, .no_pin = 1, .batch = o.batch};
+    ms_opts_default(&src.live.ms);
+    src.live.ms.time_cap = o.time_cap;
+    sp_space *sp = NULL;
+    if ((rc = load_input_space(&o, "compare", &sp))) return rc;
+    rt_count count = sp_count(sp);
+    sp_free(sp);
+    if (parse_budget(o.budget, count > (rt_count)INT64_MAX ? INT64_MAX : (int64_t)count, &budget))
+      return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+    char ref[32];
+    if (!o.reference) snprintf(ref, sizeof ref, "%lld", (long long)(budget * 4 > 100 ? budget * 4 : 100));
+    if ((rc = live_reference(&src, o.reference ? o.reference : ref))) {
+      free(src.values);
+      return rc;
+    }
+  } else {
+    if ((rc = load_input(&o, "compare", &in))) return rc;
+    if (parse_budget(o.budget, in.n, &budget)) {
+      replay_in_free(&in);
+      return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+    }
+    src = (cmp_src){.run = replay_curve, .name = tu_rec_name(in.rec), .n = in.n, .values = in.values,
+                    .opt = in.opt, .worst = in.worst, .exact = (rt_count)in.n == sp_count(in.sp),
+                    .in = &in, .o = &o};
+    if (!src.exact)
+      fprintf(stderr, "rooftune compare: warning: the recording holds %lld of the space's valid "
+              "configurations; random search's expectation is computed over the recording\n",
+              (long long)in.n);
+  }
+  rc = compare_core(&o, list, ns, budget, &src);
+  if (o.live) free(src.values);
+  else replay_in_free(&in);
   return rc;
 }

@@ -978,6 +978,46 @@ static void t902_tune_stop_kill_resume_reuse(void **state) {
   rm_db(db);
 }
 
+/* A live comparison runs campaigns into the database; run again, it
+** measures nothing (everything reused) and reports the same scores. */
+static void t904_compare_live(void **state) {
+  (void)state;
+  char db[64];
+  snprintf(db, sizeof db, "/tmp/rooftune-cmp-live-%d.db", (int)getpid());
+  rm_db(db);
+  result r[2];
+  for (int i = 0; i < 2; i++) {
+    r[i] = run("compare", "--target", "host", "--kernel", "reduction", "--set", "N=100000",
+               "--strategies", "random,annealing", "--budget", "4", "--repeats", "2", "--reference", "8",
+               "--time-cap", "0.02", "--db", db, "--json", NULL);
+    assert_int_equal(r[i].rc, 0);
+  }
+  json_error_t je;
+  char *text[2];
+  for (int i = 0; i < 2; i++) {   /* equal but for the framework's timing */
+    json_t *x = json_loads(r[i].out, 0, &je), *e;
+    size_t k;
+    assert_non_null(x);
+    json_array_foreach(json_object_get(x, "strategies"), k, e) json_object_del(e, "framework_ms_per_eval");
+    text[i] = json_dumps(x, JSON_COMPACT);
+    json_decref(x);
+  }
+  assert_string_equal(text[0], text[1]);
+  free(text[0]);
+  free(text[1]);
+  json_t *j = json_loads(r[0].out, 0, &je);
+  assert_int_equal(json_integer_value(json_object_get(j, "reference_configurations")), 8);
+  assert_int_equal(json_array_size(json_object_get(j, "strategies")), 2);
+  json_decref(j);
+  done(&r[0]);
+  done(&r[1]);
+  /* 1 reference + 2 x 2 runs, twice; the second time all reused; no pins */
+  assert_int_equal(db_int(db, "SELECT count(*) FROM campaigns"), 10);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM trials WHERE campaign_id > 5 AND origin != 'reused'"), 0);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM pins"), 0);
+  rm_db(db);
+}
+
 static void t903_tune_usage(void **state) {
   (void)state;
   result r = run("tune", "--help", NULL);
@@ -1035,6 +1075,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t901_compare),
     cmocka_unit_test(t902_tune_stop_kill_resume_reuse),
     cmocka_unit_test(t903_tune_usage),
+    cmocka_unit_test(t904_compare_live),
   };
   return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }
