@@ -15,6 +15,8 @@ const tu_strategy *const tu_strategies[] = {
   &ts_genetic,
   &ts_de,
   &ts_pso,
+  &ts_bayes,
+  &ts_bandit,
   NULL,
 };
 
