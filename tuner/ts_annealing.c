@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tu.h"
+#include "ts_int.h"
 
 #define SA_INIT 8          /* random samples before the walk starts */
 #define SA_P_ADJ 0.5       /* chance a step is drawn from the adjacent set */
@@ -25,9 +25,8 @@
 #define SA_PATIENCE 80     /* steps without a new best of the walk: restart */
 
 typedef struct sa {
-  const tu_ctx *ctx;
-  int np;
-  int *cur, *cand, *pend;  /* current; scratch; the configuration proposed */
+  ts__base b;
+  int *cur;                /* the walk's current configuration */
   double fcur;             /* log time of cur, INFINITY when it failed */
   int have_cur;            /* 0: the next proposal starts a (re)start */
   int init_left;           /* random samples still to draw before the walk */
@@ -38,29 +37,8 @@ typedef struct sa {
   int stale;               /* steps since fwalk improved */
   int64_t steps;           /* evaluations observed */
   int64_t walk_t0;         /* step at which this walk started (reheat) */
-  int pend_kind;           /* 0 random (re)start, 1 neighbour */
-  tu_perm perm;            /* fallback source of unknown configurations */
-  rt_count perm_next, count;
-  int perm_init;
+  int pend_kind;           /* what was proposed: 0 random (re)start, 1 neighbour */
 } sa;
-
-/* A valid configuration the run has not evaluated into cfg: random tries,
-** then the next unknown rank of a seeded permutation (so the last few
-** configurations of a small space are still found). 0: all are known. */
-static int fresh(sa *s, int *cfg) {
-  const tu_ctx *ctx = s->ctx;
-  if (tu_random_unknown(ctx, cfg, 32)) return 1;
-  if (!s->perm_init) {
-    s->count = sp_count(ctx->sp);
-    tu_perm_init(&s->perm, s->count, ctx->rng);
-    s->perm_init = 1;
-  }
-  while (s->perm_next < s->count) {
-    if (sp_unrank(ctx->sp, tu_perm_at(&s->perm, s->perm_next++), cfg)) break;
-    if (!ctx->known(ctx->run, cfg, NULL)) return 1;
-  }
-  return 0;
-}
 
 /* Log time of an observation; INFINITY for a failure. */
 static double fit(const tu_obs *o) {
@@ -70,11 +48,8 @@ static double fit(const tu_obs *o) {
 static void *sa_create(const tu_ctx *ctx, rt_err *err) {
   (void)err;
   sa *s = rt_calloc(1, sizeof *s);
-  s->ctx = ctx;
-  s->np = sp_nparams(ctx->sp);
-  s->cur = rt_malloc((size_t)s->np * sizeof *s->cur);
-  s->cand = rt_malloc((size_t)s->np * sizeof *s->cand);
-  s->pend = rt_malloc((size_t)s->np * sizeof *s->pend);
+  ts__init(&s->b, ctx);
+  s->cur = rt_malloc((size_t)s->b.np * sizeof *s->cur);
   s->init_left = SA_INIT;
   s->fcur = s->fwalk = INFINITY;
   return s;
@@ -82,9 +57,8 @@ static void *sa_create(const tu_ctx *ctx, rt_err *err) {
 
 static void sa_destroy(void *st) {
   sa *s = st;
+  ts__fini(&s->b);
   free(s->cur);
-  free(s->cand);
-  free(s->pend);
   free(s->nb[0]);
   free(s->nb[1]);
   free(s);
@@ -95,12 +69,12 @@ static void load_neighbours(sa *s) {
   for (int k = 0; k < 2; k++) {
     free(s->nb[k]);
     s->nb[k] = NULL;
-    s->nnb[k] = sp_neighbours(s->ctx->sp, s->cur, k ? SP_NB_HAMMING : SP_NB_ADJACENT, &s->nb[k]);
+    s->nnb[k] = sp_neighbours(s->b.ctx->sp, s->cur, k ? SP_NB_HAMMING : SP_NB_ADJACENT, &s->nb[k]);
     s->pos[k] = 0;
     for (int i = s->nnb[k] - 1; i > 0; i--) {
-      int j = (int)gsl_rng_uniform_int(s->ctx->rng, (unsigned long)i + 1);
-      int *a = s->nb[k] + (size_t)i * s->np, *b = s->nb[k] + (size_t)j * s->np;
-      for (int p = 0; p < s->np; p++) {
+      int j = (int)gsl_rng_uniform_int(s->b.ctx->rng, (unsigned long)i + 1);
+      int *a = s->nb[k] + (size_t)i * s->b.np, *b = s->nb[k] + (size_t)j * s->b.np;
+      for (int p = 0; p < s->b.np; p++) {
         int t = a[p];
         a[p] = b[p];
         b[p] = t;
@@ -113,9 +87,9 @@ static void load_neighbours(sa *s) {
 /* The next unknown neighbour of list k into out; 0 when the list is spent. */
 static int next_neighbour(sa *s, int k, int *out) {
   while (s->pos[k] < s->nnb[k]) {
-    const int *c = s->nb[k] + (size_t)s->pos[k]++ * s->np;
-    if (!s->ctx->known(s->ctx->run, c, NULL)) {
-      memcpy(out, c, (size_t)s->np * sizeof *out);
+    const int *c = s->nb[k] + (size_t)s->pos[k]++ * s->b.np;
+    if (!s->b.ctx->known(s->b.ctx->run, c, NULL)) {
+      memcpy(out, c, (size_t)s->b.np * sizeof *out);
       return 1;
     }
   }
@@ -128,10 +102,9 @@ static int sa_propose(void *st, int *cfgs, int max) {
   if (max < 1) return 0;
   if (s->have_cur && s->init_left <= 0 && s->stale < SA_PATIENCE) {
     if (!s->nb_ok) load_neighbours(s);
-    int first = gsl_rng_uniform(s->ctx->rng) < SA_P_ADJ ? 0 : 1;
+    int first = gsl_rng_uniform(s->b.ctx->rng) < SA_P_ADJ ? 0 : 1;
     if (next_neighbour(s, first, cfgs) || next_neighbour(s, 1 - first, cfgs)) {
       s->pend_kind = 1;
-      memcpy(s->pend, cfgs, (size_t)s->np * sizeof *cfgs);
       return 1;
     }
   }
@@ -140,22 +113,21 @@ static int sa_propose(void *st, int *cfgs, int max) {
     s->have_cur = 0;
     s->fwalk = INFINITY;
   }
-  if (!fresh(s, cfgs)) return 0;
+  if (!ts__fresh(&s->b, cfgs, NULL, 0)) return 0;
   s->pend_kind = 0;
-  memcpy(s->pend, cfgs, (size_t)s->np * sizeof *cfgs);
   return 1;
 }
 
 static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
   sa *s = st;
-  const tu_ctx *ctx = s->ctx;
+  const tu_ctx *ctx = s->b.ctx;
   double f = fit(obs);
   s->steps++;
   if (s->pend_kind == 0) {
     /* A (re)start sample: the initial samples keep the best; a restart
     ** takes its sample as the new current. */
     if (!s->have_cur || f < s->fcur) {
-      memcpy(s->cur, cfg, (size_t)s->np * sizeof *cfg);
+      memcpy(s->cur, cfg, (size_t)s->b.np * sizeof *cfg);
       s->fcur = f;
       s->nb_ok = 0;
     }
@@ -189,7 +161,7 @@ static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
     s->stale++;
   }
   if (accept) {
-    memcpy(s->cur, cfg, (size_t)s->np * sizeof *cfg);
+    memcpy(s->cur, cfg, (size_t)s->b.np * sizeof *cfg);
     s->fcur = f;
     s->nb_ok = 0;
   }

@@ -10,11 +10,10 @@
 ** it is replaced by a random unseen configuration; so only valid, new
 ** configurations are proposed. Failed configurations rank last.
 */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tu.h"
+#include "ts_int.h"
 
 #define GA_POP 10          /* population (mu) */
 #define GA_CHILDREN 8     /* children per generation (lambda) */
@@ -24,62 +23,32 @@
 #define GA_TRIES 16        /* tries at a valid unseen child before a random one */
 
 typedef struct ga {
-  const tu_ctx *ctx;
-  int np, nvar;            /* parameters; those with more than one value */
+  ts__base b;
+  int nvar;                /* parameters with more than one value */
   int npop;                /* members of the population so far */
   int *pop;                /* GA_POP + GA_CHILDREN configurations */
   double *f;               /* their times, INFINITY when failed */
   int *kids;               /* the generation being evaluated */
   double *kf;
   int nkids, sent, got;    /* bred, proposed, observed */
-  tu_perm perm;            /* fallback source of unknown configurations */
-  rt_count perm_next, count;
-  int perm_init;
 } ga;
-
-/* 1 if cfg was evaluated in the run or is already among the first n kids. */
-static int taken(const ga *s, const int *cfg, int n) {
-  if (s->ctx->known(s->ctx->run, cfg, NULL)) return 1;
-  for (int i = 0; i < n; i++)
-    if (!memcmp(s->kids + (size_t)i * s->np, cfg, (size_t)s->np * sizeof *cfg)) return 1;
-  return 0;
-}
-
-/* A valid configuration not taken (see taken) into cfg: random tries, then
-** the next such rank of a seeded permutation. 0: none is left. */
-static int fresh(ga *s, int *cfg, int n) {
-  const tu_ctx *ctx = s->ctx;
-  for (int t = 0; t < 32; t++) {
-    if (sp_sample(ctx->sp, ctx->rng, 1, 0, cfg, NULL)) return 0;
-    if (!taken(s, cfg, n)) return 1;
-  }
-  if (!s->perm_init) {
-    s->count = sp_count(ctx->sp);
-    tu_perm_init(&s->perm, s->count, ctx->rng);
-    s->perm_init = 1;
-  }
-  while (s->perm_next < s->count) {
-    if (sp_unrank(ctx->sp, tu_perm_at(&s->perm, s->perm_next++), cfg)) break;
-    if (!taken(s, cfg, n)) return 1;
-  }
-  return 0;
-}
 
 static void *ga_create(const tu_ctx *ctx, rt_err *err) {
   (void)err;
   ga *s = rt_calloc(1, sizeof *s);
-  s->ctx = ctx;
-  s->np = sp_nparams(ctx->sp);
-  for (int p = 0; p < s->np; p++) s->nvar += sp_nvalues(ctx->sp, p) > 1;
-  s->pop = rt_malloc((size_t)(GA_POP + GA_CHILDREN) * s->np * sizeof *s->pop);
+  ts__init(&s->b, ctx);
+  int np = s->b.np;
+  for (int p = 0; p < np; p++) s->nvar += s->b.nv[p] > 1;
+  s->pop = rt_malloc((size_t)(GA_POP + GA_CHILDREN) * np * sizeof *s->pop);
   s->f = rt_malloc((size_t)(GA_POP + GA_CHILDREN) * sizeof *s->f);
-  s->kids = rt_malloc((size_t)(GA_POP + GA_CHILDREN) * s->np * sizeof *s->kids);
+  s->kids = rt_malloc((size_t)(GA_POP + GA_CHILDREN) * np * sizeof *s->kids);
   s->kf = rt_malloc((size_t)(GA_POP + GA_CHILDREN) * sizeof *s->kf);
   return s;
 }
 
 static void ga_destroy(void *st) {
   ga *s = st;
+  ts__fini(&s->b);
   free(s->pop);
   free(s->f);
   free(s->kids);
@@ -89,9 +58,9 @@ static void ga_destroy(void *st) {
 
 /* The index of the winner of a tournament (lowest time; ties: first drawn). */
 static int tournament(ga *s) {
-  int w = (int)gsl_rng_uniform_int(s->ctx->rng, (unsigned long)s->npop);
+  int w = (int)gsl_rng_uniform_int(s->b.ctx->rng, (unsigned long)s->npop);
   for (int t = 1; t < GA_TOURNAMENT; t++) {
-    int c = (int)gsl_rng_uniform_int(s->ctx->rng, (unsigned long)s->npop);
+    int c = (int)gsl_rng_uniform_int(s->b.ctx->rng, (unsigned long)s->npop);
     if (s->f[c] < s->f[w]) w = c;
   }
   return w;
@@ -99,11 +68,11 @@ static int tournament(ga *s) {
 
 /* Change one random gene of c (one with more than one value). */
 static void mutate_one(ga *s, int *c) {
-  const gsl_rng *rng = s->ctx->rng;
+  const gsl_rng *rng = s->b.ctx->rng;
   int k = (int)gsl_rng_uniform_int(rng, (unsigned long)s->nvar), p = 0;
   for (;; p++)
-    if (sp_nvalues(s->ctx->sp, p) > 1 && k-- == 0) break;
-  int nv = sp_nvalues(s->ctx->sp, p);
+    if (s->b.nv[p] > 1 && k-- == 0) break;
+  int nv = s->b.nv[p];
   if (gsl_rng_uniform(rng) < GA_P_ADJ) {
     int d = gsl_rng_uniform(rng) < 0.5 ? -1 : 1;
     if (c[p] + d < 0 || c[p] + d >= nv) d = -d;
@@ -117,22 +86,23 @@ static void mutate_one(ga *s, int *c) {
 /* Make c valid: c itself, else a random valid configuration one parameter
 ** away from it. 0 when none is. */
 static int repair(ga *s, int *c) {
-  if (sp_valid(s->ctx->sp, c, NULL)) return 1;
-  int *nb = NULL, n = sp_neighbours(s->ctx->sp, c, SP_NB_HAMMING, &nb);
+  if (sp_valid(s->b.ctx->sp, c, NULL)) return 1;
+  int *nb = NULL, n = sp_neighbours(s->b.ctx->sp, c, SP_NB_HAMMING, &nb);
   if (n > 0) {
-    int i = (int)gsl_rng_uniform_int(s->ctx->rng, (unsigned long)n);
-    memcpy(c, nb + (size_t)i * s->np, (size_t)s->np * sizeof *c);
+    int i = (int)gsl_rng_uniform_int(s->b.ctx->rng, (unsigned long)n);
+    memcpy(c, nb + (size_t)i * s->b.np, (size_t)s->b.np * sizeof *c);
   }
   free(nb);
   return n > 0;
 }
 
-/* Child number k of the generation into s->kids; 0 when the space has no
-** unseen configuration left. */
+/* Child number k of the generation into s->kids, unlike the run's
+** configurations and its k elder siblings; 0 when the space has no unseen
+** configuration left. */
 static int breed(ga *s, int k) {
-  const gsl_rng *rng = s->ctx->rng;
-  int np = s->np, *c = s->kids + (size_t)k * np;
-  if (s->nvar == 0 || s->npop < 2) return fresh(s, c, k);
+  const gsl_rng *rng = s->b.ctx->rng;
+  int np = s->b.np, *c = s->kids + (size_t)k * np;
+  if (s->nvar == 0 || s->npop < 2) return ts__fresh(&s->b, c, s->kids, k);
   for (int t = 0; t < GA_TRIES; t++) {
     const int *a = s->pop + (size_t)tournament(s) * np, *b = s->pop + (size_t)tournament(s) * np;
     int cross = gsl_rng_uniform(rng) < GA_P_CROSS;
@@ -145,11 +115,11 @@ static int breed(ga *s, int k) {
       m = 1;
     while (m-- > 0) mutate_one(s, c);
     for (int r = 0; r < 4; r++) {
-      if (repair(s, c) && !taken(s, c, k)) return 1;
+      if (repair(s, c) && !ts__taken(&s->b, c, s->kids, k)) return 1;
       mutate_one(s, c);
     }
   }
-  return fresh(s, c, k);
+  return ts__fresh(&s->b, c, s->kids, k);
 }
 
 static int ga_propose(void *st, int *cfgs, int max) {
@@ -159,24 +129,18 @@ static int ga_propose(void *st, int *cfgs, int max) {
     s->nkids = s->sent = s->got = 0;
     int want = s->npop < GA_POP ? GA_POP - s->npop : GA_CHILDREN;
     for (int k = 0; k < want; k++) {
-      int ok = s->npop < GA_POP ? fresh(s, s->kids + (size_t)k * s->np, k) : breed(s, k);
+      int ok = s->npop < GA_POP ? ts__fresh(&s->b, s->kids + (size_t)k * s->b.np, s->kids, k)
+                                : breed(s, k);
       if (!ok) break;
       s->nkids++;
     }
   }
-  int n = 0;
-  while (n < max && s->sent < s->nkids) {
-    memcpy(cfgs + (size_t)n * s->np, s->kids + (size_t)s->sent * s->np,
-           (size_t)s->np * sizeof *cfgs);
-    n++;
-    s->sent++;
-  }
-  return n;
+  return ts__emit(&s->b, s->kids, s->nkids, &s->sent, cfgs, max);
 }
 
 /* Population order: by time, then by age (stable insertion). */
 static void insert(ga *s, const int *cfg, double f) {
-  int np = s->np, i = s->npop;
+  int np = s->b.np, i = s->npop;
   if (i == GA_POP && !(f < s->f[GA_POP - 1])) return;
   if (i == GA_POP) i--;
   else s->npop++;
@@ -191,11 +155,11 @@ static void insert(ga *s, const int *cfg, double f) {
 
 static void ga_observe(void *st, const int *cfg, const tu_obs *obs) {
   ga *s = st;
-  if (s->got < s->sent) s->kf[s->got++] = obs->ok ? obs->value : INFINITY;
+  if (s->got < s->sent) s->kf[s->got++] = ts__time(obs);
   /* The generation joins the population once it is complete, so that
   ** the parents of one generation are one population. */
   if (s->got == s->nkids)
-    for (int k = 0; k < s->nkids; k++) insert(s, s->kids + (size_t)k * s->np, s->kf[k]);
+    for (int k = 0; k < s->nkids; k++) insert(s, s->kids + (size_t)k * s->b.np, s->kf[k]);
   (void)cfg;
 }
 
