@@ -5,7 +5,10 @@
 ** drawn from the adjacent neighbourhood (one parameter moved by one
 ** position) or the Hamming one (one parameter changed to any value), and
 ** moves there by the Metropolis rule on log time under a temperature that
-** cools geometrically over the budget. A failed configuration is infinitely
+** cools geometrically over the budget. The temperature is relative to the
+** landscape: a fraction of the spread between the best and the lower
+** quartile of the recent ok log times, so that flat landscapes (times a few
+** percent apart) and steep ones (orders of magnitude) are both annealed. A failed configuration is infinitely
 ** bad (never accepted from an ok one). When every neighbour of the current
 ** configuration has been evaluated, or the walk has not improved for a
 ** while, it restarts from a random configuration the run has not seen,
@@ -17,10 +20,12 @@
 
 #include "ts_int.h"
 
-#define SA_INIT 8          /* random samples before the walk starts */
+#define SA_INIT 12         /* random samples before the walk starts */
 #define SA_P_ADJ 0.5       /* chance a step is drawn from the adjacent set */
-#define SA_T0 0.02         /* temperature (log time) at the start ... */
-#define SA_T1 0.002        /* ... and at the end of the budget */
+#define SA_T0 0.2          /* temperature (times the spread) at the start ... */
+#define SA_T1 0.008        /* ... and at the end of the budget */
+#define SA_HIST 512        /* recent ok log times the spread is taken from */
+#define SA_QUANTILE 0.25   /* spread: this quantile of them minus their best */
 #define SA_HORIZON 1000    /* cooling horizon in steps when the budget is unknown */
 #define SA_PATIENCE 80     /* steps without a new best of the walk: restart */
 
@@ -38,7 +43,45 @@ typedef struct sa {
   int64_t steps;           /* evaluations observed */
   int64_t walk_t0;         /* step at which this walk started (reheat) */
   int pend_kind;           /* what was proposed: 0 random (re)start, 1 neighbour */
+  double hist[SA_HIST];    /* ring of the last ok log times */
+  double tmp[SA_HIST];     /* work copy for the quantile */
+  int64_t nhist;           /* ok log times seen */
 } sa;
+
+/* The k-th smallest of a[0..n) (0-based, k < n); reorders a. Hoare's
+** selection with the middle element as pivot: O(n) expected. */
+static double select_kth(double *a, int n, int k) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    double piv = a[lo + (hi - lo) / 2];
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < piv) i++;
+      while (a[j] > piv) j--;
+      if (i <= j) {
+        double t = a[i];
+        a[i++] = a[j];
+        a[j--] = t;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  return a[k];
+}
+
+/* The landscape's scale: the SA_QUANTILE quantile of the recent ok log
+** times minus their best; 0.1 (a 10% step) until two are known. */
+static double spread(sa *s) {
+  int n = s->nhist < SA_HIST ? (int)s->nhist : SA_HIST;
+  if (n < 2) return 0.1;
+  memcpy(s->tmp, s->hist, (size_t)n * sizeof *s->tmp);
+  double lo = s->tmp[0];
+  for (int i = 1; i < n; i++)
+    if (s->tmp[i] < lo) lo = s->tmp[i];
+  return select_kth(s->tmp, n, (int)(SA_QUANTILE * (n - 1))) - lo;
+}
 
 /* Log time of an observation; INFINITY for a failure. */
 static double fit(const tu_obs *o) {
@@ -123,6 +166,7 @@ static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
   const tu_ctx *ctx = s->b.ctx;
   double f = fit(obs);
   s->steps++;
+  if (!isinf(f)) s->hist[s->nhist++ % SA_HIST] = f;
   if (s->pend_kind == 0) {
     /* A (re)start sample: the initial samples keep the best; a restart
     ** takes its sample as the new current. */
@@ -151,8 +195,8 @@ static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
     double frac = (double)(s->steps - s->walk_t0) / horizon;
     if (ctx->budget > 0) frac = (double)s->steps / horizon;
     if (frac > 1) frac = 1;
-    double T = SA_T0 * pow(SA_T1 / SA_T0, frac);
-    accept = gsl_rng_uniform(ctx->rng) < exp(-(f - s->fcur) / T);
+    double T = SA_T0 * pow(SA_T1 / SA_T0, frac) * spread(s);
+    accept = T > 0 && gsl_rng_uniform(ctx->rng) < exp(-(f - s->fcur) / T);
   }
   if (f < s->fwalk) {
     s->fwalk = f;
