@@ -16,6 +16,7 @@
 
 struct db {
   sqlite3 *h;
+  sqlite3_stmt *trial_ins;   /* db_trial_add's statement, prepared once */
 };
 
 /* Migrations: migrations[v] takes a file from version v to v + 1. The
@@ -181,6 +182,7 @@ static db *open_at(const char *path, int create, int version, rt_err *err) {
 
 void db_close(db *d) {
   if (!d) return;
+  sqlite3_finalize(d->trial_ins);
   sqlite3_close(d->h);
   free(d);
 }
@@ -427,21 +429,41 @@ void db_trial_init(db_trial *t) {
   t->predicted_s = t->compile_s = t->verify_s = t->bench_s = t->framework_s = NAN;
 }
 
+static const char trial_ins_sql[] =
+    "INSERT INTO trials(campaign_id, config, config_hash, status, time, mean, sd,"
+    " min, ci_lo, ci_hi, repeats, noisy, counters, predicted, compile_s,"
+    " verify_s, bench_s, framework_s, created, source_hash, origin)"
+    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+    " ?16, ?17, ?18, coalesce(?19, datetime('now')), ?20, ?21)";
+
+/* Bind through a va_list (bindv's types) on an already prepared statement. */
+static int bind_all(sqlite3_stmt *st, const char *types, ...) {
+  va_list ap;
+  va_start(ap, types);
+  int rc = bindv(st, types, ap);
+  va_end(ap);
+  return rc;
+}
+
 int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err) {
   char hex[33];
   rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, t->config_json, strlen(t->config_json)), hex);
-  return run(d, query(d, err,
-                      "INSERT INTO trials(campaign_id, config, config_hash, status, time, mean, sd,"
-                      " min, ci_lo, ci_hi, repeats, noisy, counters, predicted, compile_s,"
-                      " verify_s, bench_s, framework_s, created, source_hash, origin)"
-                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-                      " ?16, ?17, ?18, coalesce(?19, datetime('now')), ?20, ?21)",
-                      "isssddddddiitdddddttt", t->campaign_id, t->config_json, hex, t->status,
-                      t->time_s, t->mean_s, t->sd_s, t->min_s, t->ci_lo_s, t->ci_hi_s,
-                      (int64_t)t->repeats, (int64_t)t->noisy, t->counters_json, t->predicted_s,
-                      t->compile_s, t->verify_s, t->bench_s, t->framework_s, t->timestamp,
-                      t->source_hash, t->origin),
-             id, err) < 0 ? -1 : 0;
+  /* Prepared once per handle (imports add thousands of rows). */
+  if (!d->trial_ins && sqlite3_prepare_v3(d->h, trial_ins_sql, -1, SQLITE_PREPARE_PERSISTENT,
+                                          &d->trial_ins, NULL) != SQLITE_OK)
+    return db__fail(d, err, "prepare");
+  sqlite3_stmt *st = d->trial_ins;
+  int rc = bind_all(st, "isssddddddiitdddddttt", t->campaign_id, t->config_json, hex, t->status,
+                    t->time_s, t->mean_s, t->sd_s, t->min_s, t->ci_lo_s, t->ci_hi_s,
+                    (int64_t)t->repeats, (int64_t)t->noisy, t->counters_json, t->predicted_s,
+                    t->compile_s, t->verify_s, t->bench_s, t->framework_s, t->timestamp,
+                    t->source_hash, t->origin);
+  rc = rc != SQLITE_OK ? db__fail(d, err, "bind")
+       : sqlite3_step(st) != SQLITE_DONE ? db__fail(d, err, "write") : 0;
+  if (!rc && id) *id = sqlite3_last_insert_rowid(d->h);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  return rc;
 }
 
 /* ---- Workload keys ---- */
