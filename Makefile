@@ -101,11 +101,11 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/run-tests $(BUILD)
 
+ASAN_SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" all
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  scripts/run-tests build-asan
+	  RT_BUILD_FLAGS="OPT=-O1 SAN='$(ASAN_SAN)'" scripts/run-tests build-asan
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/rooftune $(BENCHES)

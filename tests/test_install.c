@@ -36,7 +36,11 @@ static int sh(char *out, size_t cap, const char *fmt, ...) {
 static void test_install(void **state) {
   (void)state;
   char out[4096];
-  if (sh(out, sizeof out, "make -s install BUILD=%s PREFIX=%s 2>&1", build, prefix))
+  /* RT_BUILD_FLAGS: the flags the build dir was made with (make asan sets
+  ** it), so that install never relinks objects with other flags */
+  const char *flags = getenv("RT_BUILD_FLAGS");
+  if (sh(out, sizeof out, "make -s install BUILD=%s PREFIX=%s %s 2>&1", build, prefix,
+         flags ? flags : ""))
     fail_msg("make install failed:\n%s", out);
   /* the installed program finds its kernels' spaces from elsewhere */
   assert_int_equal(sh(out, sizeof out, "cd / && %s/bin/rooftune kernels 2>&1", prefix), 0);
