@@ -8,7 +8,8 @@
 ** White-box, with the strategies' files included under other names: the
 ** Gaussian process against a dense LU solve, the variance bound against
 ** the exact variance, expected improvement against its closed form and a
-** quadrature, the learned P(feasible), the AUC credit against a direct
+** quadrature, the learned P(feasible), the candidates of local and
+** global steps against a brute-forced neighbourhood, the AUC credit against a direct
 ** recomputation over the window, and the bandit's allocation between a
 ** synthetic arm that keeps improving and one that never does.
 */
@@ -454,6 +455,109 @@ static void test_pfeasible(void **state) {
   sp_free(sp);
 }
 
+/* ---- Candidate steps (white-box) ---- */
+
+/* The run's memory for the candidate tests: a map of evaluated configurations. */
+static int map_known(void *run_, const int *cfg, tu_obs *obs) {
+  (void)obs;
+  return tu_cfgmap_get(run_, cfg) >= 0;
+}
+
+/* Observe cfg (bowl value) and remember it as evaluated. */
+static void observe_bowl(bo *b, tu_cfgmap *known, const int *cfg) {
+  int added;
+  tu_cfgmap_put(known, cfg, &added);
+  tu_obs o = {.ok = 1, .value = f_bowl(cfg, sp_nparams(b->sp))};
+  bo_observe(b, cfg, &o);
+}
+
+/* The number of parameters in which a and b differ. */
+static int hamming(const int *a, const int *b, int np) {
+  int h = 0;
+  for (int p = 0; p < np; p++) h += a[p] != b[p];
+  return h;
+}
+
+/* Brute force: every valid configuration at Hamming distance 1 from the
+** observation that is best (first on ties) among those that still have an
+** unevaluated one, out of the BO_NPAR best; into want (count returned). */
+static int local_expect(bo *b, sp_space *sp, const tu_cfgmap *known, int *want) {
+  int np = b->np, *c = malloc((size_t)np * sizeof *c), nw = 0;
+  int *idx = malloc((size_t)b->n * sizeof *idx), m = 0;
+  for (int i = 0; i < b->n; i++) idx[m++] = i;
+  for (int i = 0; i < m; i++)   /* stable selection sort by value */
+    for (int j = i + 1; j < m; j++)
+      if (b->ly[idx[j]] < b->ly[idx[i]]) {
+        int t = idx[j];
+        memmove(idx + i + 1, idx + i, (size_t)(j - i) * sizeof *idx);
+        idx[i] = t;
+      }
+  for (int t = 0; t < m && t < BO_NPAR && !nw; t++) {
+    const int *inc = b->cfg + (size_t)idx[t] * np;
+    sp_unrank(sp, 0, c);
+    do
+      if (hamming(c, inc, np) == 1 && tu_cfgmap_get(known, c) < 0)
+        memcpy(want + (size_t)nw++ * np, c, (size_t)np * sizeof *c);
+    while (sp_next(sp, c));
+  }
+  free(c);
+  free(idx);
+  return nw;
+}
+
+/* The candidates of a local step are exactly the unevaluated Hamming
+** neighbours of the incumbent (brute force over the space), then, once
+** those are all evaluated, of the next best observation that has any; a
+** global step's candidates are valid, unevaluated and distinct, and
+** include every unevaluated neighbour of the incumbent. */
+static void test_candidates(void **state) {
+  (void)state;
+  sp_space *sp = load(bowl_space);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  tu_cfgmap known;
+  tu_cfgmap_init(&known, sp_nparams(sp));
+  tu_ctx ctx = {.sp = sp, .rng = rng, .budget = 100, .known = map_known, .run = &known};
+  bo *b = bo_create(&ctx, NULL);
+  int np = sp_nparams(sp);
+  int *all = malloc((size_t)30 * np * sizeof *all), *want = malloc((size_t)512 * np * sizeof *want);
+  assert_int_equal(sp_sample(sp, rng, 30, 1, all, NULL), 0);
+  for (int i = 0; i < 30; i++) observe_bowl(b, &known, all + (size_t)i * np);
+  for (int round = 0; round < 3; round++) {
+    int nw = local_expect(b, sp, &known, want);
+    assert_true(nw > 0);
+    int nc = bo_candidates(b, BO_LOCALSTEP);
+    assert_int_equal(nc, nw);
+    for (int i = 0; i < nc; i++) {
+      int found = 0;
+      for (int j = 0; j < nw && !found; j++) found = !memcmp(b->cand + (size_t)i * np, want + (size_t)j * np, (size_t)np * sizeof *want);
+      assert_true(found);
+    }
+    /* a global step: valid, unevaluated, distinct, a superset of the local one */
+    nc = bo_candidates(b, BO_GLOBAL);
+    assert_true(nc > nw);
+    tu_cfgmap seen;
+    tu_cfgmap_init(&seen, np);
+    for (int i = 0; i < nc; i++) {
+      const int *c = b->cand + (size_t)i * np;
+      int added;
+      assert_true(sp_valid(sp, c, NULL));
+      assert_true(tu_cfgmap_get(&known, c) < 0);
+      tu_cfgmap_put(&seen, c, &added);
+      assert_true(added);
+    }
+    for (int j = 0; j < nw; j++) assert_true(tu_cfgmap_get(&seen, want + (size_t)j * np) >= 0);
+    tu_cfgmap_free(&seen);
+    /* evaluate the whole neighbourhood: the next local step moves on */
+    for (int j = 0; j < nw; j++) observe_bowl(b, &known, want + (size_t)j * np);
+  }
+  free(all);
+  free(want);
+  bo_destroy(b);
+  tu_cfgmap_free(&known);
+  gsl_rng_free(rng);
+  sp_free(sp);
+}
+
 /* ---- The bandit (white-box) ---- */
 
 /* OpenTuner's slow AUC: walk the window, the arm's k-th trial adds k when
@@ -545,6 +649,7 @@ int main(void) {
     cmocka_unit_test(test_log_ei),
     cmocka_unit_test(test_gp_posterior),
     cmocka_unit_test(test_pfeasible),
+    cmocka_unit_test(test_candidates),
     cmocka_unit_test(test_auc_credit),
     cmocka_unit_test(test_bandit_allocation),
     cmocka_unit_test(test_valid_distinct),

@@ -8,8 +8,17 @@
 ** Failed configurations are not given a time: a kernel-smoothed
 ** Beta-Bernoulli classifier over every observation gives P(feasible), and
 ** the next configuration maximises expected improvement x P(feasible) over
-** a few hundred random unknown configurations plus the Hamming neighbours
-** of the best ones found so far (never a list of the space). The Cholesky
+** candidates (never a list of the space). Three kinds of step: global
+** (a few hundred random unknown configurations, the Hamming neighbours of
+** the best ones found so far, and random 1-3-parameter mutations of the
+** best ten); every BO_LOCAL-th step local (only the unevaluated Hamming
+** neighbours of the incumbent, or of the next best when those are spent:
+** a trust region of radius one, which polishes the incumbent the way a
+** local search would); and, after BO_STAG evaluations without improvement,
+** one exploring step over random candidates only (so that a run whose
+** surrogate has settled on a wrong region looks elsewhere). The initial
+** random design is small (d/2 + 2), since the score of a run counts every
+** evaluation of the budget. The Cholesky
 ** factor grows by one row per observation (O(m^2)); the variance, the
 ** costly part of a prediction, is computed only for candidates whose
 ** upper bound on the acquisition can still beat the best one seen.
@@ -35,6 +44,11 @@
 #define BO_LOO 400        /* observations the classifier is fitted on */
 #define BO_PMIN 0.5       /* candidates less likely feasible are skipped */
 #define BO_NEAR 8         /* points of the cheap variance bound */
+#define BO_NMUT 200       /* mutations of the best configurations per step */
+#define BO_MUTR 3         /* most parameters a mutation changes */
+#define BO_NPAR 10        /* parents of mutations; incumbents of local steps */
+#define BO_LOCAL 3        /* every this many model steps is a local one */
+#define BO_STAG 15        /* evaluations without improvement before exploring */
 
 /* Grids of the marginal-likelihood search: lengthscales per unit of the
 ** normalised index, noise as a fraction of the signal variance. */
@@ -363,6 +377,9 @@ typedef struct bo {
   int next_fit;       /* refit when nok reaches this */
   double *fw;         /* d: the classifier's inverse squared lengthscales */
   double fbeta;       /* the classifier's weight of evidence */
+  double best;        /* fastest ok time so far */
+  int since;          /* evaluations since it improved */
+  int steps;          /* model steps taken (local ones are every BO_LOCAL-th) */
   /* scratch */
   int ccap;
   int *cand;          /* ccap * np */
@@ -389,7 +406,8 @@ static void *bo_create(const tu_ctx *ctx, rt_err *err) {
       b->dim[b->d] = p;
       b->scale[b->d++] = 1.0 / (sp_nvalues(ctx->sp, p) - 1);
     }
-  b->ninit = 2 * b->d > 5 ? 2 * b->d : 5;
+  b->ninit = b->d / 2 + 2;
+  b->best = INFINITY;
   if (ctx->budget > 0 && b->ninit > ctx->budget / 4 && ctx->budget / 4 >= 3) b->ninit = (int)(ctx->budget / 4);
   gp_init(&b->g, b->d);
   b->next_fit = 0;
@@ -533,6 +551,8 @@ static void bo_observe(void *st, const int *cfg, const tu_obs *obs) {
   bo_x(b, cfg, b->x + (size_t)i * b->d);
   b->ok[i] = obs->ok != 0;
   b->ly[i] = obs->ok ? log(obs->value > 1e-300 ? obs->value : 1e-300) : NAN;
+  b->since++;
+  if (obs->ok && obs->value < b->best) b->best = obs->value, b->since = 0;
   if (obs->ok) {
     b->nok++;
     if (b->g.m >= BO_TRAINCAP) {
@@ -563,13 +583,19 @@ static void bo_cand_add(bo *b, tu_cfgmap *seen, const int *cfg, int *nc) {
   (*nc)++;
 }
 
-/* Candidates: BO_NRAND random unknown configurations and the Hamming
-** neighbours of the BO_NTOP best observations. Returns their number. */
-static int bo_candidates(bo *b) {
+/* The kinds of proposal step (see the file comment). */
+enum { BO_GLOBAL, BO_EXPLORE, BO_LOCALSTEP };
+
+/* Candidates of a step of kind `kind`: global, the Hamming neighbours of
+** the BO_NTOP best observations, BO_NMUT mutations of the BO_NPAR best and
+** BO_NRAND random unknown configurations; exploring, only the random ones;
+** local, the unknown Hamming neighbours of the best observation that has
+** any (among the BO_NPAR best; none: a global step). Returns their number. */
+static int bo_candidates(bo *b, int kind) {
   tu_cfgmap seen;
   tu_cfgmap_init(&seen, b->np);
-  int nc = 0, top[BO_NTOP], ntop = 0;
-  for (int t = 0; t < BO_NTOP; t++) {   /* the best observations, in order */
+  int nc = 0, top[BO_NPAR], ntop = 0;
+  for (int t = 0; t < BO_NPAR && kind != BO_EXPLORE; t++) {   /* the best, in order */
     int bi = -1;
     for (int i = 0; i < b->n; i++) {
       if (!b->ok[i]) continue;
@@ -580,12 +606,35 @@ static int bo_candidates(bo *b) {
     if (bi < 0) break;
     top[ntop++] = bi;
   }
-  for (int t = 0; t < ntop; t++) {
+  for (int t = 0; t < ntop && (t < BO_NTOP || kind == BO_LOCALSTEP); t++) {
+    if (kind == BO_LOCALSTEP && nc > 0) break;
     int *nb = NULL, k = sp_neighbours(b->sp, b->cfg + (size_t)top[t] * b->np, SP_NB_HAMMING, &nb);
     for (int i = 0; i < k; i++) bo_cand_add(b, &seen, nb + (size_t)i * b->np, &nc);
     free(nb);
   }
+  if (kind == BO_LOCALSTEP && nc > 0) {
+    tu_cfgmap_free(&seen);
+    return nc;
+  }
   int *c = rt_malloc((size_t)(b->np ? b->np : 1) * sizeof *c);
+  for (int i = 0; i < BO_NMUT && ntop > 0; i++) {
+    /* a parent among the best, biased to the very best (rank ~ ntop u^2);
+    ** 1..BO_MUTR parameters set to random values; a few tries at validity */
+    double u = gsl_rng_uniform(b->ctx->rng);
+    int par = top[(int)(ntop * u * u)];
+    for (int tr = 0; tr < 8; tr++) {
+      memcpy(c, b->cfg + (size_t)par * b->np, (size_t)b->np * sizeof *c);
+      int r = 1 + (int)gsl_rng_uniform_int(b->ctx->rng, BO_MUTR);
+      for (int j = 0; j < r; j++) {
+        int p = b->dim[gsl_rng_uniform_int(b->ctx->rng, (unsigned long)b->d)];
+        c[p] = (int)gsl_rng_uniform_int(b->ctx->rng, (unsigned long)sp_nvalues(b->sp, p));
+      }
+      if (sp_valid(b->sp, c, NULL)) {
+        bo_cand_add(b, &seen, c, &nc);
+        break;
+      }
+    }
+  }
   for (int i = 0; i < BO_NRAND; i++)
     if (tu_random_unknown(b->ctx, c, 4)) bo_cand_add(b, &seen, c, &nc);
   free(c);
@@ -613,7 +662,14 @@ static int bo_propose(void *st, int *cfgs, int max) {
   } else {
     gp_update(&b->g);
   }
-  int nc = bo_candidates(b);
+  int kind = BO_GLOBAL;
+  if (b->since >= BO_STAG) {
+    kind = BO_EXPLORE;
+    b->since = 0;
+  } else if (++b->steps % BO_LOCAL == 0) {
+    kind = BO_LOCALSTEP;
+  }
+  int nc = bo_candidates(b, kind);
   if (!nc) return 0;
   b->k = rt_realloc(b->k, (size_t)b->g.m * sizeof *b->k);
   double f = b->g.ymin, pmax = 0;
