@@ -11,7 +11,8 @@
 ** quadrature, the learned P(feasible), the candidates of local and
 ** global steps against a brute-forced neighbourhood, the AUC credit against a direct
 ** recomputation over the window, and the bandit's allocation between a
-** synthetic arm that keeps improving and one that never does.
+** synthetic arm that keeps improving and one that never does, and what the
+** bandit tells an arm of the others' results (inform).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -615,13 +616,19 @@ static int arm_propose(void *st, int *cfgs, int max) {
 }
 static void arm_observe(void *st, const int *cfg, const tu_obs *obs) { (void)st, (void)cfg, (void)obs; }
 static void arm_destroy(void *st) { (void)st; }
-static const tu_strategy improver = {"improver", "", 0, improver_create, arm_propose, arm_observe, arm_destroy};
-static const tu_strategy stale = {"stale", "", 0, stale_create, arm_propose, arm_observe, arm_destroy};
+static const tu_strategy improver = {.name = "improver", .summary = "", .create = improver_create,
+                                     .propose = arm_propose, .observe = arm_observe,
+                                     .destroy = arm_destroy};
+static const tu_strategy stale = {.name = "stale", .summary = "", .create = stale_create,
+                                  .propose = arm_propose, .observe = arm_observe,
+                                  .destroy = arm_destroy};
 static void *pair_create(const tu_ctx *ctx, rt_err *err) {
   const tu_strategy *arms[2] = {&stale, &improver};
   return bd_new(ctx, arms, 2, err);
 }
-static const tu_strategy pair_bandit = {"pair", "", 0, pair_create, bd_propose, bd_observe, bd_destroy};
+static const tu_strategy pair_bandit = {.name = "pair", .summary = "", .create = pair_create,
+                                        .propose = bd_propose, .observe = bd_observe,
+                                        .destroy = bd_destroy};
 static double f_line(const int *c, int np) { (void)np; return c[0] + 1.0; }
 
 /* The bandit gives nearly all trials to the arm that keeps improving. */
@@ -642,6 +649,67 @@ static void test_bandit_allocation(void **state) {
   sp_free(sp);
 }
 
+/* A third synthetic arm that records what it is told: it proposes 999, 998,
+** ... (never better than the improver) and logs every inform() call,
+** checking that none comes while its own proposal awaits its result. */
+static int rec_pending, rec_bad, rec_n, rec_log[1000];
+static void *recorder_create(const tu_ctx *ctx, rt_err *err) {
+  (void)err;
+  rec_pending = 0;
+  return arm_create(ctx, 1);
+}
+static int recorder_propose(void *st, int *cfgs, int max) {
+  int n = arm_propose(st, cfgs, max);
+  rec_pending += n;
+  return n;
+}
+static void recorder_observe(void *st, const int *cfg, const tu_obs *obs) {
+  (void)st, (void)cfg, (void)obs;
+  rec_pending--;
+}
+static void recorder_inform(void *st, const int *cfg, const tu_obs *obs) {
+  (void)st;
+  if (rec_pending || !obs->ok || obs->value != cfg[0] + 1.0) rec_bad++;
+  if (rec_n < 1000) rec_log[rec_n++] = cfg[0];
+}
+static const tu_strategy recorder = {.name = "recorder", .summary = "", .create = recorder_create,
+                                     .propose = recorder_propose, .observe = recorder_observe,
+                                     .destroy = arm_destroy, .inform = recorder_inform};
+static void *tell_create(const tu_ctx *ctx, rt_err *err) {
+  const tu_strategy *arms[2] = {&recorder, &improver};   /* improver: no inform */
+  return bd_new(ctx, arms, 2, err);
+}
+static const tu_strategy tell_bandit = {.name = "tell", .summary = "", .create = tell_create,
+                                        .propose = bd_propose, .observe = bd_observe,
+                                        .destroy = bd_destroy};
+
+/* The bandit tells an arm every result another arm's proposal produced,
+** in evaluation order, with its time, never while the arm has a proposal
+** out, and never its own: the recorder's log equals the run's evaluations
+** of the improver's configurations (those below 601), and an arm without
+** inform (the improver) is simply not told. */
+static void test_bandit_informs(void **state) {
+  (void)state;
+  sp_space *sp = load("{\"ConfigurationSpace\": {\"TuningParameters\": ["
+                      "{\"Name\": \"x\", \"Type\": \"int\", \"Values\": \"list(range(1000))\"}],"
+                      "\"Conditions\": []}}");
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    calls[0] = calls[1] = 0;
+    rec_n = rec_bad = 0;
+    tu_run *r = run(sp, &tell_bandit, f_line, seed, 200);
+    int want[200], nwant = 0;
+    for (int64_t i = 0; i < tu_run_n(r); i++)
+      if (tu_run_cfg(r, i)[0] <= 600) want[nwant++] = tu_run_cfg(r, i)[0];
+    assert_int_equal(nwant, calls[0]);
+    assert_true(calls[1] >= 1);   /* the recorder proposed too: its own are not in the log */
+    assert_int_equal(rec_bad, 0);
+    assert_int_equal(rec_n, nwant);
+    assert_memory_equal(rec_log, want, (size_t)nwant * sizeof *want);
+    tu_run_free(r);
+  }
+  sp_free(sp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_matern),
@@ -652,6 +720,7 @@ int main(void) {
     cmocka_unit_test(test_candidates),
     cmocka_unit_test(test_auc_credit),
     cmocka_unit_test(test_bandit_allocation),
+    cmocka_unit_test(test_bandit_informs),
     cmocka_unit_test(test_valid_distinct),
     cmocka_unit_test(test_determinism),
     cmocka_unit_test(test_finds_optimum),

@@ -250,7 +250,9 @@ static void test_run_stall_and_invalid(void **state) {
   (void)state;
   sp_space *sp = load_str(bowl_space);
   bowl b = {0, 1};
-  tu_strategy stuck = {"stuck", "", 0, stuck_create, stuck_propose, stuck_observe, stuck_destroy};
+  tu_strategy stuck = {.name = "stuck", .summary = "", .create = stuck_create,
+                       .propose = stuck_propose, .observe = stuck_observe,
+                       .destroy = stuck_destroy};
   tu_objective obj = {bowl_eval, &b};
   tu_run_opts o = {.strategy = &stuck, .seed = 1, .max_evals = 10};
   rt_err err = {0};
@@ -261,7 +263,9 @@ static void test_run_stall_and_invalid(void **state) {
   assert_int_equal(tu_run_end(r), TU_END_STALLED);
   assert_true(tu_run_restarts(r) > 0);
   tu_run_free(r);
-  tu_strategy bad = {"bad", "", 0, stuck_create, invalid_propose, stuck_observe, stuck_destroy};
+  tu_strategy bad = {.name = "bad", .summary = "", .create = stuck_create,
+                     .propose = invalid_propose, .observe = stuck_observe,
+                     .destroy = stuck_destroy};
   o.strategy = &bad;
   assert_null(tu_run_strategy(sp, &obj, &o, NULL, &err));
   assert_non_null(strstr(err.msg, "invalid configuration"));

@@ -211,8 +211,31 @@ static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
   }
 }
 
+/* Another's result: adopted as the current configuration when it is faster
+** than the current one (the walk continues from there, counted as its
+** improvement); its time joins the landscape's spread. No pending proposal
+** exists here (inform is never called between a propose and its observe). */
+static void sa_inform(void *st, const int *cfg, const tu_obs *obs) {
+  sa *s = st;
+  double f = fit(obs);
+  if (!isinf(f)) s->hist[s->nhist++ % SA_HIST] = f;
+  if (!(f < s->fcur) || !s->have_cur) return;
+  memcpy(s->cur, cfg, (size_t)s->b.np * sizeof *cfg);
+  s->fcur = f;
+  s->nb_ok = 0;
+  if (f < s->fwalk) {
+    s->fwalk = f;
+    s->stale = 0;
+  }
+}
+
 const tu_strategy ts_annealing = {
-  "annealing",
-  "simulated annealing over adjacent and Hamming neighbours, on log time, with restarts", 0,
-  sa_create, sa_propose, sa_observe, sa_destroy,
+  .name = "annealing",
+  .summary = "simulated annealing over adjacent and Hamming neighbours, on log time, with restarts",
+  .needs_model = 0,
+  .create = sa_create,
+  .propose = sa_propose,
+  .observe = sa_observe,
+  .destroy = sa_destroy,
+  .inform = sa_inform,
 };

@@ -6,10 +6,17 @@
 ** last BD_WINDOW trials (recent successes weigh more), plus an exploration
 ** term C * sqrt(2 log2(N) / n_arm). Each arm runs in its own sub-context
 ** (a copy of the run's with its own generator, seeded from the bandit's),
-** sees the results of its own proposals only, and is restarted with a
-** fresh generator when it has nothing more to propose. Proposals an arm
-** makes of configurations the run already knows are answered to the arm at
-** once, scored as no improvement, and not passed on.
+** observes the results of its own proposals, is told (inform, when it
+** supports it) every new result the other arms' proposals produce, and is
+** restarted with a fresh generator when it has nothing more to propose.
+** Proposals an arm makes of configurations the run already knows are
+** answered to the arm at once, scored as no improvement, and not passed
+** on. The arms are annealing and bayes: on the four T4 recordings (5%
+** budget, 200 seeds) this pair with sharing scores 0.45/0.57/0.66/0.83
+** (conv A100, conv A4000, dedisp, pnpoly) where annealing, genetic and de
+** scored 0.37/0.42/0.64/0.50 without sharing and 0.39/0.51/0.69/0.58 with
+** it; bayes alone is the better arm on the convolutions, annealing on
+** dedispersion, and the pair keeps close to the better of the two.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -22,8 +29,9 @@
 #define BD_MAX_ARMS 8
 #define BD_TRIES 64        /* known proposals answered per propose call */
 
-/* The arms, by table name; names not in the table are skipped. */
-static const char *const bd_arm_names[] = {"annealing", "genetic", "de"};
+/* The arms, by table name; names not in the table (and ones that need a
+** model the run lacks) are skipped. */
+static const char *const bd_arm_names[] = {"annealing", "bayes"};
 
 typedef struct bd_arm {
   const tu_strategy *s;
@@ -189,6 +197,10 @@ static void bd_observe(void *st, const int *cfg, const tu_obs *obs) {
   if (a < 0) return;
   b->pending = -1;
   b->arm[a].s->observe(b->arm[a].st, cfg, obs);
+  /* The others learn from it. Each is idle: the bandit hands out one
+  ** proposal at a time, and a's was the only one out. */
+  for (int o = 0; o < b->narm; o++)
+    if (o != a && b->arm[o].s->inform) b->arm[o].s->inform(b->arm[o].st, cfg, obs);
   int better = obs->ok && (!b->have_best || obs->value < b->best);
   if (better) {
     b->have_best = 1;
@@ -198,11 +210,11 @@ static void bd_observe(void *st, const int *cfg, const tu_obs *obs) {
 }
 
 const tu_strategy ts_bandit = {
-  "bandit",
-  "AUC bandit over annealing, genetic and de (OpenTuner's meta-technique)",
-  0,
-  bd_create,
-  bd_propose,
-  bd_observe,
-  bd_destroy,
+  .name = "bandit",
+  .summary = "AUC bandit over annealing and bayes, sharing results (OpenTuner's meta-technique)",
+  .needs_model = 0,
+  .create = bd_create,
+  .propose = bd_propose,
+  .observe = bd_observe,
+  .destroy = bd_destroy,
 };

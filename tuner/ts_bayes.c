@@ -704,12 +704,20 @@ static int bo_propose(void *st, int *cfgs, int max) {
   return 1;
 }
 
+/* Another's result: training data exactly as if observed (it counts
+** towards the initial design, the refit schedule and the evaluations since
+** the last improvement; nothing of a proposal is pending between calls). */
+static void bo_inform(void *st, const int *cfg, const tu_obs *obs) {
+  bo_observe(st, cfg, obs);
+}
+
 const tu_strategy ts_bayes = {
-  "bayes",
-  "Bayesian optimisation: GP (Matern 5/2) on log time, EI x P(feasible)",
-  0,
-  bo_create,
-  bo_propose,
-  bo_observe,
-  bo_destroy,
+  .name = "bayes",
+  .summary = "Bayesian optimisation: GP (Matern 5/2) on log time, EI x P(feasible)",
+  .needs_model = 0,
+  .create = bo_create,
+  .propose = bo_propose,
+  .observe = bo_observe,
+  .destroy = bo_destroy,
+  .inform = bo_inform,
 };

@@ -126,8 +126,28 @@ static void de_observe(void *st, const int *cfg, const tu_obs *obs) {
   }
 }
 
+/* Another's result: replaces the slowest member when it is faster (its
+** position: cfg's value indices). Members are replaced in place, so the
+** trials of the generation being proposed still map to their members. */
+static void de_inform(void *st, const int *cfg, const tu_obs *obs) {
+  de *s = st;
+  int np = s->b.np, w = -1;
+  double f = ts__time(obs);
+  for (int i = 0; i < s->n; i++)
+    if (w < 0 || s->f[i] > s->f[w]) w = i;
+  if (w < 0 || !(f < s->f[w])) return;
+  for (int p = 0; p < np; p++) s->x[(size_t)w * np + p] = ts__pos(&s->b, p, cfg[p]);
+  memcpy(s->c + (size_t)w * np, cfg, (size_t)np * sizeof *cfg);
+  s->f[w] = f;
+}
+
 const tu_strategy ts_de = {
-  "de",
-  "differential evolution (current-to-best/1/bin) on normalised value indices", 0,
-  de_create, de_propose, de_observe, de_destroy,
+  .name = "de",
+  .summary = "differential evolution (current-to-best/1/bin) on normalised value indices",
+  .needs_model = 0,
+  .create = de_create,
+  .propose = de_propose,
+  .observe = de_observe,
+  .destroy = de_destroy,
+  .inform = de_inform,
 };

@@ -53,6 +53,11 @@ static void ex_destroy(void *st) {
 }
 
 const tu_strategy ts_exhaustive = {
-  "exhaustive", "every valid configuration in canonical order (rank 0, 1, ...)", 0,
-  ex_create, ex_propose, ex_observe, ex_destroy,
+  .name = "exhaustive",
+  .summary = "every valid configuration in canonical order (rank 0, 1, ...)",
+  .needs_model = 0,
+  .create = ex_create,
+  .propose = ex_propose,
+  .observe = ex_observe,
+  .destroy = ex_destroy,
 };

@@ -142,6 +142,8 @@ static int ga_propose(void *st, int *cfgs, int max) {
 static void insert(ga *s, const int *cfg, double f) {
   int np = s->b.np, i = s->npop;
   if (i == GA_POP && !(f < s->f[GA_POP - 1])) return;
+  for (int j = 0; j < s->npop; j++)   /* already a member (an informed result) */
+    if (!memcmp(s->pop + (size_t)j * np, cfg, (size_t)np * sizeof *cfg)) return;
   if (i == GA_POP) i--;
   else s->npop++;
   while (i > 0 && f < s->f[i - 1]) {
@@ -163,8 +165,20 @@ static void ga_observe(void *st, const int *cfg, const tu_obs *obs) {
   (void)cfg;
 }
 
+/* Another's result: offered to the population at once, like a child (it
+** stays when it is among the GA_POP best); the generation being proposed
+** is unaffected. */
+static void ga_inform(void *st, const int *cfg, const tu_obs *obs) {
+  insert(st, cfg, ts__time(obs));
+}
+
 const tu_strategy ts_genetic = {
-  "genetic",
-  "genetic algorithm: tournament selection, uniform crossover, mutation, (mu+lambda)", 0,
-  ga_create, ga_propose, ga_observe, ga_destroy,
+  .name = "genetic",
+  .summary = "genetic algorithm: tournament selection, uniform crossover, mutation, (mu+lambda)",
+  .needs_model = 0,
+  .create = ga_create,
+  .propose = ga_propose,
+  .observe = ga_observe,
+  .destroy = ga_destroy,
+  .inform = ga_inform,
 };

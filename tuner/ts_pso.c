@@ -134,8 +134,29 @@ static void ps_observe(void *st, const int *cfg, const tu_obs *obs) {
   if (k == 0 || f < s->bf[s->gbest]) s->gbest = k;
 }
 
+/* Another's result: replaces the worst personal best when it is faster
+** (and becomes the swarm's best when it beats that). Positions and
+** velocities stay, so the particles' pending moves still map to them. */
+static void ps_inform(void *st, const int *cfg, const tu_obs *obs) {
+  ps *s = st;
+  int np = s->b.np, w = -1;
+  double f = ts__time(obs);
+  for (int k = 0; k < s->n; k++)
+    if (w < 0 || s->bf[k] > s->bf[w]) w = k;
+  if (w < 0 || !(f < s->bf[w])) return;
+  for (int p = 0; p < np; p++) s->bx[(size_t)w * np + p] = ts__pos(&s->b, p, cfg[p]);
+  memcpy(s->bc + (size_t)w * np, cfg, (size_t)np * sizeof *cfg);
+  s->bf[w] = f;
+  if (f < s->bf[s->gbest]) s->gbest = w;
+}
+
 const tu_strategy ts_pso = {
-  "pso",
-  "particle swarm optimisation on normalised value indices", 0,
-  ps_create, ps_propose, ps_observe, ps_destroy,
+  .name = "pso",
+  .summary = "particle swarm optimisation on normalised value indices",
+  .needs_model = 0,
+  .create = ps_create,
+  .propose = ps_propose,
+  .observe = ps_observe,
+  .destroy = ps_destroy,
+  .inform = ps_inform,
 };

@@ -41,6 +41,11 @@ static void rs_observe(void *st, const int *cfg, const tu_obs *obs) {
 }
 
 const tu_strategy ts_random = {
-  "random", "uniform random search without replacement (a seeded permutation of the ranks)", 0,
-  rs_create, rs_propose, rs_observe, free,
+  .name = "random",
+  .summary = "uniform random search without replacement (a seeded permutation of the ranks)",
+  .needs_model = 0,
+  .create = rs_create,
+  .propose = rs_propose,
+  .observe = rs_observe,
+  .destroy = free,
 };

@@ -80,6 +80,10 @@ typedef struct tu_strategy {
   /* The result of one configuration it proposed (invariant 2). */
   void (*observe)(void *st, const int *cfg, const tu_obs *obs);
   void (*destroy)(void *st);
+  /* Optional (NULL: not supported): a result the strategy did not propose
+  ** (e.g. another arm's in an ensemble). Never called between a propose
+  ** and the observes of that batch. */
+  void (*inform)(void *st, const int *cfg, const tu_obs *obs);
 } tu_strategy;
 
 /* The strategy table (tu_strategies.c), NULL-terminated. */
