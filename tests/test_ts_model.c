@@ -33,6 +33,7 @@
 #define ts_bandit wb_ts_bandit
 #include "../tuner/ts_bayes.c"
 #include "../tuner/ts_bandit.c"
+#include "tu_synth.h"
 #undef ts_bayes
 #undef ts_bandit
 
@@ -69,7 +70,6 @@ static sp_space *load(const char *text) {
   return sp;
 }
 
-typedef double (*fn)(const int *c, int np);
 
 /* A smooth bowl over value indices, minimum 1 at (5, 2, 6). */
 static double f_bowl(const int *c, int np) {
@@ -90,48 +90,8 @@ static double f_huge(const int *c, int np) {
   return s;
 }
 
-typedef struct obj_ctx {
-  sp_space *sp;
-  fn f;
-  int64_t evals;
-} obj_ctx;
-
-static int eval(void *vctx, const int *cfg, tu_obs *obs, rt_err *err) {
-  obj_ctx *o = vctx;
-  (void)err;
-  double v = o->f(cfg, sp_nparams(o->sp));
-  memset(obs, 0, sizeof *obs);
-  obs->ok = !isnan(v);
-  obs->value = obs->ok ? v : 0;
-  obs->status = obs->ok ? 0 : 1;
-  obs->cost = 1;
-  obs->origin = TU_REPLAYED;
-  o->evals++;
-  return 0;
-}
-
-/* The brute-force optimum of f over the valid configurations of sp. */
-static double brute_optimum(sp_space *sp, fn f) {
-  int np = sp_nparams(sp), *c = malloc((size_t)np * sizeof *c);
-  double best = INFINITY;
-  if (sp_unrank(sp, 0, c) == 0) do {
-      double v = f(c, np);
-      if (!isnan(v) && v < best) best = v;
-    } while (sp_next(sp, c));
-  free(c);
-  return best;
-}
-
 static tu_run *run(sp_space *sp, const tu_strategy *s, fn f, uint64_t seed, int64_t budget) {
-  obj_ctx o = {sp, f, 0};
-  tu_objective obj = {eval, &o};
-  tu_run_opts opts = {.strategy = s, .seed = seed, .max_evals = budget};
-  rt_err err = {0};
-  tu_run *r = tu_run_strategy(sp, &obj, &opts, NULL, &err);
-  if (!r) fprintf(stderr, "%s: %s\n", s->name, err.msg);
-  assert_non_null(r);
-  assert_int_equal(o.evals, tu_run_n(r));
-  return r;
+  return synth_run(sp, s, f, seed, budget, 0);
 }
 
 static double best_of(const tu_run *r) {

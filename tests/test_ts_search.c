@@ -25,6 +25,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "tuner/tu.h"
+#include "tu_synth.h"
 
 static const tu_strategy *const strategies[] = {&ts_annealing, &ts_genetic, &ts_de, &ts_pso};
 #define NSTRAT 4
@@ -70,7 +71,6 @@ static sp_space *load(const char *text) {
 
 /* ---- Objectives over value indices (time in seconds; NAN: failure) ---- */
 
-typedef double (*fn)(const int *c, int np);
 
 /* A separable quadratic bowl, minimum 1 at (6, 9, 3, 5, 1) where the
 ** condition a + b <= 14 cuts it off: the constrained optimum lies on the
@@ -124,49 +124,8 @@ static double f_huge(const int *c, int np) {
   return s;
 }
 
-typedef struct obj_ctx {
-  sp_space *sp;
-  fn f;
-  int64_t evals;
-} obj_ctx;
-
-static int eval(void *vctx, const int *cfg, tu_obs *obs, rt_err *err) {
-  obj_ctx *o = vctx;
-  (void)err;
-  double v = o->f(cfg, sp_nparams(o->sp));
-  memset(obs, 0, sizeof *obs);
-  obs->ok = !isnan(v);
-  obs->value = obs->ok ? v : 0;
-  obs->status = obs->ok ? 0 : 1;
-  obs->cost = 1;
-  obs->origin = TU_REPLAYED;
-  o->evals++;
-  return 0;
-}
-
-/* The brute-force optimum of f over the valid configurations of sp. */
-static double brute_optimum(sp_space *sp, fn f) {
-  int np = sp_nparams(sp), *c = malloc((size_t)np * sizeof *c);
-  double best = INFINITY;
-  if (sp_unrank(sp, 0, c) == 0) do {
-      double v = f(c, np);
-      if (!isnan(v) && v < best) best = v;
-    } while (sp_next(sp, c));
-  free(c);
-  return best;
-}
-
-/* Run strategy s with seed and budget (0: no limit) on f over sp. */
 static tu_run *run(sp_space *sp, const tu_strategy *s, fn f, uint64_t seed, int64_t budget) {
-  obj_ctx o = {sp, f, 0};
-  tu_objective obj = {eval, &o};
-  tu_run_opts opts = {.strategy = s, .seed = seed, .max_evals = budget, .batch = BATCH};
-  rt_err err = {0};
-  tu_run *r = tu_run_strategy(sp, &obj, &opts, NULL, &err);
-  if (!r) fprintf(stderr, "%s: %s\n", s->name, err.msg);
-  assert_non_null(r);
-  assert_int_equal(o.evals, tu_run_n(r));
-  return r;
+  return synth_run(sp, s, f, seed, budget, BATCH);
 }
 
 static int cmp_count(const void *a, const void *b) {
