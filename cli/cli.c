@@ -64,6 +64,12 @@ int cli_fail(const char *cmd, const char *fmt, ...) {
   return EXIT_FAIL;
 }
 
+int cli_double(const char *s, double lo, double *out) {
+  char *end;
+  *out = strtod(s, &end);
+  return *end || end == s || !(*out >= lo) ? -1 : 0;
+}
+
 int cli_usage(const char *cmd, const char *usage, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

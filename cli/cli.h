@@ -40,6 +40,10 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 int cli_usage(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A number >= lo from option text: 0 with *out set, -1 when the text is
+** not a whole number literal or is below lo (NaN included). */
+int cli_double(const char *s, double lo, double *out);
+
 /* Streaming JSON writer: values separated and nested automatically. */
 typedef struct jw {
   FILE *f;

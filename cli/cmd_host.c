@@ -62,12 +62,6 @@ static const char measure_help[] =
     "  --flush            flush the caches between repeats\n"
     "  --pin CPU          pin the worker to a CPU\n";
 
-static int parse_double(const char *s, double lo, double *out) {
-  char *end;
-  *out = strtod(s, &end);
-  return *end || end == s || !(*out >= lo) ? -1 : 0;
-}
-
 /* Parse options; -1: --help was printed; >0: exit code of a usage error. */
 static int parse_hopts(int argc, char **argv, const char *cmd, const char *usage,
                        int need_config, hopts *o) {
@@ -89,20 +83,20 @@ static int parse_hopts(int argc, char **argv, const char *cmd, const char *usage
     case H_EVENTS: o->events = o->ms.events = optarg; o->counters = o->ms.counters = 1; break;
     case H_FLUSH: o->ms.flush_cache = 1; break;
     case H_CI:
-      if (parse_double(optarg, 1e-6, &d) || d >= 1)
+      if (cli_double(optarg, 1e-6, &d) || d >= 1)
         return cli_usage(cmd, usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
       o->ms.ci_target = d;
       break;
     case H_CAP:
     case H_TIMEOUT:
-      if (parse_double(optarg, 0.001, &d))
+      if (cli_double(optarg, 0.001, &d))
         return cli_usage(cmd, usage, "--%s: expected seconds > 0, got '%s'",
                          ch == H_CAP ? "time-cap" : "timeout", optarg);
       *(ch == H_CAP ? &o->ms.time_cap : &o->ms.timeout) = d;
       break;
     case H_PIN:
     case H_REPS:
-      if (parse_double(optarg, ch == H_PIN ? 0 : 1, &d) || d != (int)d)
+      if (cli_double(optarg, ch == H_PIN ? 0 : 1, &d) || d != (int)d)
         return cli_usage(cmd, usage, "--%s: expected an integer, got '%s'",
                          ch == H_PIN ? "pin" : "min-reps", optarg);
       *(ch == H_PIN ? &o->ms.pin_cpu : &o->ms.min_reps) = (int)d;

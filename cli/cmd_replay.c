@@ -101,7 +101,6 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
   int ch, is_compare = !strcmp(cmd, "compare");
   while ((ch = getopt_long(argc, argv, "", rlong, NULL)) != -1) {
     long long v;
-    char *end;
     switch (ch) {
     case R_T4: o->t4 = optarg; break;
     case R_SPACE: o->space = optarg; break;
@@ -136,8 +135,7 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_TIME:
     case R_CAP: {
       double *d = ch == R_TIME ? &o->time_limit : &o->time_cap;
-      *d = strtod(optarg, &end);
-      if (*end || end == optarg || !(*d > 0))
+      if (cli_double(optarg, 0, d) || !(*d > 0))
         return cli_usage(cmd, usage, "%s: expected seconds > 0, got '%s'", argv[optind - 1], optarg);
       break;
     }

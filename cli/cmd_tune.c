@@ -55,13 +55,6 @@ static const struct option tlong[] = {
   {"flush", no_argument, 0, T_FLUSH}, {"help", no_argument, 0, T_HELP}, {0, 0, 0, 0},
 };
 
-/* A number >= lo from text, or -1. */
-static int number(const char *s, double lo, double *out) {
-  char *end;
-  *out = strtod(s, &end);
-  return *end || end == s || !(*out >= lo) ? -1 : 0;
-}
-
 static void help(void) {
   rt_str list = {0};
   for (int i = 0; tu_strategies[i]; i++)
@@ -103,12 +96,12 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_TIME:
     case T_CAP:
     case T_TIMEOUT:
-      if (number(optarg, 0.001, &d))
+      if (cli_double(optarg, 0.001, &d))
         return cli_usage("tune", tune_usage, "%s: expected seconds > 0, got '%s'", argv[optind - 1], optarg);
       *(ch == T_TIME ? &o->time_limit : ch == T_CAP ? &o->ms.time_cap : &o->ms.timeout) = d;
       break;
     case T_CI:
-      if (number(optarg, 1e-6, &d) || d >= 1)
+      if (cli_double(optarg, 1e-6, &d) || d >= 1)
         return cli_usage("tune", tune_usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
       o->ms.ci_target = d;
       break;
@@ -116,7 +109,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_RESUME:
     case T_BATCH:
     case T_REPS:
-      if (number(optarg, ch == T_SEED ? 0 : 1, &d) || d != floor(d) || d > 9e15)
+      if (cli_double(optarg, ch == T_SEED ? 0 : 1, &d) || d != floor(d) || d > 9e15)
         return cli_usage("tune", tune_usage, "%s: expected an integer%s, got '%s'", argv[optind - 1],
                          ch == T_SEED ? " >= 0" : " >= 1", optarg);
       if (ch == T_SEED) o->seed = (uint64_t)d;
