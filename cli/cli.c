@@ -4,6 +4,7 @@
 */
 #include "cli.h"
 
+#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -68,6 +69,12 @@ int cli_double(const char *s, double lo, double *out) {
   char *end;
   *out = strtod(s, &end);
   return *end || end == s || !(*out >= lo) ? -1 : 0;
+}
+
+const char *cli_optname(const struct option *table, int val) {
+  for (; table->name; table++)
+    if (table->val == val) return table->name;
+  return "";
 }
 
 int cli_usage(const char *cmd, const char *usage, const char *fmt, ...) {

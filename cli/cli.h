@@ -44,6 +44,12 @@ int cli_usage(const char *cmd, const char *usage, const char *fmt, ...)
 ** not a whole number literal or is below lo (NaN included). */
 int cli_double(const char *s, double lo, double *out);
 
+/* The long name of option value `val` in a getopt_long table ("" if
+** absent): for messages, since argv[optind - 1] is the option's value when
+** it was given as a separate word. */
+struct option;
+const char *cli_optname(const struct option *table, int val);
+
 /* Streaming JSON writer: values separated and nested automatically. */
 typedef struct jw {
   FILE *f;

@@ -125,7 +125,7 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_REPEATS:
     case R_BATCH:
       if (parse_int(optarg, ch == R_SEED ? 0 : 1, &v) || (ch != R_SEED && ch != R_CAMPAIGN && v > 100000))
-        return cli_usage(cmd, usage, "%s: expected %s, got '%s'", argv[optind - 1],
+        return cli_usage(cmd, usage, "--%s: expected %s, got '%s'", cli_optname(rlong, ch),
                          ch == R_SEED ? "an integer >= 0" : "a positive integer", optarg);
       if (ch == R_CAMPAIGN) o->campaign = v;
       else if (ch == R_SEED) o->seed = (uint64_t)v;
@@ -136,7 +136,7 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_CAP: {
       double *d = ch == R_TIME ? &o->time_limit : &o->time_cap;
       if (cli_double(optarg, 0, d) || !(*d > 0))
-        return cli_usage(cmd, usage, "%s: expected seconds > 0, got '%s'", argv[optind - 1], optarg);
+        return cli_usage(cmd, usage, "--%s: expected seconds > 0, got '%s'", cli_optname(rlong, ch), optarg);
       break;
     }
     case R_HELP:

@@ -97,7 +97,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_CAP:
     case T_TIMEOUT:
       if (cli_double(optarg, 0.001, &d))
-        return cli_usage("tune", tune_usage, "%s: expected seconds > 0, got '%s'", argv[optind - 1], optarg);
+        return cli_usage("tune", tune_usage, "--%s: expected seconds > 0, got '%s'", cli_optname(tlong, ch), optarg);
       *(ch == T_TIME ? &o->time_limit : ch == T_CAP ? &o->ms.time_cap : &o->ms.timeout) = d;
       break;
     case T_CI:
@@ -110,7 +110,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_BATCH:
     case T_REPS:
       if (cli_double(optarg, ch == T_SEED ? 0 : 1, &d) || d != floor(d) || d > 9e15)
-        return cli_usage("tune", tune_usage, "%s: expected an integer%s, got '%s'", argv[optind - 1],
+        return cli_usage("tune", tune_usage, "--%s: expected an integer%s, got '%s'", cli_optname(tlong, ch),
                          ch == T_SEED ? " >= 0" : " >= 1", optarg);
       if (ch == T_SEED) o->seed = (uint64_t)d;
       else if (ch == T_RESUME) o->resume = (int64_t)d;
