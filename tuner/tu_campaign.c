@@ -64,7 +64,7 @@ typedef struct camp {
   trial_rec *rec;
   int64_t nrec, caprec;
   int64_t measured, reused, resumed, failures;
-  double t0, best_s;
+  double t0, best_s, spent;   /* spent: compile + verify + bench of rec[] */
   int *cfg_tmp;
 } camp;
 
@@ -72,6 +72,7 @@ static void push_rec(camp *c, const trial_rec *t) {
   if (c->nrec == c->caprec)
     c->rec = rt_realloc(c->rec, (size_t)(c->caprec = c->caprec ? 2 * c->caprec : 256) * sizeof *c->rec);
   c->rec[c->nrec++] = *t;
+  c->spent += t->compile_s + t->verify_s + t->bench_s;
 }
 
 /* The reuse key: the compile key plus what changes a measured time. */
@@ -115,9 +116,7 @@ static void obs_from(tu_obs *ob, int status, double time_s, double cost, tu_orig
 static void progress(camp *c) {
   if (!c->o->progress) return;
   int64_t done = c->nrec;
-  double el = now_s() - c->t0, rem = NAN, spent = 0;
-  for (int64_t i = 0; i < c->nrec; i++)
-    spent += c->rec[i].compile_s + c->rec[i].verify_s + c->rec[i].bench_s;
+  double el = now_s() - c->t0, rem = NAN, spent = c->spent;
   if (c->measured > 0 && c->budget > 0) rem = spent / (double)c->measured * (double)(c->budget - done);
   if (c->time_limit > 0 && !(rem < c->time_limit - spent)) rem = fmax(0, c->time_limit - spent);
   tu_progress p = {.done = done, .budget = c->budget, .measured = c->measured,
