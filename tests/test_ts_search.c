@@ -184,22 +184,7 @@ static void test_valid_distinct(void **state) {
 static void test_determinism(void **state) {
   (void)state;
   sp_space *sp = load(small_space);
-  int np = sp_nparams(sp);
-  for (int s = 0; s < NSTRAT; s++) {
-    tu_run *a = run(sp, strategies[s], f_fail, 42, 300);
-    tu_run *b = run(sp, strategies[s], f_fail, 42, 300);
-    tu_run *c = run(sp, strategies[s], f_fail, 43, 300);
-    assert_int_equal(tu_run_n(a), tu_run_n(b));
-    int differ = 0;
-    for (int64_t i = 0; i < tu_run_n(a); i++) {
-      assert_memory_equal(tu_run_cfg(a, i), tu_run_cfg(b, i), (size_t)np * sizeof(int));
-      differ |= memcmp(tu_run_cfg(a, i), tu_run_cfg(c, i), (size_t)np * sizeof(int)) != 0;
-    }
-    assert_true(differ);
-    tu_run_free(a);
-    tu_run_free(b);
-    tu_run_free(c);
-  }
+  for (int s = 0; s < NSTRAT; s++) synth_check_determinism(sp, strategies[s], f_fail, 300, BATCH);
   sp_free(sp);
 }
 
