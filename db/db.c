@@ -381,26 +381,59 @@ void db_campaign_info_free(db_campaign_info *c) {
   }
 }
 
-/* Every filter is bound; one that is not set (0 / NULL) matches all. */
-static const char trials_sql[] =
+/* The trials query: its text is the select plus one constant condition
+** per filter that is set (so that SQLite can use the index of each --
+** "?N IS NULL OR ..." guards would force a scan of every trial); the values
+** are bound, never written into the text. */
+static const char trials_select[] =
     "SELECT t.id, t.campaign_id, t.config, t.status, t.time, t.ci_lo, t.ci_hi, t.repeats,"
     " t.compile_s, t.verify_s, t.bench_s, t.framework_s, t.source_hash, t.origin, t.mean, t.sd,"
     " t.min, t.noisy"
     " FROM trials t JOIN campaigns c ON c.id = t.campaign_id JOIN targets g ON g.id = c.target_id"
-    " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
-    " WHERE (?1 = 0 OR t.campaign_id = ?1) AND (?2 IS NULL OR g.name = ?2)"
-    " AND (?3 IS NULL OR k.name = ?3) AND (?4 IS NULL OR w.key = ?4)"
-    " AND (?5 = 0 OR c.target_id = ?5) AND (?6 = 0 OR c.workload_id = ?6)"
-    " AND (?7 IS NULL OR (t.source_hash = ?7 AND coalesce(t.origin, 'measured') = 'measured'))"
-    " ORDER BY t.id";
+    " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id WHERE 1";
+
+static sqlite3_stmt *trials_query(db *d, const db_trial_filter *f, rt_err *err) {
+  const struct { int set; const char *cond; int is_text; int64_t i; const char *t; } w[] = {
+    {f->campaign != 0, " AND t.campaign_id = ?", 0, f->campaign, NULL},
+    {f->target != NULL, " AND g.name = ?", 1, 0, f->target},
+    {f->kernel != NULL, " AND k.name = ?", 1, 0, f->kernel},
+    {f->workload_key != NULL, " AND w.key = ?", 1, 0, f->workload_key},
+    {f->target_id != 0, " AND c.target_id = ?", 0, f->target_id, NULL},
+    {f->workload_id != 0, " AND c.workload_id = ?", 0, f->workload_id, NULL},
+    {f->source_hash != NULL,
+     " AND t.source_hash = ? AND coalesce(t.origin, 'measured') = 'measured'", 1, 0, f->source_hash},
+  };
+  enum { NW = sizeof w / sizeof *w };
+  rt_str sql = {0};
+  rt_str_printf(&sql, "%s", trials_select);
+  for (int i = 0; i < NW; i++)
+    if (w[i].set) rt_str_printf(&sql, "%s", w[i].cond);
+  rt_str_printf(&sql, " ORDER BY t.id");
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(d->h, sql.s, -1, &st, NULL);
+  free(sql.s);
+  if (rc != SQLITE_OK) {
+    db__fail(d, err, "prepare");
+    return NULL;
+  }
+  for (int i = 0, k = 1; i < NW && rc == SQLITE_OK; i++)
+    if (w[i].set)
+      rc = w[i].is_text ? sqlite3_bind_text(st, k++, w[i].t, -1, SQLITE_TRANSIENT)
+                        : sqlite3_bind_int64(st, k++, w[i].i);
+  if (rc != SQLITE_OK) {
+    db__fail(d, err, "bind");
+    sqlite3_finalize(st);
+    return NULL;
+  }
+  return st;
+}
 
 static double col_num(sqlite3_stmt *st, int i) {
   return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
 int db_trials(db *d, const db_trial_filter *f, db_row_fn fn, void *ctx, rt_err *err) {
-  sqlite3_stmt *st = query(d, err, trials_sql, "itttiit", f->campaign, f->target, f->kernel,
-                           f->workload_key, f->target_id, f->workload_id, f->source_hash);
+  sqlite3_stmt *st = trials_query(d, f, err);
   if (!st) return -1;
   int n = 0, rc;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
