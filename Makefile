@@ -92,6 +92,8 @@ install: $(BUILD)/rooftune $(BUILD)/librtdb.a $(BUILD)/librtdb.so
 	install -m 644 $(BUILD)/rtdb-install.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/rtdb.pc
 	install -d $(DESTDIR)$(PREFIX)/share/rooftune/targets/host
 	install -m 644 targets/host/*.json $(DESTDIR)$(PREFIX)/share/rooftune/targets/host/
+	install -d $(DESTDIR)$(PREFIX)/share/rooftune/cost_model
+	install -m 644 cost_model/cm_shim512.h $(DESTDIR)$(PREFIX)/share/rooftune/cost_model/
 
 # The README's commands: they install what is missing, then build and run.
 deps:

@@ -78,5 +78,9 @@ int cmd_db(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
+int cmd_model(int argc, char **argv);     /* cmd_model.c */
+/* model subcommands (cli/cmd_model*.c) */
+int cmd_model_roofline(int argc, char **argv);   /* cmd_model_plot.c */
 
 #endif

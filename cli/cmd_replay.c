@@ -8,12 +8,14 @@
 */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../cost_model/cm.h"
 #include "../measure/ms.h"
 #include "../targets/host/hk.h"
 #include "../targets/tg.h"
@@ -173,9 +175,14 @@ typedef struct replay_in {
   int64_t n;            /* configurations recorded */
   double *values, opt, worst;
   char *key;
+  hk_problem pb;        /* the workload, for the cost model */
+  cm_tmodel *model;     /* a host kernel's model on the recording's target,
+                        ** or NULL (T4 recordings, kernels without one) */
+  char why_no_model[600];
 } replay_in;
 
 static void replay_in_free(replay_in *in) {
+  cm_tmodel_free(in->model);
   tu_rec_free(in->rec);
   sp_free(in->sp);
   free(in->values);
@@ -203,6 +210,49 @@ static int load_input_space(const ropts *o, const char *cmd, sp_space **sp) {
   return *sp ? 0 : cli_fail(cmd, "%s", err.msg);
 }
 
+/* The first trial's campaign (db_trials callback). */
+static int first_campaign(void *ctx, const db_trial_row *r) {
+  *(int64_t *)ctx = r->campaign_id;
+  return 1;
+}
+
+/* The cost model of a database recording: the kernel's model with the
+** ceilings and latest calibration stored for the recording's target (the
+** target of its first trial's campaign), and that campaign's flush
+** option. Leaves in->model NULL with the reason in in->why_no_model. */
+static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) {
+  rt_err err = {0};
+  const cm_kmodel *km = NULL;
+  const char *kernel = o->kernel;
+  db_campaign_info info = {0};
+  int64_t campaign = 0;
+  db *d = db_open(o->db, 0, &err);
+  if (d && db_trials(d, f, first_campaign, &campaign, &err) >= 0 && campaign &&
+      !db_campaign_get(d, campaign, &info, &err)) {
+    kernel = info.kernel;
+    if (!(km = cm_kmodel_find(kernel)) || !hk_find(kernel)) {
+      snprintf(in->why_no_model, sizeof in->why_no_model, "kernel %s has no cost model", kernel);
+    } else {
+      cm_ceilings ce;
+      cm_coefs c;
+      json_t *opt = json_loads(info.options ? info.options : "{}", 0, NULL);
+      int flush = json_is_true(json_object_get(opt, "flush"));
+      json_decref(opt);
+      hk_problem_from_space(&in->pb, in->sp);
+      if (cm_ceilings_load(d, info.target_id, 0, &ce, NULL, &err) ||
+          cm_coefs_load(d, info.target_id, km, 0, &c, &err))
+        snprintf(in->why_no_model, sizeof in->why_no_model, "%s", err.msg);
+      else
+        in->model = cm_tmodel_new(km, &in->pb, in->sp, &ce, &c, flush);
+    }
+  } else {
+    snprintf(in->why_no_model, sizeof in->why_no_model, "%s",
+             err.msg[0] ? err.msg : "the recording has no trial");
+  }
+  db_campaign_info_free(&info);
+  db_close(d);
+}
+
 /* Load the space and the recording; 0, or an exit code after reporting. */
 static int load_input(const ropts *o, const char *cmd, replay_in *in) {
   memset(in, 0, sizeof *in);
@@ -216,7 +266,11 @@ static int load_input(const ropts *o, const char *cmd, replay_in *in) {
     db_trial_filter f = {.campaign = o->campaign, .target = o->campaign ? NULL : o->target ? o->target : "host",
                          .kernel = o->campaign ? NULL : o->kernel, .workload_key = o->campaign ? NULL : in->key};
     in->rec = tu_rec_db(o->db, &f, in->sp, &err);
+    if (in->rec) load_model(o, &f, in);
   }
+  if (o->t4)
+    snprintf(in->why_no_model, sizeof in->why_no_model,
+             "a T4 recording carries no ceilings: replay a rooftune database (--db F --kernel K)");
   if (!in->rec) {
     replay_in_free(in);
     return cli_fail(cmd, "%s", err.msg);
@@ -257,6 +311,14 @@ static tu_run *replay_run(const replay_in *in, const tu_strategy *S, uint64_t se
   tu_run_opts ro = {.strategy = S, .seed = seed, .max_evals = budget,
                     .max_cost = o->time_limit, .batch = o->batch};
   rt_err err = {0};
+  if (S->needs_model && !in->model) {
+    cli_fail(cmd, "strategy %s needs a cost model: %s", S->name, in->why_no_model);
+    return NULL;
+  }
+  if (in->model) {   /* every run starts from the stored calibration */
+    cm_tmodel_reset(in->model);
+    ro.predict = cm_tmodel_predict, ro.refit = cm_tmodel_refit, ro.model = in->model;
+  }
   tu_run *r = tu_run_strategy(in->sp, &obj, &ro, NULL, &err);
   if (!r) cli_fail(cmd, "%s (seed %llu): %s", S->name, (unsigned long long)seed, err.msg);
   return r;
@@ -655,6 +717,12 @@ int cmd_compare(int argc, char **argv) {
     }
   } else {
     if ((rc = load_input(&o, "compare", &in))) return rc;
+    if (!strcmp(o.strategy, "all") && !in.model) {   /* all that can run here */
+      int k = 0;
+      for (int i = 0; i < ns; i++)
+        if (!list[i]->needs_model) list[k++] = list[i];
+      ns = k;
+    }
     if (parse_budget(o.budget, in.n, &budget)) {
       replay_in_free(&in);
       return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);

@@ -19,7 +19,7 @@
 #define DEFAULT_BUDGET "64"
 
 static const char tune_usage[] =
-    "[--target host] --kernel K [--set VAR=VAL,...] [--strategy S] [--budget N|P%]\n"
+    "[--target host] --kernel K [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
     "       [--time-limit SECONDS] [--seed S] [--db F] [--no-pin] [--json] [harness options]\n"
     "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]";
 
@@ -27,6 +27,7 @@ static const char tune_help[] =
     "  --target T         where to tune (default host)\n"
     "  --kernel K         the kernel template (rooftune kernels)\n"
     "  --set VAR=VAL,...  the workload's problem variables\n"
+    "  --space FILE       a space file of the kernel's parameters (a subset of their values)\n"
     "  --strategy S       search strategy (default " DEFAULT_STRATEGY "); one of:\n%s"
     "  --budget N|P%%      evaluations, or a percentage of the valid space (default " DEFAULT_BUDGET ")\n"
     "  --time-limit S     stop after S seconds spent building and measuring\n"
@@ -41,7 +42,7 @@ static const char tune_help[] =
     "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n";
 
 enum { T_TARGET = 1, T_KERNEL, T_SET, T_STRATEGY, T_BUDGET, T_TIME, T_SEED, T_DB, T_NOPIN,
-       T_RESUME, T_BATCH, T_JSON, T_CI, T_CAP, T_TIMEOUT, T_REPS, T_FLUSH, T_HELP };
+       T_RESUME, T_BATCH, T_JSON, T_CI, T_CAP, T_TIMEOUT, T_REPS, T_FLUSH, T_SPACE, T_HELP };
 
 static const struct option tlong[] = {
   {"target", required_argument, 0, T_TARGET}, {"kernel", required_argument, 0, T_KERNEL},
@@ -52,7 +53,8 @@ static const struct option tlong[] = {
   {"batch", required_argument, 0, T_BATCH}, {"json", no_argument, 0, T_JSON},
   {"ci", required_argument, 0, T_CI}, {"time-cap", required_argument, 0, T_CAP},
   {"timeout", required_argument, 0, T_TIMEOUT}, {"min-reps", required_argument, 0, T_REPS},
-  {"flush", no_argument, 0, T_FLUSH}, {"help", no_argument, 0, T_HELP}, {0, 0, 0, 0},
+  {"flush", no_argument, 0, T_FLUSH}, {"space", required_argument, 0, T_SPACE},
+  {"help", no_argument, 0, T_HELP}, {0, 0, 0, 0},
 };
 
 static void help(void) {
@@ -86,6 +88,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_TARGET: o->target = optarg; break;
     case T_KERNEL: o->kernel = optarg; break;
     case T_SET: o->set = optarg; break;
+    case T_SPACE: o->space = optarg; break;
     case T_STRATEGY: o->strategy = optarg; break;
     case T_BUDGET: o->budget = optarg; break;
     case T_DB: o->db_path = optarg; break;

@@ -34,6 +34,10 @@ static const cli_cmd commands[] = {
    "run a strategy against recorded results (simulation: no hardware needed)"},
   {"compare", cmd_compare, "(--t4 FILE --space T1 | --db F --kernel K) --strategies A,B|all",
    "score strategies over repeats against random search and the optimum"},
+  {"bench", cmd_bench, "[--target host] [--db F] [--json] [--quick] [--threads N] [--force]",
+   "measure the target's ceilings (peak FLOP/s, bandwidth per memory level) and store them"},
+  {"model", cmd_model, "SUBCOMMAND --kernel K [options]",
+   "the cost model: predict, explain, calibrate, accuracy, history, roofline"},
   {"version", cmd_version, "", "print the version"},
   {NULL, NULL, NULL, NULL},
 };

@@ -80,6 +80,24 @@ static const char *const migrations[] = {
   "ALTER TABLE trials ADD COLUMN origin TEXT;"
   "ALTER TABLE campaigns ADD COLUMN report TEXT;"
   "CREATE INDEX trials_by_source ON trials(source_hash) WHERE source_hash IS NOT NULL;",
+  /* 4 -> 5: the cost model's data: measured ceilings per target, versioned
+  ** model coefficients per (target, kernel), counted cache traffic per
+  ** schedule of a workload */
+  "CREATE TABLE ceilings("
+  "  id INTEGER PRIMARY KEY, target_id INTEGER NOT NULL REFERENCES targets(id),"
+  "  measured TEXT NOT NULL, data TEXT NOT NULL,"
+  "  created TEXT NOT NULL DEFAULT (datetime('now')));"
+  "CREATE INDEX ceilings_by_target ON ceilings(target_id, id);"
+  "CREATE TABLE models("
+  "  id INTEGER PRIMARY KEY, target_id INTEGER NOT NULL REFERENCES targets(id),"
+  "  kernel TEXT NOT NULL, version INTEGER NOT NULL, coefs TEXT NOT NULL, fit TEXT NOT NULL,"
+  "  created TEXT NOT NULL DEFAULT (datetime('now')), UNIQUE(target_id, kernel, version));"
+  "CREATE TABLE counters("
+  "  id INTEGER PRIMARY KEY, target_id INTEGER NOT NULL REFERENCES targets(id),"
+  "  workload_id INTEGER NOT NULL REFERENCES workloads(id), config_hash TEXT NOT NULL,"
+  "  config TEXT NOT NULL, source TEXT NOT NULL CHECK(source IN ('papi','cachegrind','cupti')),"
+  "  data TEXT NOT NULL, created TEXT NOT NULL DEFAULT (datetime('now')),"
+  "  UNIQUE(target_id, workload_id, config_hash, source));",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -623,6 +641,9 @@ static const struct { const char *what, *sql; } invariants[] = {
    "SELECT DISTINCT 'target ' || target_id || ' workload ' || workload_id FROM pins p"
    " WHERE NOT EXISTS (SELECT 1 FROM pin_current c WHERE c.target_id = p.target_id"
    " AND c.workload_id = p.workload_id)"},
+  {"model versions not numbered 1..n",
+   "SELECT 'target ' || target_id || ' kernel ' || kernel FROM models"
+   " GROUP BY target_id, kernel HAVING max(version) != count(*) OR min(version) != 1"},
 };
 
 int db_check(db *d, rt_str *report, rt_err *err) {
@@ -654,7 +675,8 @@ int db_check(db *d, rt_str *report, rt_err *err) {
 
 int db_stats(db *d, rt_str *out, rt_err *err) {
   static const char *const tables[] = {"targets", "kernels", "workloads", "spaces", "campaigns",
-                                       "trials", "pins", "tags"};
+                                       "trials", "pins", "tags", "ceilings", "models",
+                                       "counters"};
   for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
     char sql[64];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[i]); /* table names are ours */

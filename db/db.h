@@ -16,6 +16,10 @@
 **  5. Pins are never edited: a pin adds version max + 1 of its (target,
 **     workload); pin and rollback only move pin_current. A tag is never
 **     changed once made.
+**  6. Model coefficients are never edited either: a fit adds version
+**     max + 1 of its (target, kernel). Ceilings add a row per measurement
+**     (the latest is in force); counters keep one row per (target,
+**     workload, config, source), replaced by a new count.
 */
 #ifndef DB_H
 #define DB_H
@@ -26,7 +30,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 
 typedef struct db db;
 
@@ -223,9 +227,62 @@ int db_export(db *d, const char *target, const char *kernel, const char *workloa
 ** (same target name+fingerprint, kernel name+template_version, workload
 ** key, config_hash, status, time and timestamp) is skipped, and so is a
 ** campaign all of whose trials are skipped. Pins and tags are not copied.
-** A newer-schema or non-rooftune file is refused. */
-typedef struct db_merge_stats { int campaigns, trials, duplicates; } db_merge_stats;
+** A newer-schema or non-rooftune file is refused. Ceilings and counted
+** traffic are copied too (ceilings and counters: rows added); model
+** coefficients are not. */
+typedef struct db_merge_stats { int campaigns, trials, duplicates, ceilings, counters; } db_merge_stats;
 int db_merge(db *d, const char *path, db_merge_stats *stats, rt_err *err);
+
+/* ---- What the cost model keeps (db_model.c; schema 5) ---- */
+
+/* The hex config_hash of a configuration's canonical JSON, as trials and
+** counters store it (FNV-1a 128 of the text). Returns hex. */
+char *db_config_hash(const char *config_json, char hex[33]);
+
+/* Store a measurement of a target's ceilings (json: a JSON object, the
+** cm_ceilings text; measured: its UTC date). *id (when id) gets the row. */
+int db_ceilings_put(db *d, int64_t target_id, const char *measured, const char *json,
+                    int64_t *id, rt_err *err);
+/* The latest ceilings of a target: 1 found (*json malloc'ed, measured
+** filled; either may be NULL), 0 none, -1 error. */
+int db_ceilings_get(db *d, int64_t target_id, char **json, char measured[32], rt_err *err);
+
+/* Add version max + 1 of kernel's model coefficients on a target (coefs: a
+** JSON object name -> number; fit: a JSON object saying what the fit used
+** and how well it did). *version (when given) gets the new version. */
+int db_model_put(db *d, int64_t target_id, const char *kernel, const char *coefs_json,
+                 const char *fit_json, int *version, rt_err *err);
+/* One version (0: the latest) of a kernel's coefficients on a target: 1
+** found (strings malloc'ed; any out pointer may be NULL), 0 none, -1 error. */
+int db_model_get(db *d, int64_t target_id, const char *kernel, int version, char **coefs_json,
+                 char **fit_json, int *version_out, char created[32], rt_err *err);
+/* Every version of the models of a target (kernel NULL: all kernels), by
+** kernel then version; strings valid during the call only. fn returning
+** nonzero stops. The number visited, or -1 with err. */
+typedef int (*db_model_fn)(void *ctx, const char *kernel, int version, const char *coefs_json,
+                           const char *fit_json, const char *created);
+int db_model_list(db *d, int64_t target_id, const char *kernel, db_model_fn fn, void *ctx,
+                  rt_err *err);
+
+/* Store counted traffic of one schedule (config_json canonical, hashed
+** with db_config_hash) of a workload on a target, from source "papi",
+** "cachegrind" or "cupti" (data: a JSON object); replaces an earlier count
+** of the same (target, workload, config, source). */
+int db_counters_put(db *d, int64_t target_id, int64_t workload_id, const char *config_json,
+                    const char *source, const char *data_json, rt_err *err);
+/* 1 found (*data_json malloc'ed), 0 none, -1 error. */
+int db_counters_get(db *d, int64_t target_id, int64_t workload_id, const char *config_hash,
+                    const char *source, char **data_json, rt_err *err);
+/* Counter rows of (target, workload[, source: NULL for all]) in id order
+** (strings valid during the call only); fn returning nonzero stops. The
+** number visited, or -1 with err. */
+typedef struct db_counter_row {
+  int64_t id, target_id, workload_id;
+  const char *config_hash, *config, *source, *data, *created;
+} db_counter_row;
+typedef int (*db_counter_fn)(void *ctx, const db_counter_row *r);
+int db_counters_each(db *d, int64_t target_id, int64_t workload_id, const char *source,
+                     db_counter_fn fn, void *ctx, rt_err *err);
 
 /* ---- Internal: for the db/ files only (defined in db.c) ---- */
 struct sqlite3;

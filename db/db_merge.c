@@ -15,6 +15,13 @@
 ** into an empty file copies the source as it is). Pins and tags are not
 ** merged: they are decisions about one file's trials, and a copied
 ** trial's pin history would not mean the same in another file.
+**
+** From schema 5 on, the cost model's measurements come along too: ceilings
+** (a row identical to one the destination holds for the same target --
+** measured date and data -- is skipped) and counted traffic (the
+** destination's count of a (target, workload, config, source) is kept).
+** Model coefficient versions are not merged, for the reason pins are not:
+** they are one file's fit history.
 */
 #include <sqlite3.h>
 #include <unistd.h>
@@ -64,6 +71,52 @@ static const char entities_sql[] =
     "INSERT INTO main.spaces(spec, hash) SELECT s.spec, s.hash FROM src.spaces s"
     " WHERE s.id IN (SELECT space_id FROM src.campaigns WHERE id IN temp.merge_campaigns)"
     " AND NOT EXISTS (SELECT 1 FROM main.spaces m WHERE m.hash = s.hash);";
+
+/* Schema 5: the targets, kernels and workloads of the ceilings and
+** counters, then the rows themselves (one statement each, so that
+** sqlite3_changes counts them). */
+static const char model_entities_sql[] =
+    "INSERT INTO main.targets(name, fingerprint, description, created)"
+    " SELECT s.name, s.fingerprint, s.description, s.created FROM src.targets s"
+    " WHERE (s.id IN (SELECT target_id FROM src.ceilings) OR s.id IN (SELECT target_id FROM src.counters))"
+    " AND NOT EXISTS (SELECT 1 FROM main.targets m WHERE m.name = s.name AND m.fingerprint = s.fingerprint);"
+    "INSERT INTO main.kernels(name, template_version)"
+    " SELECT s.name, s.template_version FROM src.kernels s"
+    " WHERE s.id IN (SELECT w.kernel_id FROM src.workloads w JOIN src.counters n ON n.workload_id = w.id)"
+    " AND NOT EXISTS (SELECT 1 FROM main.kernels m WHERE m.name = s.name"
+    "  AND m.template_version = s.template_version);"
+    "INSERT INTO main.workloads(kernel_id, key, sizes, dtype, layout, hash)"
+    " SELECT mk.id, w.key, w.sizes, w.dtype, w.layout, w.hash FROM src.workloads w"
+    " JOIN src.kernels k ON k.id = w.kernel_id"
+    " JOIN main.kernels mk ON mk.name = k.name AND mk.template_version = k.template_version"
+    " WHERE w.id IN (SELECT workload_id FROM src.counters)"
+    " AND NOT EXISTS (SELECT 1 FROM main.workloads m WHERE m.kernel_id = mk.id AND m.key = w.key);";
+static const char ceilings_sql[] =
+    "INSERT INTO main.ceilings(target_id, measured, data, created)"
+    " SELECT mg.id, c.measured, c.data, c.created FROM src.ceilings c"
+    " JOIN src.targets g ON g.id = c.target_id"
+    " JOIN main.targets mg ON mg.name = g.name AND mg.fingerprint = g.fingerprint"
+    " WHERE NOT EXISTS (SELECT 1 FROM main.ceilings m WHERE m.target_id = mg.id"
+    "  AND m.measured = c.measured AND m.data = c.data) ORDER BY c.id";
+static const char counters_sql[] =
+    "INSERT INTO main.counters(target_id, workload_id, config_hash, config, source, data, created)"
+    " SELECT mg.id, mw.id, n.config_hash, n.config, n.source, n.data, n.created FROM src.counters n"
+    " JOIN src.targets g ON g.id = n.target_id"
+    " JOIN main.targets mg ON mg.name = g.name AND mg.fingerprint = g.fingerprint"
+    " JOIN src.workloads w ON w.id = n.workload_id JOIN src.kernels k ON k.id = w.kernel_id"
+    " JOIN main.kernels mk ON mk.name = k.name AND mk.template_version = k.template_version"
+    " JOIN main.workloads mw ON mw.kernel_id = mk.id AND mw.key = w.key"
+    " WHERE 1 ORDER BY n.id ON CONFLICT(target_id, workload_id, config_hash, source) DO NOTHING";
+
+/* Copy the ceilings and counters of a schema-5 source. */
+static int merge_model(db *d, db_merge_stats *s, rt_err *err) {
+  if (exec(d, model_entities_sql, err) || db__run(d, db__query(d, err, ceilings_sql, ""), NULL, err) < 0)
+    return -1;
+  s->ceilings = sqlite3_changes(db__sqlite(d));
+  if (db__run(d, db__query(d, err, counters_sql, ""), NULL, err) < 0) return -1;
+  s->counters = sqlite3_changes(db__sqlite(d));
+  return 0;
+}
 
 /* Schema 2 added kernels.default_config: fill the destination's gaps. */
 static const char defaults_sql[] =
@@ -143,6 +196,7 @@ static int merge_in(db *d, int version, db_merge_stats *s, rt_err *err) {
                s->trials, (long long)fresh);
     return -1;
   }
+  if (version >= 5 && merge_model(d, s, err)) return -1;
   return exec(d, "DROP TABLE temp.merge_new; DROP TABLE temp.merge_campaigns; DROP TABLE temp.merge_map", err);
 }
 

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
+
 const tg_target tg_targets[] = {
   {"host", "the host CPU: C kernels compiled with the system compiler", hw_describe},
   {NULL, NULL, NULL},
@@ -32,4 +34,12 @@ const char *tg_desc_get(const tg_desc *d, const char *key) {
   for (int i = 0; i < d->n; i++)
     if (!strcmp(d->key[i], key)) return d->val[i];
   return "";
+}
+
+char *tg_desc_json(const tg_desc *d) {
+  json_t *j = json_object();
+  for (int i = 0; i < d->n; i++) json_object_set_new(j, d->key[i], json_string(d->val[i]));
+  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(j);
+  return s;
 }

@@ -30,6 +30,9 @@ const tg_target *tg_find(const char *name);  /* NULL if unknown */
 void tg_desc_add(tg_desc *d, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *tg_desc_get(const tg_desc *d, const char *key); /* "" if absent */
+/* The description as a JSON object of its key/value pairs, in order
+** (caller frees). */
+char *tg_desc_json(const tg_desc *d);
 
 /* The host CPU (targets/host/hw.c). */
 int hw_describe(tg_desc *d, rt_err *err);

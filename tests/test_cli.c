@@ -6,7 +6,8 @@
 ** rank / unrank / neighbours, t6xx info and problem variables, t7xx
 ** targets, kernels, measure and baseline, t8xx db, t9xx replay, compare
 ** and tune: campaigns stopped by Ctrl-C and killed by SIGKILL, resumed,
-** and reused). The binary
+** and reused, t10xx bench: ceilings stored once and reused, t11xx model
+** roofline: the plot, its script and data against the trials). The binary
 ** is found next to the test's own directory (BUILD/tests/.. /rooftune).
 */
 #include <setjmp.h>
@@ -26,6 +27,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "../cost_model/cm.h"
 
 static char rooftune[4096];
 
@@ -483,7 +486,7 @@ static void t800_db(void **state) {
   snprintf(db, sizeof db, "/tmp/rooftune-cli-%d.db", (int)getpid());
   result r = run("db", "init", "--db", db, NULL);
   assert_int_equal(r.rc, 0);
-  assert_non_null(strstr(r.out, "schema version 4"));
+  assert_non_null(strstr(r.out, "schema version 5"));
   done(&r);
   r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/convolution_milo_A4000_T4.json.gz",
           "--space", T1 "convolution_milo.json", "--target", "A4000", NULL);
@@ -1051,6 +1054,461 @@ static void t903_tune_usage(void **state) {
   rm_db("/tmp/rooftune-never.db");
 }
 
+/* ---- t10xx: bench ---- */
+
+/* A quick bench stores one row of ceilings for the host; a second call
+** shows the stored row without measuring (no new row, the same JSON, its
+** date on stderr); --force measures again. */
+static void t1000_bench_stores_and_reuses(void **state) {
+  (void)state;
+  char db[64];
+  snprintf(db, sizeof db, "/tmp/rooftune-bench-%d.db", (int)getpid());
+  rm_db(db);
+  result r = run("bench", "--quick", "--json", "--db", db, NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  if (!j) fail_msg("not JSON: %s", r.out);
+  assert_true(json_array_size(json_object_get(j, "classes")) >= 2);
+  assert_true(json_number_value(json_array_get(json_object_get(j, "peak"), 0)) > 0);
+  const char *measured = json_string_value(json_object_get(j, "measured"));
+  assert_non_null(measured);
+  char when[32];
+  snprintf(when, sizeof when, "%s", measured);
+  json_decref(j);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM ceilings"), 1);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM targets WHERE name = 'host'"), 1);
+  char *first = r.out;
+  free(r.err);
+  r = run("bench", "--quick", "--json", "--db", db, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_string_equal(r.out, first);
+  assert_non_null(strstr(r.err, "stored on"));
+  assert_non_null(strstr(r.err, when));
+  assert_int_equal(db_int(db, "SELECT count(*) FROM ceilings"), 1);
+  done(&r);
+  free(first);
+  r = run("bench", "--db", db, NULL);   /* the table, from the stored row */
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "stored on"));
+  assert_non_null(strstr(r.out, "scalar-add"));
+  assert_non_null(strstr(r.out, "DRAM"));
+  done(&r);
+  r = run("bench", "--quick", "--force", "--threads", "1", "--db", db, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_null(strstr(r.out, "stored on"));
+  assert_non_null(strstr(r.out, "1 thread"));
+  done(&r);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM ceilings"), 2);
+  rm_db(db);
+}
+
+static void t1001_bench_usage(void **state) {
+  (void)state;
+  result r = run("bench", "--help", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "usage: rooftune bench"));
+  done(&r);
+  r = run("bench", "--frobnicate", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--frobnicate"));
+  assert_non_null(strstr(r.err, "usage: rooftune bench"));
+  done(&r);
+  r = run("bench", "--threads", "0", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--threads: expected an integer from 1 to 256, got '0'"));
+  done(&r);
+  r = run("bench", "--target", "nowhere", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "unknown target 'nowhere'"));
+  done(&r);
+  r = run("bench", "extra", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+}
+
+/* ---- t11xx: model roofline ---- */
+
+/* A whole file (NULL when unreadable); *n gets its size. */
+static char *read_all(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *s = slurp(f);
+  fseek(f, 0, SEEK_END);
+  *n = (size_t)ftell(f);
+  fclose(f);
+  return s;
+}
+
+/* Store ceilings chosen by hand (as the bench stores them: one row of
+** cm_ceilings JSON) for the target of campaign 1 of path, so the plot's
+** labels and roofs are known in advance. */
+static void put_ceilings(const char *path) {
+  cm_ceilings ce;
+  memset(&ce, 0, sizeof ce);
+  ce.threads = 2;
+  ce.nclass = 2;
+  ce.cls[0] = (cm_class){"avx512-fma", 512, 1, {100e9, 180e9}};
+  ce.cls[1] = (cm_class){"avx512-add", 512, 0, {50e9, 90e9}};
+  ce.peak[0] = 100e9, ce.peak[1] = 180e9;
+  const double bw[CM_NLEVEL][2] = {{400e9, 650e9}, {312e9, 200e9}, {80e9, 95.5e9}, {12.5e9, 20e9}};
+  memcpy(ce.bw, bw, sizeof bw);
+  ce.cache[0] = 48 << 10, ce.cache[1] = 2 << 20, ce.cache[2] = 260 << 20;
+  snprintf(ce.measured, sizeof ce.measured, "2026-01-02T03:04:05Z");
+  ce.seconds = 1;
+  char *json = cm_ceilings_json(&ce);
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h, "INSERT INTO ceilings(target_id, measured, data)"
+                                         " SELECT target_id, ?1, ?2 FROM campaigns WHERE id = 1", -1, &st, NULL),
+                   SQLITE_OK);
+  sqlite3_bind_text(st, 1, ce.measured, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, json, -1, SQLITE_STATIC);
+  assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+  assert_int_equal(sqlite3_changes(h), 1);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  free(json);
+}
+
+/* The roofline of a small reduction campaign: no ceilings is an error
+** naming the bench command; with ceilings, a PNG, an SVG with the
+** ceilings' labels, the script beside them, and a CSV whose GFLOP/s are
+** flops / time of the trials as `db export` lists them, with the flops
+** and compulsory bytes of a sum of N floats counted by hand. */
+static void t1100_model_roofline(void **state) {
+  (void)state;
+  char db[64], png[80], svg[80], gp[80], csv[80], msg[256];
+  int pid = (int)getpid();
+  snprintf(db, sizeof db, "/tmp/rooftune-roof-%d.db", pid);
+  snprintf(png, sizeof png, "/tmp/rooftune-roof-%d.png", pid);
+  snprintf(svg, sizeof svg, "/tmp/rooftune-roof-%d.svg", pid);
+  snprintf(gp, sizeof gp, "/tmp/rooftune-roof-%d.gp", pid);
+  snprintf(csv, sizeof csv, "/tmp/rooftune-roof-%d.csv", pid);
+  rm_db(db);
+  result r = run("tune", "--db", db, "--kernel", "reduction", "--set", "N=100000", "--strategy", "random",
+                 "--budget", "4", "--seed", "5", "--time-cap", "0.02", "--no-pin", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  /* no ceilings yet */
+  r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", png, NULL);
+  assert_int_equal(r.rc, 1);
+  snprintf(msg, sizeof msg, "no measured ceilings for target host in %s: run rooftune bench --target host --db %s",
+           db, db);
+  assert_non_null(strstr(r.err, msg));
+  done(&r);
+  put_ceilings(db);
+  /* PNG and CSV */
+  r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", png, "--data", csv, NULL);
+  assert_int_equal(r.rc, 0);
+  char line[400];
+  snprintf(line, sizeof line, "wrote %s\nwrote %s\nwrote %s\n", png, gp, csv);
+  assert_non_null(strstr(r.out, line));
+  long long ok = db_int(db, "SELECT count(*) FROM trials WHERE campaign_id = 1 AND status = 'ok'");
+  assert_true(ok >= 1);
+  snprintf(line, sizeof line, "schedules  %lld verified", ok);
+  assert_non_null(strstr(r.out, line));
+  done(&r);
+  size_t n;
+  char *text = read_all(png, &n);
+  assert_non_null(text);
+  assert_true(n > 1000);
+  assert_memory_equal(text, "\x89PNG\r\n\x1a\n", 8);
+  free(text);
+  text = read_all(gp, &n);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "set terminal pngcairo size 1000,700"));
+  free(text);
+  /* the CSV against the trials as db export lists them */
+  r = run("db", "export", "--db", db, "--target", "host", "--kernel", "reduction", "--format", "json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *rows = json_loads(r.out, 0, &je), *row;
+  assert_non_null(rows);
+  done(&r);
+  const double N = 100000, flops = N - 1, bytes = 4 * (N + 1);   /* N - 1 adds; read N, write 1 */
+  const double roof = fmin(180, 20 * flops / bytes);             /* GFLOP/s: peak vs DRAM x intensity */
+  text = read_all(csv, &n);
+  assert_non_null(text);
+  char *save = NULL, *l = strtok_r(text, "\n", &save);
+  assert_string_equal(l, "trial,campaign,threads,time_s,flops,bytes,intensity,gflops,roof_gflops,"
+                         "roof_fraction,best,config");
+  int rows_seen = 0, best_rows = 0;
+  double best_g = 0, max_g = 0;
+  while ((l = strtok_r(NULL, "\n", &save))) {
+    double f[11];
+    char *p = l;
+    for (int i = 0; i < 11; i++) {   /* the numeric columns (threads may be empty) */
+      f[i] = strtod(p, &p);
+      assert_int_equal(*p, ',');
+      p++;
+    }
+    int found = 0;
+    size_t i;
+    json_array_foreach(rows, i, row) {
+      if (json_integer_value(json_object_get(row, "id")) != (json_int_t)f[0]) continue;
+      found = 1;
+      assert_int_equal(json_integer_value(json_object_get(row, "campaign_id")), 1);
+      assert_string_equal(json_string_value(json_object_get(row, "status")), "ok");
+      double t = json_number_value(json_object_get(row, "time")), want = flops / t / 1e9;
+      assert_true(fabs(f[7] - want) <= 1e-12 * want);
+      assert_true(f[3] == t);
+      assert_int_equal(f[2], json_integer_value(json_object_get(json_object_get(row, "config"), "threads")));
+    }
+    assert_true(found);
+    assert_true(f[4] == flops && f[5] == bytes);
+    assert_true(fabs(f[6] - flops / bytes) < 1e-12);
+    assert_true(fabs(f[8] - roof) < 1e-9 && fabs(f[9] - f[7] / roof) < 1e-9);
+    best_rows += f[10] == 1;
+    if (f[10] == 1) best_g = f[7];
+    max_g = fmax(max_g, f[7]);
+    rows_seen++;
+  }
+  assert_int_equal(rows_seen, ok);
+  assert_int_equal(best_rows, 1);
+  assert_true(best_g == max_g);
+  json_decref(rows);
+  free(text);
+  /* SVG: XML with the ceilings' labels and the date in the title */
+  r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", svg, NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  text = read_all(svg, &n);
+  assert_non_null(text);
+  assert_true(!strncmp(text, "<?xml", 5) && strstr(text, "<svg"));
+  for (const char *s[] = {"L1 650 GB/s", "L2 312 GB/s", "L3 95.5 GB/s", "DRAM 20.0 GB/s",
+                          "FP32 peak 180 GFLOP/s (2 threads)", "FP32 peak 100 GFLOP/s (1 thread)",
+                          "no FMA: avx512-add 90.0 GFLOP/s (2 threads)", "2026-01-02T03:04:05Z",
+                          "reduction f32 N=100000", NULL}, **p = s; *p; p++)
+    if (!strstr(text, *p)) fail_msg("'%s' is not in %s", *p, svg);
+  free(text);
+  text = read_all(gp, &n);   /* the script of the last plot */
+  assert_non_null(strstr(text, "set terminal svg size 1000,700"));
+  free(text);
+  /* every campaign of the workload: a second campaign reuses every
+  ** configuration, and each is plotted once */
+  r = run("tune", "--db", db, "--kernel", "reduction", "--set", "N=100000", "--strategy", "random",
+          "--budget", "4", "--seed", "5", "--time-cap", "0.02", "--no-pin", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  r = run("model", "roofline", "--db", db, "--kernel", "reduction", "--set", "N=100000", "-o", png, NULL);
+  assert_int_equal(r.rc, 0);
+  snprintf(line, sizeof line, "schedules  %lld verified",
+           db_int(db, "SELECT count(DISTINCT config) FROM trials WHERE status = 'ok'"));
+  assert_non_null(strstr(r.out, line));
+  assert_non_null(strstr(r.out, "repeated configurations skipped"));
+  done(&r);
+  unlink(png), unlink(svg), unlink(gp), unlink(csv);
+  rm_db(db);
+}
+
+static void t1101_model_roofline_usage(void **state) {
+  (void)state;
+  result r = run("model", "roofline", "--help", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "usage: rooftune model roofline"));
+  done(&r);
+  r = run("model", "roofline", "--campaign", "1", "-o", "/tmp/rooftune-roof.jpg", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "expected .png or .svg"));
+  done(&r);
+  r = run("model", "roofline", "--campaign", "1", "--kernel", "gemm", "-o", "x.png", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("model", "roofline", "--campaign", "1", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "-o FILE.png"));
+  done(&r);
+  r = run("model", "roofline", "--campaign", "0", "-o", "x.png", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  r = run("model", "roofline", "--db", "/tmp/rooftune-roof-none.db", "--campaign", "1", "-o", "x.png", NULL);
+  assert_int_equal(r.rc, 1);
+  done(&r);
+  /* gnuplot missing: the message names the Debian package */
+  char *path = strdup(getenv("PATH"));
+  setenv("PATH", "/nonexistent", 1);
+  r = run("model", "roofline", "--campaign", "1", "-o", "/tmp/rooftune-roof-x.png", NULL);
+  setenv("PATH", path, 1);
+  free(path);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "gnuplot-nox"));
+  done(&r);
+}
+
+/* ---- t12xx: rooftune model predict|explain|calibrate|accuracy|history,
+** and the model strategy in replay ---- */
+
+/* A number at path1[.path2] of a JSON text (NAN if absent). */
+static double json_num(const char *text, const char *path1, const char *path2) {
+  json_error_t je;
+  json_t *j = json_loads(text, 0, &je), *v = j ? json_object_get(j, path1) : NULL;
+  if (v && path2) v = json_object_get(v, path2);
+  double x = json_is_number(v) ? json_number_value(v) : NAN;
+  json_decref(j);
+  return x;
+}
+
+static void t1200_model_commands(void **state) {
+  (void)state;
+  char db[64], slice[64];
+  snprintf(db, sizeof db, "/tmp/rooftune-model-%d.db", (int)getpid());
+  snprintf(slice, sizeof slice, "/tmp/rooftune-slice-%d.json", (int)getpid());
+  rm_db(db);
+  /* a 12-schedule slice of the gemm space, measured whole */
+  json_error_t je;
+  json_t *sj = json_load_file("targets/host/gemm.json", 0, &je), *tp;
+  assert_non_null(sj);
+  static const char *const vals[][2] = {
+    {"mc", "[48]"}, {"nc", "[192]"}, {"kc", "[64]"}, {"mr", "[2, 4, 6]"}, {"nr_vecs", "[1, 2]"},
+    {"unroll_k", "[4]"}, {"loop_order", "['nkm']"}, {"macro_order", "['mn']"},
+    {"pack_a", "[False, True]"}, {"pack_b", "[True]"}, {"threads", "[1]"},
+    {"parallel_loop", "['none']"}};
+  size_t pi;
+  json_array_foreach(json_object_get(json_object_get(sj, "ConfigurationSpace"), "TuningParameters"), pi, tp)
+    for (size_t v = 0; v < sizeof vals / sizeof *vals; v++)
+      if (!strcmp(json_string_value(json_object_get(tp, "Name")), vals[v][0]))
+        json_object_set_new(tp, "Values", json_string(vals[v][1]));
+  assert_int_equal(json_dump_file(sj, slice, 0), 0);
+  json_decref(sj);
+  result r = run("tune", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--space", slice,
+                 "--strategy", "exhaustive", "--budget", "100%", "--time-cap", "0.02", "--no-pin", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM trials"), 12);
+  put_ceilings(db);
+  const char *cfg = "{\"mc\":48,\"nc\":192,\"kc\":64,\"mr\":6,\"nr_vecs\":1,\"unroll_k\":4,"
+                    "\"loop_order\":\"nkm\",\"macro_order\":\"mn\",\"pack_a\":true,\"pack_b\":true,"
+                    "\"threads\":1,\"parallel_loop\":\"none\"}";
+  /* predict: the JSON's fractions are work / time / ceiling */
+  r = run("model", "predict", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64",
+          "--config", cfg, "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  double t = json_num(r.out, "predicted_s", NULL);
+  assert_true(t > 0);
+  json_t *j = json_loads(r.out, 0, NULL), *b = json_object_get(j, "bounds");
+  const char *levels[] = {"compute", "L1", "L2", "L3", "DRAM"};
+  for (int i = 0; i < 5; i++) {
+    json_t *x = json_object_get(b, levels[i]);
+    double work = json_number_value(json_object_get(x, "work")),
+           ceil_ = json_number_value(json_object_get(x, "ceiling")),
+           frac = json_number_value(json_object_get(x, "fraction"));
+    assert_true(fabs(frac - work / t / ceil_) <= 1e-5 * frac + 1e-12);
+  }
+  assert_true(json_number_value(json_object_get(json_object_get(b, "compute"), "work")) ==
+              2.0 * 64 * 64 * 64);
+  assert_true(fabs(json_num(r.out, "predicted_gflops", NULL) - 2.0 * 64 * 64 * 64 / t * 1e-9) <
+              1e-5 * json_num(r.out, "predicted_gflops", NULL));
+  json_decref(j);
+  done(&r);
+  /* explain: the same prediction, with the measurement of the schedule
+  ** next to it (the fastest trial of the campaign) */
+  r = run("db", "best", "--db", db, "--target", "host", "--kernel", "gemm", "--set", "M=64,N=64,K=64",
+          "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  j = json_loads(r.out, 0, NULL);
+  json_t *row = json_array_get(j, 0);
+  char *bc = json_dumps(json_object_get(row, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+  double bt = json_number_value(json_object_get(row, "time_s"));
+  json_decref(j);
+  done(&r);
+  assert_non_null(bc);
+  r = run("model", "explain", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", bc,
+          "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  double mt = json_num(r.out, "measured", "time_s"), pt = json_num(r.out, "predicted_s", NULL);
+  assert_true(fabs(mt - bt) <= 1e-5 * bt);
+  assert_true(fabs(json_num(r.out, "measured", "model_error") - (pt / bt - 1)) < 1e-4);
+  done(&r);
+  r = run("model", "explain", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", bc, NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "<- limits"));
+  assert_non_null(strstr(r.out, "measured   "));
+  assert_non_null(strstr(r.out, "why        "));
+  done(&r);
+  free(bc);
+  /* calibrate (two counted schedules), then history and accuracy */
+  r = run("model", "calibrate", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64",
+          "--holdout", "0.3", "--counters", "2", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_true(json_num(r.out, "version", NULL) == 1);
+  j = json_loads(r.out, 0, NULL);
+  json_t *fit = json_object_get(j, "fit");
+  long long ntrain = json_integer_value(json_object_get(fit, "train")),
+            ntest = json_integer_value(json_object_get(fit, "test"));
+  assert_int_equal(ntrain + ntest, db_int(db, "SELECT count(DISTINCT config) FROM trials WHERE status = 'ok'"));
+  assert_true(ntrain >= 2);
+  json_decref(j);
+  done(&r);
+  assert_int_equal(db_int(db, "SELECT count(*) FROM models WHERE kernel = 'gemm'"), 1);
+  r = run("model", "history", "--db", db, "--kernel", "gemm", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "gemm         1  "));
+  done(&r);
+  r = run("model", "accuracy", "--db", db, "--kernel", "gemm", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_true(json_num(r.out, "calibrated", "n") == (double)(ntest ? ntest : ntrain + ntest));
+  done(&r);
+  r = run("model", "accuracy", "--db", db, "--kernel", "gemm", "--all", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_true(json_num(r.out, "defaults", "n") == (double)(ntrain + ntest));
+  done(&r);
+  /* predict uses the latest calibration unless told otherwise */
+  r = run("model", "predict", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", cfg, NULL);
+  double t_cal = strtod(r.out + strlen("predicted "), NULL);
+  done(&r);
+  r = run("model", "predict", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", cfg,
+          "--defaults", NULL);
+  double t_def = strtod(r.out + strlen("predicted "), NULL);
+  done(&r);
+  assert_true(fabs(t_def - t) <= 1e-5 * t);
+  assert_true(t_cal != t_def);
+  /* the model strategy replays the database's own measurements */
+  r = run("replay", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--space", slice,
+          "--strategy", "model", "--budget", "8", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  assert_true(json_num(r.out, "evaluations", NULL) == 8);
+  done(&r);
+  /* a space file with other parameters is refused by tune */
+  r = run("tune", "--db", db, "--kernel", "gemm", "--set", "N=1000", "--space",
+          "targets/host/reduction.json", "--budget", "1", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "not a space of kernel gemm"));
+  done(&r);
+  unlink(slice);
+  rm_db(db);
+}
+
+static void t1201_model_errors(void **state) {
+  (void)state;
+  char db[64];
+  snprintf(db, sizeof db, "/tmp/rooftune-model-e-%d.db", (int)getpid());
+  rm_db(db);
+  result r = run("model", "predict", "--kernel", "nosuch", "--config", "default", "--db", db, NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "unknown kernel 'nosuch'"));
+  done(&r);
+  r = run("model", "calibrate", "--kernel", "gemm", "--holdout", "1.5", "--db", db, NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--holdout: expected a share in [0, 1), got '1.5'"));
+  done(&r);
+  r = run("model", "predict", "--kernel", "gemm", "--db", db, NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--config is required"));
+  done(&r);
+  r = run("model", "nonsense", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+  /* a strategy that needs a model, on a recording without ceilings */
+  r = run("replay", "--t4", "../shared/data/t4/pnpoly_RTX_3090_T4.json.gz", "--space",
+          "../shared/data/t1/pnpoly.json", "--strategy", "model", "--budget", "4", NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "strategy model needs a cost model: a T4 recording carries no ceilings"));
+  done(&r);
+  rm_db(db);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -1085,6 +1543,12 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t902_tune_stop_kill_resume_reuse),
     cmocka_unit_test(t903_tune_usage),
     cmocka_unit_test(t904_compare_live),
+    cmocka_unit_test(t1000_bench_stores_and_reuses),
+    cmocka_unit_test(t1001_bench_usage),
+    cmocka_unit_test(t1100_model_roofline),
+    cmocka_unit_test(t1101_model_roofline_usage),
+    cmocka_unit_test(t1200_model_commands),
+    cmocka_unit_test(t1201_model_errors),
   };
   return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -64,6 +64,10 @@ typedef struct tu_ctx {
   /* Predicted time of n configurations (cost-model issue): t[i] seconds,
   ** NAN when the model cannot say. NULL when the run has no model. */
   int (*predict)(void *model, const int *cfgs, int n, double *t);
+  /* Recalibrate the model on the n successful results so far (cfgs and
+  ** their times, in the order observed); 0, or -1 when the fit failed and
+  ** the model kept its coefficients. NULL when the model cannot learn. */
+  int (*refit)(void *model, const int *cfgs, const double *t, int n);
   void *model;
 } tu_ctx;
 
@@ -92,7 +96,7 @@ const tu_strategy *tu_strategy_find(const char *name);   /* NULL if unknown */
 
 /* The strategies (one file each: ts_NAME.c). */
 extern const tu_strategy ts_exhaustive, ts_random, ts_annealing, ts_genetic,
-    ts_de, ts_pso, ts_bayes, ts_bandit;
+    ts_de, ts_pso, ts_bayes, ts_bandit, ts_model;
 
 /* ---- Helpers for strategies (tu_util.c) ---- */
 
@@ -174,6 +178,7 @@ typedef struct tu_run_opts {
   void (*on_eval)(void *ctx, const tu_run *r);
   void *on_eval_ctx;
   int (*predict)(void *model, const int *cfgs, int n, double *t);
+  int (*refit)(void *model, const int *cfgs, const double *t, int n);
   void *model;
 } tu_run_opts;
 
@@ -242,6 +247,8 @@ typedef struct tu_campaign_opts {
   const char *db_path;         /* created when missing */
   const char *target;          /* "host" */
   const char *kernel, *set;    /* the kernel template and its problem variables */
+  const char *space;           /* a space file of the kernel's parameters (a
+                               ** subset of their values); NULL: the kernel's */
   const char *strategy;
   const char *budget;          /* "N" evaluations, or "P%" of the valid space */
   double time_limit;           /* seconds of measuring; 0: none */

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../cost_model/cm.h"
 #include "../targets/host/hk.h"
 #include "../targets/tg.h"
 #include "tu.h"
@@ -66,6 +67,7 @@ typedef struct camp {
   int64_t measured, reused, resumed, failures;
   double t0, best_s, spent;   /* spent: compile + verify + bench of rec[] */
   int *cfg_tmp;
+  cm_tmodel *model;            /* the cost model, for strategies that need one */
 } camp;
 
 static void push_rec(camp *c, const trial_rec *t) {
@@ -201,8 +203,9 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
 
 /* The campaign's options as stored (enough to resume it). */
 static char *options_json(const tu_campaign_opts *o) {
-  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b}",
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b}",
                         "target", o->target, "kernel", o->kernel, "set", o->set ? o->set : "",
+                        "space", o->space ? o->space : "",
                         "strategy", o->strategy, "budget", o->budget, "time_limit", o->time_limit,
                         "seed", (json_int_t)o->seed, "batch", o->batch, "ci", o->ms.ci_target,
                         "time_cap", o->ms.time_cap, "min_reps", o->ms.min_reps,
@@ -217,10 +220,11 @@ static int options_from(const char *text, tu_campaign_opts *o, json_t **keep, rt
   json_error_t je;
   json_t *j = json_loads(text, 0, &je);
   json_int_t seed = 0;
-  const char *set = NULL;
+  const char *set = NULL, *space = NULL;
   int no_pin = 0;
-  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b}",
+  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s?s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b}",
                            "target", &o->target, "kernel", &o->kernel, "set", &set,
+                           "space", &space,
                            "strategy", &o->strategy, "budget", &o->budget, "time_limit",
                            &o->time_limit, "seed", &seed, "batch", &o->batch, "ci",
                            &o->ms.ci_target, "time_cap", &o->ms.time_cap, "min_reps",
@@ -231,6 +235,7 @@ static int options_from(const char *text, tu_campaign_opts *o, json_t **keep, rt
     return -1;
   }
   o->set = set && *set ? set : NULL;
+  o->space = space && *space ? space : NULL;
   o->seed = (uint64_t)seed;
   o->no_pin |= no_pin;   /* --no-pin given now or when the campaign began */
   *keep = j;
@@ -254,18 +259,35 @@ static int budget_evals(const char *b, rt_count count, int64_t *out, rt_err *err
   return -1;
 }
 
-static int load_space(camp *c, const char *set, rt_err *err) {
+/* The kernel's space, or a user's space file for it: that must have the
+** kernel's parameters, the same names in the same order (the code
+** generator reads them by name; its values may be any subset). */
+static int load_space(camp *c, const char *set, const char *space, rt_err *err) {
   char path[4096];
   sx_arena *arena = sx_arena_new();
   sp_binding *b = NULL;
   int nb = set ? sp_parse_bindings(set, arena, &b, err) : 0;
-  c->sp = nb < 0 ? NULL : sp_load_file(rt_project_path(c->k->space, path, sizeof path), b, nb, err);
+  const char *file = space ? space : c->k->space;
+  c->sp = nb < 0 ? NULL : sp_load_file(space ? space : rt_project_path(c->k->space, path, sizeof path),
+                                       b, nb, err);
+  sp_space *own = c->sp && space ? sp_load_file(rt_project_path(c->k->space, path, sizeof path), b, nb, err) : NULL;
   free(b);
   sx_arena_free(arena);
   if (!c->sp) return -1;
+  if (space) {
+    int same = own && sp_nparams(own) == sp_nparams(c->sp);
+    for (int p = 0; same && p < sp_nparams(own); p++)
+      same = !strcmp(sp_param_name(own, p), sp_param_name(c->sp, p));
+    sp_free(own);
+    if (!same) {
+      rt_err_set(err, "%s: not a space of kernel %s: it must have the parameters of %s, "
+                 "with the same names in the same order", space, c->k->name, c->k->space);
+      return -1;
+    }
+  }
   if (sp_count(c->sp) == 0) {
     rt_err_set(err, "the space of %s is empty for this workload (rooftune space info %s)",
-               c->k->name, c->k->space);
+               c->k->name, file);
     return -1;
   }
   return 0;
@@ -481,7 +503,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     rt_err_set(err, "unknown strategy '%s'", o.strategy);
     goto out;
   }
-  if (load_space(&c, o.set, err)) goto out;
+  if (load_space(&c, o.set, o.space, err)) goto out;
   hk_problem_from_space(&c.pb, c.sp);
   c.ms = o.ms;
   c.time_limit = o.time_limit;
@@ -520,6 +542,13 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   tu_objective obj = {camp_eval, &c};
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
                     .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};
+  if (S->needs_model) {   /* this target's ceilings and latest calibration */
+    if (!(c.model = cm_tmodel_open(c.d, c.target_id, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
+      db_campaign_end(c.d, c.id, "stopped", NULL);
+      goto out;
+    }
+    ro.predict = cm_tmodel_predict, ro.refit = cm_tmodel_refit, ro.model = c.model;
+  }
   tu_run *partial = NULL;
   rt_err rerr = {0};
   run = tu_run_strategy(c.sp, &obj, &ro, &partial, &rerr);
@@ -575,6 +604,7 @@ out:
   free(c.own_rec);
   free(c.rec);
   free(c.cfg_tmp);
+  cm_tmodel_free(c.model);
   db_campaign_info_free(&info);
   json_decref(keep);
   db_close(c.d);

@@ -88,7 +88,8 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   seed_rng(rng, o->seed, 0);
   tu_ctx ctx = {.sp = sp, .rng = rng, .budget = o->max_evals > 0 ? o->max_evals : -1,
-                .known = known, .run = r, .predict = o->predict, .model = o->model};
+                .known = known, .run = r, .predict = o->predict,
+                .refit = o->refit, .model = o->model};
   int batch = o->batch > 0 ? o->batch : 16, failed = 0, end = -1, stall = 0;
   int *buf = rt_malloc((size_t)batch * r->np * sizeof *buf);
   double t0 = now_s(), in_eval = 0;

@@ -17,6 +17,7 @@ const tu_strategy *const tu_strategies[] = {
   &ts_pso,
   &ts_bayes,
   &ts_bandit,
+  &ts_model,
   NULL,
 };
 

@@ -1,0 +1,192 @@
+/*
+** cmd_bench.c -- `rooftune bench`: a target's measured ceilings (peak
+** FLOP/s per instruction class, bandwidth per memory level, one thread and
+** all threads; cost_model/cm_bench.c measures them), stored with the
+** target (name + fingerprint) in the database and reused until --force
+** measures again. Prints a table, or the stored JSON with --json.
+*/
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../cost_model/cm.h"
+#include "../db/db.h"
+#include "../targets/tg.h"
+#include "cli.h"
+
+static const char bench_usage[] = "[--target host] [--db F] [--json] [--quick] [--threads N] [--force]";
+
+static const char bench_help[] =
+    "Measure the target's ceilings -- peak FP32 FLOP/s of each instruction class and\n"
+    "read bandwidth of each memory level, on one thread and on all -- and store them\n"
+    "with the target in the database. Stored ceilings of the same target (name and\n"
+    "fingerprint) are shown instead of measuring again, whatever --quick and\n"
+    "--threads say, unless --force is given.\n\n"
+    "options:\n"
+    "  --target T     the target (default host)\n"
+    "  --db F         the database (default rooftune.db, created when missing)\n"
+    "  --json         the ceilings as JSON on stdout\n"
+    "  --quick        a short, coarse run (a sweep to 64 MiB, 10 ms points)\n"
+    "  --threads N    threads of the multi-thread figures (default: every CPU)\n"
+    "  --force        measure even when ceilings are stored\n";
+
+enum { B_TARGET = 1, B_DB, B_JSON, B_QUICK, B_THREADS, B_FORCE, B_HELP };
+
+static const struct option blong[] = {
+  {"target", required_argument, 0, B_TARGET}, {"db", required_argument, 0, B_DB},
+  {"json", no_argument, 0, B_JSON}, {"quick", no_argument, 0, B_QUICK},
+  {"threads", required_argument, 0, B_THREADS}, {"force", no_argument, 0, B_FORCE},
+  {"help", no_argument, 0, B_HELP}, {0, 0, 0, 0},
+};
+
+typedef struct bench_args {
+  const char *target, *db_path;
+  int json, quick, threads, force;
+} bench_args;
+
+/* Parse into *a; -1: --help printed; > 0: a usage error's exit code. */
+static int parse(int argc, char **argv, bench_args *a) {
+  *a = (bench_args){.target = "host", .db_path = "rooftune.db"};
+  optind = 0;
+  opterr = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", blong, NULL)) != -1) {
+    double d;
+    switch (ch) {
+    case B_TARGET: a->target = optarg; break;
+    case B_DB: a->db_path = optarg; break;
+    case B_JSON: a->json = 1; break;
+    case B_QUICK: a->quick = 1; break;
+    case B_FORCE: a->force = 1; break;
+    case B_HELP:
+      printf("usage: rooftune bench %s\n\n%s", bench_usage, bench_help);
+      return -1;
+    case B_THREADS:
+      if (cli_double(optarg, 1, &d) || d != floor(d) || d > 256)
+        return cli_usage("bench", bench_usage, "--threads: expected an integer from 1 to 256, got '%s'", optarg);
+      a->threads = (int)d;
+      break;
+    default:
+      return cli_usage("bench", bench_usage, "unknown option or missing value: %s", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return cli_usage("bench", bench_usage, "unexpected argument '%s'", argv[optind]);
+  if (!tg_find(a->target))
+    return cli_usage("bench", bench_usage, "unknown target '%s' (rooftune targets lists them)", a->target);
+  return 0;
+}
+
+/* "48 KiB", "2 MiB", "1.5 GiB" into buf. */
+static const char *fmt_bytes(double b, char *buf, size_t cap) {
+  static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, u++;
+  snprintf(buf, cap, b == floor(b) ? "%.0f %s" : "%.3g %s", b, unit[u]);
+  return buf;
+}
+
+static const char *const level_names[CM_NLEVEL] = {"L1", "L2", "L3", "DRAM"};
+
+/* The working set (per thread) the sweep gave bw of level l at: the
+** sweep point whose figure m it is (the first, smallest, when several). */
+static double level_ws(const cm_ceilings *c, int l, int m) {
+  for (int k = 0; k < c->nsweep; k++)
+    if (c->sweep[k].bw[m] == c->bw[l][m]) return c->sweep[k].bytes;
+  return NAN;
+}
+
+static void print_table(const cm_ceilings *c, const char *target, const char *fingerprint) {
+  char a[32], b[32], t[32];
+  snprintf(t, sizeof t, "%d thread%s", c->threads, c->threads == 1 ? "" : "s");
+  printf("ceilings of %s (fingerprint %.12s), measured %s in %.1f s\n\n", target, fingerprint,
+         c->measured, c->seconds);
+  printf("compute, FP32 GFLOP/s  %10s %12s\n", "1 thread", t);
+  for (int k = 0; k < c->nclass; k++)
+    printf("  %-12s %4d bits %10.2f %12.2f\n", c->cls[k].name, c->cls[k].bits,
+           c->cls[k].flops[0] * 1e-9, c->cls[k].flops[1] * 1e-9);
+  printf("  %-20s %10.2f %12.2f\n\n", "peak", c->peak[0] * 1e-9, c->peak[1] * 1e-9);
+  printf("memory, read GB/s      %10s %12s  working set per thread\n", "1 thread", t);
+  for (int l = 0; l < CM_NLEVEL; l++) {
+    char cap[32] = "";
+    if (c->cache[l] > 0) fmt_bytes(c->cache[l], cap, sizeof cap);
+    printf("  %-4s %-15s %10.2f %12.2f  %s / %s\n", level_names[l], cap, c->bw[l][0] * 1e-9,
+           c->bw[l][1] * 1e-9, fmt_bytes(level_ws(c, l, 0), a, sizeof a),
+           fmt_bytes(level_ws(c, l, 1), b, sizeof b));
+  }
+  /* The levels come out in order on sane hardware; say so when not. */
+  for (int m = 0; m < 2; m++)
+    for (int l = 0; l + 1 < CM_NLEVEL; l++)
+      if (c->bw[l + 1][m] > c->bw[l][m])
+        printf("  note: %s is faster than %s on %s (%.2f > %.2f GB/s): the levels are out of "
+               "order%s\n", level_names[l + 1], level_names[l], m ? t : "1 thread",
+               c->bw[l + 1][m] * 1e-9, c->bw[l][m] * 1e-9,
+               l + 1 == 3 ? "; the DRAM working set may still be partly cached" : "");
+  printf("\nsweep, read GB/s (working set per thread: 1 thread / %s)\n", t);
+  for (int k = 0; k < c->nsweep; k++)
+    printf(k % 3 == 2 || k + 1 == c->nsweep ? "  %9s %7.1f / %.1f\n" : "  %9s %7.1f / %-7.1f",
+           fmt_bytes(c->sweep[k].bytes, a, sizeof a), c->sweep[k].bw[0] * 1e-9, c->sweep[k].bw[1] * 1e-9);
+}
+
+int cmd_bench(int argc, char **argv) {
+  bench_args a;
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc < 0 ? EXIT_OK : rc;
+  const tg_target *tg = tg_find(a.target);
+  if (strcmp(a.target, "host"))
+    return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host", a.target);
+  tg_desc desc;
+  rt_err err = {0};
+  if (tg->describe(&desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
+  db *d = db_open(a.db_path, 1, &err);
+  if (!d) return cli_fail("bench", "%s", err.msg);
+  char *dj = tg_desc_json(&desc), *json = NULL, measured[32];
+  int64_t target_id;
+  cm_ceilings c;
+  rc = EXIT_FAIL;
+  int found = db_begin(d, &err) || db_target_id(d, a.target, desc.fingerprint, dj, &target_id, &err) ||
+                      db_commit(d, &err)
+                  ? -1
+                  : a.force ? 0 : db_ceilings_get(d, target_id, &json, measured, &err);
+  if (found < 0) {
+    db_rollback(d);
+    cli_fail("bench", "%s: %s", a.db_path, err.msg);
+    goto out;
+  }
+  if (found) {
+    if (cm_ceilings_parse(json, &c, &err)) {
+      cli_fail("bench", "%s: stored ceilings of %s: %s (--force measures again)", a.db_path, a.target,
+               err.msg);
+      goto out;
+    }
+    if (a.json) fprintf(stderr, "rooftune bench: stored on %s; --force re-measures\n", measured);
+    else printf("stored on %s; --force re-measures\n", measured);
+  } else {
+    cm_bench_opts o;
+    cm_bench_opts_default(&o);
+    o.threads = a.threads;
+    if (a.quick) o.quick = 1, o.time_per_point = 0.01, o.repeats = 3;
+    if (isatty(STDERR_FILENO))
+      fprintf(stderr, "rooftune bench: measuring the ceilings of %s (%s)...\n", a.target,
+              a.quick ? "a few seconds" : "about a minute");
+    if (cm_bench_host(&o, &c, &err)) {
+      cli_fail("bench", "%s", err.msg);
+      goto out;
+    }
+    json = cm_ceilings_json(&c);
+    if (db_ceilings_put(d, target_id, c.measured, json, NULL, &err)) {
+      cli_fail("bench", "%s: %s", a.db_path, err.msg);
+      goto out;
+    }
+  }
+  if (a.json) printf("%s\n", json);
+  else print_table(&c, a.target, desc.fingerprint);
+  rc = EXIT_OK;
+out:
+  free(dj);
+  free(json);
+  db_close(d);
+  return rc;
+}

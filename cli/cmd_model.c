@@ -1,0 +1,985 @@
+/*
+** cmd_model.c -- `rooftune model ...`: the cost model from the command
+** line. predict and explain give a schedule's predicted time and its
+** roofline breakdown (which bound limits it, what fraction of each ceiling
+** it uses) next to what was measured; calibrate fits a kernel model's
+** coefficients to the measured trials of a target (with cachegrind or PAPI
+** counts for the byte terms) and stores them as a new version; accuracy
+** scores a version on held-out trials; history lists the versions;
+** roofline draws a campaign on the target's ceilings (cmd_model_plot.c).
+** One table lists the subcommands and the options each accepts.
+*/
+#include <getopt.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../cost_model/cm.h"
+#include "../db/db.h"
+#include "../measure/ms.h"
+#include "../targets/tg.h"
+#include "cli.h"
+
+enum { M_DB = 1 << 0, M_TARGET = 1 << 1, M_KERNEL = 1 << 2, M_SET = 1 << 3, M_CONFIG = 1 << 4,
+       M_JSON = 1 << 5, M_VERSION = 1 << 6, M_DEFAULTS = 1 << 7, M_HOLDOUT = 1 << 8,
+       M_SEED = 1 << 9, M_COUNTERS = 1 << 10, M_FLUSH = 1 << 11, M_ALL = 1 << 12 };
+
+#define MAXSET 16
+
+typedef struct mopts {
+  const char *db, *target, *kernel, *config;
+  const char *set[MAXSET];
+  int nset, json, version, defaults, counters, flush, all;
+  double holdout;
+  unsigned long seed;
+} mopts;
+
+typedef struct model_cmd {
+  const char *name;
+  int (*fn)(const mopts *o, const char *cmd);
+  unsigned opts, required;
+  const char *args, *summary;
+} model_cmd;
+
+static int mc_predict(const mopts *o, const char *cmd);
+static int mc_explain(const mopts *o, const char *cmd);
+static int mc_calibrate(const mopts *o, const char *cmd);
+static int mc_accuracy(const mopts *o, const char *cmd);
+static int mc_history(const mopts *o, const char *cmd);
+
+#define M_ONE (M_DB | M_TARGET | M_KERNEL | M_SET | M_CONFIG | M_JSON | M_VERSION | M_DEFAULTS | M_FLUSH)
+
+static const model_cmd subcommands[] = {
+  {"predict", mc_predict, M_ONE, M_KERNEL | M_CONFIG,
+   "[--db F] [--target host] --kernel K [--set ...] --config JSON|default [--version N|--defaults] [--flush] [--json]",
+   "a schedule's predicted time and limiting bound"},
+  {"explain", mc_explain, M_ONE, M_KERNEL | M_CONFIG,
+   "[--db F] [--target host] --kernel K [--set ...] --config JSON|default [--version N|--defaults] [--flush] [--json]",
+   "why a schedule is fast or slow: the roofline breakdown next to its measurements"},
+  {"calibrate", mc_calibrate,
+   M_DB | M_TARGET | M_KERNEL | M_SET | M_HOLDOUT | M_SEED | M_COUNTERS | M_FLUSH | M_JSON, M_KERNEL,
+   "[--db F] [--target host] --kernel K [--set ...]... [--holdout F] [--seed S] [--counters N] [--json]",
+   "fit the model's coefficients to the measured trials; store a new version"},
+  {"accuracy", mc_accuracy, M_DB | M_TARGET | M_KERNEL | M_SET | M_VERSION | M_ALL | M_FLUSH | M_JSON,
+   M_KERNEL, "[--db F] [--target host] --kernel K [--set ...]... [--version N] [--all] [--json]",
+   "rank correlation, top-k and error on held-out trials: defaults against a calibration"},
+  {"history", mc_history, M_DB | M_TARGET | M_KERNEL | M_JSON, 0,
+   "[--db F] [--target host] [--kernel K] [--json]", "the stored calibrations, oldest first"},
+  {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+static const struct { unsigned bit; const char *name, *help; } option_help[] = {
+  {M_DB, "db", "--db F             the database (default rooftune.db)"},
+  {M_TARGET, "target", "--target T         the target (default host)"},
+  {M_KERNEL, "kernel", "--kernel K         the kernel template"},
+  {M_SET, "set", "--set VAR=VAL,...  a workload (calibrate, accuracy: repeat for several;\n"
+                 "                     none: every workload measured on the target)"},
+  {M_CONFIG, "config", "--config JSON      the schedule, or 'default'"},
+  {M_VERSION, "version", "--version N        a stored calibration (default the latest)"},
+  {M_DEFAULTS, "defaults", "--defaults         the model's default coefficients"},
+  {M_HOLDOUT, "holdout", "--holdout F        share of the trials kept out of the fit (default 0.3)"},
+  {M_SEED, "seed", "--seed S           seed of the held-out split (default 1)"},
+  {M_COUNTERS, "counters", "--counters N       schedules whose cache traffic is counted for the byte\n"
+                           "                     terms (PAPI, else cachegrind; default 6, 0: none)"},
+  {M_FLUSH, "flush", "--flush            the trials were measured with --flush (cold caches)"},
+  {M_ALL, "all", "--all              score on every trial, training trials included"},
+  {M_JSON, "json", "--json             JSON on stdout"},
+};
+
+enum { O_DB = 1, O_TARGET, O_KERNEL, O_SET, O_CONFIG, O_JSON, O_VERSION, O_DEFAULTS, O_HOLDOUT,
+       O_SEED, O_COUNTERS, O_FLUSH, O_ALL, O_HELP };
+static const struct option mlong[] = {
+  {"db", required_argument, 0, O_DB}, {"target", required_argument, 0, O_TARGET},
+  {"kernel", required_argument, 0, O_KERNEL}, {"set", required_argument, 0, O_SET},
+  {"config", required_argument, 0, O_CONFIG}, {"json", no_argument, 0, O_JSON},
+  {"version", required_argument, 0, O_VERSION}, {"defaults", no_argument, 0, O_DEFAULTS},
+  {"holdout", required_argument, 0, O_HOLDOUT}, {"seed", required_argument, 0, O_SEED},
+  {"counters", required_argument, 0, O_COUNTERS}, {"flush", no_argument, 0, O_FLUSH},
+  {"all", no_argument, 0, O_ALL}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
+};
+static const unsigned opt_bit[] = {0, M_DB, M_TARGET, M_KERNEL, M_SET, M_CONFIG, M_JSON,
+                                   M_VERSION, M_DEFAULTS, M_HOLDOUT, M_SEED, M_COUNTERS,
+                                   M_FLUSH, M_ALL, 0};
+
+static void model_help(FILE *f) {
+  fprintf(f, "usage: rooftune model SUBCOMMAND [options]\n\nsubcommands:\n");
+  for (const model_cmd *c = subcommands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
+  fprintf(f, "  %-10s %s\n", "roofline", "plot a campaign's schedules on the target's ceilings (PNG, SVG)");
+  fprintf(f, "\nRun 'rooftune model SUBCOMMAND --help' for its options.\n");
+}
+
+static void sub_help(const model_cmd *c) {
+  printf("usage: rooftune model %s %s\n\n%s\n\noptions:\n", c->name, c->args, c->summary);
+  for (size_t i = 0; i < sizeof option_help / sizeof *option_help; i++)
+    if (c->opts & option_help[i].bit) printf("  %s\n", option_help[i].help);
+}
+
+/* Parse argv (argv[0] the subcommand) for c; -1: help printed. */
+static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
+  char cmd[64], usage[512];
+  snprintf(cmd, sizeof cmd, "model %s", c->name);
+  snprintf(usage, sizeof usage, "%s", c->args);
+  *o = (mopts){.db = "rooftune.db", .target = "host", .holdout = 0.3, .seed = 1, .counters = 6};
+  optind = 0;
+  opterr = 0;
+  unsigned given = 0;
+  int ch;
+  while ((ch = getopt_long(argc, argv, "", mlong, NULL)) != -1) {
+    if (ch == O_HELP) {
+      sub_help(c);
+      return -1;
+    }
+    if (ch <= 0 || ch >= O_HELP || !(c->opts & opt_bit[ch]))
+      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
+    given |= opt_bit[ch];
+    double d;
+    switch (ch) {
+    case O_DB: o->db = optarg; break;
+    case O_TARGET: o->target = optarg; break;
+    case O_KERNEL: o->kernel = optarg; break;
+    case O_SET:
+      if (o->nset == MAXSET) return cli_usage(cmd, usage, "--set: at most %d workloads", MAXSET);
+      o->set[o->nset++] = optarg;
+      break;
+    case O_CONFIG: o->config = optarg; break;
+    case O_JSON: o->json = 1; break;
+    case O_DEFAULTS: o->defaults = 1; break;
+    case O_FLUSH: o->flush = 1; break;
+    case O_ALL: o->all = 1; break;
+    case O_VERSION:
+      if (cli_double(optarg, 1, &d) || d != floor(d) || d > 1e9)
+        return cli_usage(cmd, usage, "--version: expected a version number >= 1, got '%s'", optarg);
+      o->version = (int)d;
+      break;
+    case O_HOLDOUT:
+      if (cli_double(optarg, 0, &d) || d >= 1)
+        return cli_usage(cmd, usage, "--holdout: expected a share in [0, 1), got '%s'", optarg);
+      o->holdout = d;
+      break;
+    case O_SEED:
+      if (cli_double(optarg, 0, &d) || d != floor(d) || d > 4e18)
+        return cli_usage(cmd, usage, "--seed: expected a whole number, got '%s'", optarg);
+      o->seed = (unsigned long)d;
+      break;
+    case O_COUNTERS:
+      if (cli_double(optarg, 0, &d) || d != floor(d) || d > 1000)
+        return cli_usage(cmd, usage, "--counters: expected a count from 0 to 1000, got '%s'", optarg);
+      o->counters = (int)d;
+      break;
+    }
+  }
+  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
+  for (size_t i = 0; i < sizeof option_help / sizeof *option_help; i++)
+    if ((c->required & option_help[i].bit) && !(given & option_help[i].bit))
+      return cli_usage(cmd, usage, "--%s is required", option_help[i].name);
+  if (o->version && o->defaults)
+    return cli_usage(cmd, usage, "--version and --defaults exclude each other");
+  if (strcmp(o->target, "host"))
+    return cli_usage(cmd, usage, "target '%s' has no cost model yet (host only)", o->target);
+  return 0;
+}
+
+/* ---- What every subcommand needs: the target, the kernel and its model ---- */
+
+typedef struct mctx {
+  db *d;
+  tg_desc desc;
+  int64_t target_id;
+  const hk_kernel *hk;
+  const cm_kmodel *km;
+  cm_ceilings ce;
+} mctx;
+
+static void mctx_close(mctx *m) { db_close(m->d); }
+
+/* Open the database, register this target, find the kernel and load the
+** ceilings (measured now when none are stored). Exit code on failure. */
+static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, int create) {
+  rt_err err = {0};
+  memset(m, 0, sizeof *m);
+  if (need_kernel && !(m->hk = hk_find(o->kernel)))
+    return cli_fail(cmd, "unknown kernel '%s' (rooftune kernels)", o->kernel);
+  if (need_kernel && !(m->km = cm_kmodel_find(o->kernel)))
+    return cli_fail(cmd, "kernel %s has no cost model", o->kernel);
+  if (hw_describe(&m->desc, &err)) return cli_fail(cmd, "%s", err.msg);
+  if (!(m->d = db_open(o->db, create, &err))) return cli_fail(cmd, "%s", err.msg);
+  char *dj = tg_desc_json(&m->desc);
+  int rc = db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
+  free(dj);
+  if (rc || (need_kernel && cm_ceilings_load(m->d, m->target_id, 1, &m->ce, NULL, &err))) {
+    mctx_close(m);
+    return cli_fail(cmd, "%s", err.msg);
+  }
+  return 0;
+}
+
+/* The kernel's space bound to one workload's variables; NULL after
+** reporting. */
+static sp_space *workload_space(const hk_kernel *k, const char *set, const char *cmd) {
+  char path[4096];
+  rt_err err = {0};
+  sx_arena *arena = sx_arena_new();
+  sp_binding *b = NULL;
+  int nb = set ? sp_parse_bindings(set, arena, &b, &err) : 0;
+  sp_space *sp = nb < 0 ? NULL : sp_load_file(rt_project_path(k->space, path, sizeof path), b, nb, &err);
+  free(b);
+  sx_arena_free(arena);
+  if (!sp) cli_fail(cmd, "%s", err.msg);
+  return sp;
+}
+
+/* The database id of the workload sp binds (registered when new). */
+static int workload_id(mctx *m, const sp_space *sp, const hk_problem *pb, int64_t *wid,
+                       rt_err *err) {
+  int64_t kid;
+  char *key = db_workload_key(m->hk->name, "f32", sp), *sizes = db_workload_sizes(sp);
+  int rc = db_kernel_id(m->d, m->hk->name, "rooftune-" RT_VERSION, &kid, err) ||
+           db_workload_id(m->d, kid, key, sizes, "f32", hk_str(pb, "layout"), wid, err);
+  free(key), free(sizes);
+  return rc ? -1 : 0;
+}
+
+/* Counted traffic of a schedule (source "papi" or "cachegrind") into
+** bytes[] (NAN where not counted): 1 found, 0 none, -1 error. */
+static int counted_of(mctx *m, int64_t wid, const char *hash, const char *source,
+                      double bytes[CM_NLEVEL], rt_err *err) {
+  char *data = NULL;
+  int found = db_counters_get(m->d, m->target_id, wid, hash, source, &data, err);
+  if (found != 1) return found;
+  json_t *j = json_loads(data, 0, NULL);
+  for (int l = 0; l < CM_NLEVEL; l++) {
+    json_t *v = j ? json_object_get(j, cm_bound_name(CM_LEVEL(l))) : NULL;
+    bytes[l] = json_is_number(v) ? json_number_value(v) : NAN;
+  }
+  json_decref(j);
+  free(data);
+  return 1;
+}
+
+/* The coefficients the options select into c. */
+static int pick_coefs(mctx *m, const mopts *o, cm_coefs *c, const char *cmd) {
+  rt_err err = {0};
+  if (o->defaults) {
+    cm_coefs_default(m->km, c);
+    return 0;
+  }
+  if (cm_coefs_load(m->d, m->target_id, m->km, o->version, c, &err)) return cli_fail(cmd, "%s", err.msg);
+  return 0;
+}
+
+/* ---- predict, explain ---- */
+
+/* The measured trials of one configuration of a workload on this target. */
+typedef struct meas {
+  const char *canon;
+  int n;
+  double t, lo, hi;
+  int64_t trial, campaign;
+} meas;
+
+static int meas_row(void *ctx, const db_trial_row *r) {
+  meas *ms = ctx;
+  if (strcmp(r->config, ms->canon) || strcmp(r->status, "ok")) return 0;
+  if (!ms->n || r->time_s < ms->t)
+    ms->t = r->time_s, ms->lo = r->ci_lo_s, ms->hi = r->ci_hi_s, ms->trial = r->id,
+    ms->campaign = r->campaign_id;
+  ms->n++;
+  return 0;
+}
+
+static const char *const bound_work_unit[CM_NBOUND] = {"FLOP", "B", "B", "B", "B", ""};
+
+static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
+  mctx m;
+  int rc = mctx_open(&m, o, cmd, 1, 1);
+  if (rc) return rc;
+  sp_space *sp = workload_space(m.hk, o->nset ? o->set[0] : NULL, cmd);
+  int *cfg = sp ? rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg) : NULL, failed;
+  rt_err err = {0};
+  cm_coefs c;
+  if (!sp) rc = EXIT_FAIL;
+  else if (!strcmp(o->config, "default") ? !sp_default_config(sp, cfg)
+                                          : sp_config_parse(sp, o->config, cfg, &err))
+    rc = cli_fail(cmd, "%s", err.msg[0] ? err.msg : "the space has no complete default");
+  else if (!sp_valid(sp, cfg, &failed))
+    rc = cli_fail(cmd, "the configuration is invalid: condition %d is false: %s", failed,
+                  sp_cond_text(sp, failed));
+  else
+    rc = pick_coefs(&m, o, &c, cmd);
+  if (rc) {
+    free(cfg), sp_free(sp), mctx_close(&m);
+    return rc;
+  }
+  hk_problem pb;
+  hk_problem_from_space(&pb, sp);
+  cm_pred p;
+  if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, o->flush, &p, &err)) {
+    free(cfg), sp_free(sp), mctx_close(&m);
+    return cli_fail(cmd, "%s", err.msg);
+  }
+  char *canon = sp_config_json(sp, cfg), *wkey = db_workload_key(m.hk->name, "f32", sp);
+  meas ms = {.canon = canon};
+  db_trial_filter f = {.target_id = m.target_id, .kernel = m.hk->name, .workload_key = wkey};
+  if (explain && db_trials(m.d, &f, meas_row, &ms, &err) < 0) ms.n = 0;
+  double flops = m.hk->flops(&pb);
+  double work[CM_NBOUND] = {p.w.flops, p.w.bytes[0], p.w.bytes[1], p.w.bytes[2], p.w.bytes[3], 0};
+  if (o->json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "kernel"); jw_str(&w, m.hk->name);
+    jw_key(&w, "workload"); jw_str(&w, wkey);
+    jw_key(&w, "config"); jw_raw(&w, canon);
+    jw_key(&w, "coefficients"); jw_str(&w, c.source);
+    jw_key(&w, "ceilings_measured"); jw_str(&w, m.ce.measured);
+    jw_key(&w, "predicted_s"); jw_double(&w, p.time);
+    jw_key(&w, "predicted_gflops"); jw_double(&w, flops / p.time * 1e-9);
+    jw_key(&w, "bound"); jw_str(&w, cm_bound_name(p.bound));
+    jw_key(&w, "threads"); jw_int(&w, p.w.threads);
+    jw_key(&w, "bounds");
+    jw_begin(&w, '{');
+    for (int b = 0; b < CM_NBOUND; b++) {
+      jw_key(&w, cm_bound_name((cm_bound)b));
+      jw_begin(&w, '{');
+      if (b != CM_OVERHEAD) { jw_key(&w, "work"); jw_double(&w, work[b]); }
+      if (b != CM_OVERHEAD) { jw_key(&w, "ceiling"); jw_double(&w, p.ceiling[b]); }
+      jw_key(&w, "time_s"); jw_double(&w, p.t[b]);
+      jw_key(&w, "fraction"); jw_double(&w, p.frac[b]);
+      jw_end(&w, '}');
+    }
+    jw_end(&w, '}');
+    jw_key(&w, "efficiency");
+    jw_begin(&w, '{');
+    for (int j = 0; j < m.km->neff; j++) {
+      jw_key(&w, m.km->eff_names[j]);
+      jw_double(&w, p.w.eff[j]);
+    }
+    jw_end(&w, '}');
+    if (explain) {
+      jw_key(&w, "measured");
+      if (ms.n) {
+        jw_begin(&w, '{');
+        jw_key(&w, "time_s"); jw_double(&w, ms.t);
+        jw_key(&w, "ci95"); jw_begin(&w, '['); jw_double(&w, ms.lo); jw_double(&w, ms.hi); jw_end(&w, ']');
+        jw_key(&w, "trial"); jw_int(&w, ms.trial);
+        jw_key(&w, "trials"); jw_int(&w, ms.n);
+        jw_key(&w, "model_error"); jw_double(&w, p.time / ms.t - 1);
+        jw_end(&w, '}');
+      } else {
+        jw_raw(&w, "null");
+      }
+    }
+    jw_end(&w, '}');
+    fputc('\n', stdout);
+  } else if (!explain) {
+    printf("predicted %.6g s (%.2f GFLOP/s), bound %s (%.0f%% of its ceiling), %d thread%s\n",
+           p.time, flops / p.time * 1e-9, cm_bound_name(p.bound), 100 * p.frac[p.bound],
+           p.w.threads, p.w.threads > 1 ? "s" : "");
+  } else {
+    printf("schedule   %s\nworkload   %s: %.4g FLOP, %.4g B compulsory\n", canon, wkey, flops,
+           m.hk->min_bytes(&pb));
+    printf("model      %s (%s); ceilings measured %s\n\n", m.km->kernel, c.source, m.ce.measured);
+    printf("%-9s %12s %16s %12s %10s\n", "bound", "work", "ceiling", "time alone", "of ceiling");
+    for (int b = 0; b < CM_NBOUND; b++) {
+      char wbuf[32] = "", cbuf[32] = "";
+      if (b != CM_OVERHEAD) {
+        snprintf(wbuf, sizeof wbuf, "%.4g %s", work[b], bound_work_unit[b]);
+        snprintf(cbuf, sizeof cbuf, "%.4g G%s/s", p.ceiling[b] * 1e-9, b == CM_COMPUTE ? "FLOP" : "B");
+      }
+      printf("%-9s %12s %16s %10.4g ms %9.1f%%%s\n", cm_bound_name((cm_bound)b), wbuf, cbuf,
+             p.t[b] * 1e3, 100 * p.frac[b], b == (int)p.bound ? "  <- limits" : "");
+    }
+    printf("\npredicted  %.6g ms = overhead + the bounds overlapped as a %.2f-norm; "
+           "%.2f GFLOP/s on %d thread%s (imbalance %.3f)\n", p.time * 1e3, c.v[CM_C_OVERLAP],
+           flops / p.time * 1e-9, p.w.threads, p.w.threads > 1 ? "s" : "", p.w.imbalance);
+    printf("efficiency");
+    for (int j = 0; j < m.km->neff; j++)
+      printf("  %s %.3f^%.2f", m.km->eff_names[j], p.w.eff[j], c.v[CM_C_EFF0 + j]);
+    printf("  (x eff_compute %.3f)\n", c.v[CM_C_COMPUTE]);
+    if (ms.n)
+      printf("measured   %.6g ms [%.6g, %.6g] (trial %lld of campaign %lld; %d trial%s): "
+             "%.2f GFLOP/s, model error %+.1f%%\n", ms.t * 1e3, ms.lo * 1e3, ms.hi * 1e3,
+             (long long)ms.trial, (long long)ms.campaign, ms.n, ms.n > 1 ? "s" : "",
+             flops / ms.t * 1e-9, 100 * (p.time / ms.t - 1));
+    else
+      printf("measured   not in %s for this target and workload\n", o->db);
+    static const char *const sources[] = {"papi", "cachegrind"};
+    int64_t wid;
+    char hash[33];
+    db_config_hash(canon, hash);
+    for (int si = 0; si < 2 && !workload_id(&m, sp, &pb, &wid, &err); si++) {
+      double cb[CM_NLEVEL];
+      if (counted_of(&m, wid, hash, sources[si], cb, &err) != 1) continue;
+      cm_pred pc;   /* the model for the counted run: cold for cachegrind */
+      if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, si == 1, &pc, &err)) continue;
+      printf("counted    %s (%s run):", sources[si], si ? "one cold" : "a warm");
+      for (int l = 1; l < CM_NLEVEL; l++)
+        if (isfinite(cb[l]))
+          printf("  %s %.4g B (model %.4g)", cm_bound_name(CM_LEVEL(l)), cb[l], pc.w.bytes[l]);
+      printf("\n");
+    }
+    /* Why: the limiting bound and the largest efficiency loss. */
+    int worst = -1;
+    for (int j = 0; j < m.km->neff; j++)
+      if (p.w.eff[j] < 0.999 && (worst < 0 || p.w.eff[j] < p.w.eff[worst])) worst = j;
+    printf("why        %s-bound: it would use %.0f%% of the %s ceiling", cm_bound_name(p.bound),
+           100 * p.frac[p.bound], cm_bound_name(p.bound));
+    if (p.bound != CM_COMPUTE) printf(" and %.0f%% of the FLOP/s peak", 100 * p.frac[CM_COMPUTE]);
+    if (worst >= 0) printf("; its largest compute loss is %s (%.2f)", m.km->eff_names[worst], p.w.eff[worst]);
+    printf("\n");
+  }
+  free(canon), free(wkey), free(cfg), sp_free(sp), mctx_close(&m);
+  return EXIT_OK;
+}
+
+static int mc_predict(const mopts *o, const char *cmd) { return predict_or_explain(o, cmd, 0); }
+static int mc_explain(const mopts *o, const char *cmd) { return predict_or_explain(o, cmd, 1); }
+
+/* ---- The measured schedules of a kernel's workloads ---- */
+
+typedef struct wl {
+  char *set, *key;
+  sp_space *sp;
+  hk_problem pb;
+  int64_t workload_id;
+} wl;
+
+typedef struct sample_set {
+  wl w[MAXSET];
+  int nw;
+  cm_sample *s;          /* one per distinct (workload, configuration) */
+  char **hash;           /* its config hash */
+  int n, cap, np_max;
+  int *cfgs;             /* owned configurations (n * np_max) */
+  int cur;               /* workload being read */
+} sample_set;
+
+static int sample_row(void *ctx, const db_trial_row *r) {
+  sample_set *ss = ctx;
+  if (strcmp(r->status, "ok") || !(r->time_s > 0)) return 0;
+  wl *w = &ss->w[ss->cur];
+  int np = sp_nparams(w->sp);
+  int *cfg = rt_malloc((size_t)np * sizeof *cfg);
+  rt_err err = {0};
+  if (sp_config_parse(w->sp, r->config, cfg, &err)) {
+    free(cfg);
+    return 0;   /* a schedule of another space version: not this model's */
+  }
+  char h[33];
+  db_config_hash(r->config, h);
+  for (int i = 0; i < ss->n; i++)       /* one time per schedule: the fastest */
+    if (ss->s[i].sp == w->sp && !strcmp(ss->hash[i], h)) {
+      if (r->time_s < ss->s[i].t) ss->s[i].t = r->time_s;
+      free(cfg);
+      return 0;
+    }
+  if (ss->n == ss->cap) {
+    ss->cap = ss->cap ? 2 * ss->cap : 256;
+    ss->s = rt_realloc(ss->s, (size_t)ss->cap * sizeof *ss->s);
+    ss->hash = rt_realloc(ss->hash, (size_t)ss->cap * sizeof *ss->hash);
+  }
+  ss->s[ss->n] = (cm_sample){&w->pb, w->sp, cfg, r->time_s};
+  ss->hash[ss->n++] = rt_strdup(h);
+  return 0;
+}
+
+static void samples_free(sample_set *ss) {
+  for (int i = 0; i < ss->n; i++) free((void *)ss->s[i].cfg), free(ss->hash[i]);
+  for (int i = 0; i < ss->nw; i++) free(ss->w[i].set), free(ss->w[i].key), sp_free(ss->w[i].sp);
+  free(ss->s), free(ss->hash);
+}
+
+/* "gemm f32 M=512 N=512 K=512" -> "M=512,N=512,K=512" (caller frees). */
+static char *key_to_set(const char *key) {
+  const char *p = strchr(key, ' ');
+  p = p ? strchr(p + 1, ' ') : NULL;
+  char *s = rt_strdup(p ? p + 1 : "");
+  for (char *q = s; *q; q++)
+    if (*q == ' ') *q = ',';
+  return s;
+}
+
+/* Load the workloads (o->set, or all the target has for the kernel) and
+** their measured schedules. Exit code on failure. */
+static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss) {
+  rt_err err = {0};
+  memset(ss, 0, sizeof *ss);
+  char **keys = NULL;
+  int nk = 0;
+  if (!o->nset) {
+    if ((nk = db_workload_keys(m->d, o->target, m->hk->name, &keys, &err)) < 0)
+      return cli_fail(cmd, "%s", err.msg);
+    if (nk > MAXSET) nk = MAXSET;
+  }
+  int nw = o->nset ? o->nset : nk, rc = 0;
+  for (int i = 0; i < nw && !rc; i++) {
+    wl *w = &ss->w[ss->nw];
+    w->set = o->nset ? rt_strdup(o->set[i]) : key_to_set(keys[i]);
+    if (!(w->sp = workload_space(m->hk, w->set, cmd))) {
+      free(w->set);
+      rc = EXIT_FAIL;
+      break;
+    }
+    hk_problem_from_space(&w->pb, w->sp);
+    w->key = db_workload_key(m->hk->name, "f32", w->sp);
+    ss->nw++;
+    ss->cur = ss->nw - 1;
+    db_trial_filter f = {.target_id = m->target_id, .kernel = m->hk->name, .workload_key = w->key};
+    if (db_trials(m->d, &f, sample_row, ss, &err) < 0) rc = cli_fail(cmd, "%s", err.msg);
+  }
+  for (int i = 0; i < nk; i++) free(keys[i]);
+  free(keys);
+  if (!rc && ss->n < 2)
+    rc = cli_fail(cmd, "%d measured schedule%s of %s on this target in %s: tune or measure "
+                  "some first (rooftune tune --kernel %s ...)", ss->n, ss->n == 1 ? "" : "s",
+                  m->hk->name, o->db, m->hk->name);
+  if (rc) samples_free(ss);
+  return rc;
+}
+
+/* Held out: a fixed pseudo-random share of the schedules, decided by the
+** configuration's hash and the seed, so the same split comes back later. */
+static int held_out(const char *hash, unsigned long seed, double share) {
+  rt_hash h = rt_hash_bytes(RT_HASH_INIT, hash, strlen(hash));
+  h = rt_hash_bytes(h, &seed, sizeof seed);
+  return (double)(uint64_t)(h % 1000000) / 1e6 < share;
+}
+
+/* ---- Accuracy ---- */
+
+typedef struct acc {
+  int n;
+  double rho, tau, mre;
+  int top[3];        /* top-1, top-5, top-10 hit within 5% of the best */
+} acc;
+static const int topk[3] = {1, 5, 10};
+
+static void accuracy_of(const cm_kmodel *k, const cm_ceilings *ce, const cm_coefs *c, int flush,
+                        const cm_sample *s, const int *use, int n, acc *a) {
+  double *pred = rt_malloc(2 * (size_t)n * sizeof *pred), *act = pred + n;
+  int m = 0;
+  memset(a, 0, sizeof *a);
+  /* per workload: rankings compare schedules of the same workload; the
+  ** figures are pooled over the samples, top-k taken in the first one */
+  for (int i = 0; i < n; i++) {
+    if (!use[i]) continue;
+    cm_pred p;
+    rt_err err;
+    pred[m] = cm_predict(k, s[i].pb, s[i].sp, s[i].cfg, ce, c, flush, &p, &err) ? NAN : p.time;
+    act[m++] = s[i].t;
+  }
+  a->n = m;
+  a->rho = cm_spearman(pred, act, m);
+  a->tau = cm_kendall(pred, act, m);
+  a->mre = cm_median_rel_err(pred, act, m);
+  for (int j = 0; j < 3; j++) a->top[j] = cm_topk_hit(pred, act, m, topk[j], 0.05);
+  free(pred);
+}
+
+static void print_acc(const char *what, const acc *a) {
+  printf("  %-28s %5d %8.3f %8.3f %6s %6s %6s %9.1f%%\n", what, a->n, a->rho, a->tau,
+         a->top[0] ? "yes" : "no", a->top[1] ? "yes" : "no", a->top[2] ? "yes" : "no",
+         100 * a->mre);
+}
+
+static void json_acc(jw *w, const acc *a) {
+  jw_begin(w, '{');
+  jw_key(w, "n"); jw_int(w, a->n);
+  jw_key(w, "spearman"); jw_double(w, a->rho);
+  jw_key(w, "kendall"); jw_double(w, a->tau);
+  for (int j = 0; j < 3; j++) {
+    char key[32];
+    snprintf(key, sizeof key, "top%d_within_5pct", topk[j]);
+    jw_key(w, key); jw_bool(w, a->top[j]);
+  }
+  jw_key(w, "median_rel_error"); jw_double(w, a->mre);
+  jw_end(w, '}');
+}
+
+static char *acc_json_text(const acc *a) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  jw w;
+  jw_init(&w, f);
+  json_acc(&w, a);
+  fclose(f);
+  return buf;
+}
+
+/* ---- Counted traffic and the byte terms ---- */
+
+static const char *const cap_names[3] = {"cap_L1", "cap_L2", "cap_L3"};
+
+static int coef_index(const cm_kmodel *k, const char *name) {
+  for (int i = 0; i < k->ncoef; i++)
+    if (!strcmp(k->coefs[i].name, name)) return i;
+  return -1;
+}
+
+typedef struct counted {
+  int idx;                  /* sample */
+  double bytes[CM_NLEVEL];  /* counted (NAN: not) */
+} counted;
+
+/* Count (or read back) the traffic of up to want one-thread training
+** schedules of the first workload. Returns how many were counted. */
+static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, counted *out,
+                         char *source, rt_err *err) {
+  int n = 0;
+  const char *why = NULL;
+  int papi = ms_counters_available(&why);
+  if (!papi && !cm_cachegrind_available(&why)) {
+    rt_err_set(err, "no counters and no cachegrind here (%s)", why);
+    return 0;
+  }
+  strcpy(source, papi ? "papi" : "cachegrind");
+  cm_machine mach;
+  cm_machine_from_ceilings(&mach, &m->ce);
+  mach.flush = 1;
+  ms_opts mo;
+  ms_opts_default(&mo);
+  for (int i = 0; i < ss->n && n < want; i++) {
+    const cm_sample *s = &ss->s[i];
+    if (!train[i] || s->sp != ss->w[0].sp) continue;
+    if (sp_param_index(s->sp, "threads") >= 0 && hk_param_int(s->sp, s->cfg, "threads") != 1) continue;
+    char *canon = sp_config_json(s->sp, s->cfg);
+    int64_t wid;
+    cm_traffic tr;
+    int found = workload_id(m, s->sp, s->pb, &wid, err) ? -1
+                : counted_of(m, wid, ss->hash[i], source, tr.bytes, err);
+    if (found == 0) {
+      char *src = m->hk->codegen(s->pb, s->sp, s->cfg);
+      int rc = papi ? cm_count_papi(m->hk, s->pb, src, &mo, &tr, err)
+                    : cm_count_cachegrind(m->hk, s->pb, src, &mach, mo.cache_dir, &tr, err);
+      free(src);
+      if (!rc) {
+        json_t *j = json_pack("{s:s}", "config", tr.config);
+        for (int l = 0; l < CM_NLEVEL; l++)
+          if (isfinite(tr.bytes[l]))
+            json_object_set_new(j, cm_bound_name(CM_LEVEL(l)), json_real(tr.bytes[l]));
+        char *js = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        db_counters_put(m->d, m->target_id, wid, canon, source, js, err);
+        free(js);
+        json_decref(j);
+      } else {
+        fprintf(stderr, "rooftune model calibrate: counting %s: %s\n", canon, err->msg);
+        found = -1;
+      }
+    }
+    free(canon);
+    if (found < 0) continue;
+    out[n].idx = i;
+    memcpy(out[n].bytes, tr.bytes, sizeof tr.bytes);
+    n++;
+  }
+  return n;
+}
+
+/* Median over the counted schedules of |log(model / counted)| of level
+** l's bytes, and (*ratio) the median of model / counted. NAN: none. cold:
+** the counts are of one cold run (cachegrind); PAPI counts a warm one. */
+static double byte_error(mctx *m, sample_set *ss, const counted *ct, int n, int l,
+                         const cm_coefs *c, int cold, double *ratio) {
+  double *e = rt_malloc(2 * (size_t)n * sizeof *e), *r = e + n;
+  int k = 0;
+  cm_machine mach;
+  cm_machine_from_ceilings(&mach, &m->ce);
+  mach.flush = cold;
+  for (int i = 0; i < n; i++) {
+    const cm_sample *s = &ss->s[ct[i].idx];
+    cm_work w = {.threads = 1, .imbalance = 1};
+    rt_err err;
+    if (!isfinite(ct[i].bytes[l]) || ct[i].bytes[l] <= 0 ||
+        m->km->work(s->pb, s->sp, s->cfg, &mach, c, &w, &err) || !(w.bytes[l] > 0))
+      continue;
+    r[k] = w.bytes[l] / ct[i].bytes[l];
+    e[k] = fabs(log(r[k]));
+    k++;
+  }
+  double med = NAN;
+  *ratio = NAN;
+  if (k) {
+    gsl_sort(e, 1, (size_t)k);
+    gsl_sort(r, 1, (size_t)k);
+    med = gsl_stats_median_from_sorted_data(e, 1, (size_t)k);
+    *ratio = gsl_stats_median_from_sorted_data(r, 1, (size_t)k);
+  }
+  free(e);
+  return med;
+}
+
+/* ---- calibrate ---- */
+
+static int mc_calibrate(const mopts *o, const char *cmd) {
+  mctx m;
+  int rc = mctx_open(&m, o, cmd, 1, 0);
+  if (rc) return rc;
+  sample_set ss;
+  if ((rc = load_samples(&m, o, cmd, &ss))) {
+    mctx_close(&m);
+    return rc;
+  }
+  rt_err err = {0};
+  cm_coefs before, start, after;
+  if ((rc = pick_coefs(&m, o, &before, cmd))) goto out;
+  int *train = rt_malloc((size_t)ss.n * sizeof *train), *test = rt_malloc((size_t)ss.n * sizeof *test);
+  int ntrain = 0;
+  for (int i = 0; i < ss.n; i++) {
+    test[i] = held_out(ss.hash[i], o->seed, o->holdout);
+    train[i] = !test[i];
+    ntrain += train[i];
+  }
+  if (ntrain < 2) {
+    rc = cli_fail(cmd, "only %d of %d schedules left to fit on after holding out %.0f%%", ntrain,
+                  ss.n, 100 * o->holdout);
+    free(train), free(test);
+    goto out;
+  }
+  /* Byte terms: the capacity shares of each level fitted to counted
+  ** traffic (a grid: the model's traffic is a step function of them). */
+  cm_coefs_default(m.km, &start);
+  int fixed[CM_MAXCOEF];
+  for (int j = 0; j < m.km->ncoef; j++) fixed[j] = m.km->coefs[j].hold;
+  counted *ct = rt_calloc((size_t)(o->counters > 0 ? o->counters : 1), sizeof *ct);
+  char source[16] = "";
+  int nct = o->counters > 0 ? count_traffic(&m, &ss, train, o->counters, ct, source, &err) : 0;
+  double berr0[3] = {NAN, NAN, NAN}, berr1[3] = {NAN, NAN, NAN}, brat0[3], brat1[3];
+  int cold = strcmp(source, "papi") != 0;
+  for (int l = 0; l < 3; l++) {
+    int ci = coef_index(m.km, cap_names[l]);
+    berr0[l] = nct ? byte_error(&m, &ss, ct, nct, l + 1, &start, cold, &brat0[l]) : NAN;
+    if (ci < 0 || !nct || isnan(berr0[l])) {
+      berr1[l] = berr0[l], brat1[l] = nct ? brat0[l] : NAN;
+      continue;
+    }
+    double best = berr0[l], bestv = start.v[ci];
+    for (double v = 0.25; v <= 1.0001; v += 0.05) {
+      cm_coefs t = start;
+      t.v[ci] = v;
+      double r, e = byte_error(&m, &ss, ct, nct, l + 1, &t, cold, &r);
+      if (e < best - 1e-12) best = e, bestv = v;
+    }
+    start.v[ci] = bestv;
+    berr1[l] = byte_error(&m, &ss, ct, nct, l + 1, &start, cold, &brat1[l]);
+  }
+  /* Time terms: robust nonlinear least squares in log time. */
+  cm_sample *tr = rt_malloc((size_t)ntrain * sizeof *tr);
+  for (int i = 0, k = 0; i < ss.n; i++)
+    if (train[i]) tr[k++] = ss.s[i];
+  after = start;
+  cm_fit_result fr;
+  if (cm_calibrate(m.km, tr, ntrain, &m.ce, o->flush, &after, fixed, &fr, &err)) {
+    rc = cli_fail(cmd, "%s", err.msg);
+    free(tr), free(ct), free(train), free(test);
+    goto out;
+  }
+  int ntest = ss.n - ntrain;
+  acc a_def, a_before, a_after, t_after;
+  cm_coefs defs;
+  cm_coefs_default(m.km, &defs);
+  const int *eval = ntest ? test : train;
+  accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, eval, ss.n, &a_def);
+  accuracy_of(m.km, &m.ce, &before, o->flush, ss.s, eval, ss.n, &a_before);
+  accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, eval, ss.n, &a_after);
+  accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, train, ss.n, &t_after);
+  /* Store the new version with what it was fitted on. */
+  rt_str fit = {0};
+  rt_str_printf(&fit, "{\"workloads\": [");
+  for (int i = 0; i < ss.nw; i++) rt_str_printf(&fit, "%s\"%s\"", i ? ", " : "", ss.w[i].key);
+  rt_str_printf(&fit, "], \"schedules\": %d, \"train\": %d, \"test\": %d, \"holdout\": %g, "
+                "\"seed\": %lu, \"flush\": %s, \"rms_log_before\": %.6g, \"rms_log_after\": %.6g, "
+                "\"iterations\": %d, \"irls_rounds\": %d, \"outliers\": %d, \"counted\": %d, "
+                "\"counter_source\": \"%s\"", ss.n, ntrain, ntest, o->holdout, o->seed,
+                o->flush ? "true" : "false", fr.rms_before, fr.rms_after, fr.iters,
+                fr.irls_rounds, fr.n_outliers, nct, source);
+  char *ja = acc_json_text(&a_after), *jd = acc_json_text(&a_def);
+  rt_str_printf(&fit, ", \"accuracy_defaults\": %s, \"accuracy\": %s}", jd, ja);
+  free(ja), free(jd);
+  char *cj = cm_coefs_json(m.km, &after);
+  int version = 0;
+  if (db_model_put(m.d, m.target_id, m.km->kernel, cj, fit.s, &version, &err))
+    rc = cli_fail(cmd, "%s", err.msg);
+  if (!rc && o->json) {
+    printf("{\"kernel\": \"%s\", \"version\": %d, \"coefficients\": %s, \"fit\": %s}\n",
+           m.km->kernel, version, cj, fit.s);
+  } else if (!rc) {
+    printf("calibrated %s on %s: version %d\n", m.km->kernel, m.desc.fingerprint, version);
+    for (int i = 0; i < ss.nw; i++) printf("workload   %s\n", ss.w[i].key);
+    printf("schedules  %d measured: %d fitted, %d held out (share %.2f, seed %lu)\n", ss.n, ntrain,
+           ntest, o->holdout, o->seed);
+    if (nct) {
+      printf("bytes      %d schedules counted with %s; model/counted (median) per level, before -> after:\n",
+             nct, source);
+      for (int l = 0; l < 3; l++) {
+        int ci = coef_index(m.km, cap_names[l]);
+        printf("             %-5s %.3f -> %.3f  (median |log error| %.3f -> %.3f)",
+               cm_bound_name(CM_LEVEL(l + 1)), brat0[l], brat1[l], berr0[l], berr1[l]);
+        if (ci >= 0) printf("  %s = %.2f", cap_names[l], start.v[ci]);
+        printf("\n");
+      }
+    } else if (o->counters > 0) {
+      printf("bytes      not counted: %s\n", err.msg[0] ? err.msg : "no one-thread schedule to count");
+    }
+    printf("time fit   rms of log(predicted/measured) %.3f -> %.3f (%d iterations, %d reweighting "
+           "rounds, %d outliers)\n", fr.rms_before, fr.rms_after, fr.iters, fr.irls_rounds,
+           fr.n_outliers);
+    printf("\naccuracy on %s   %5s %8s %8s %6s %6s %6s %10s\n", ntest ? "held-out" : "fitted (none held out)",
+           "n", "spearman", "kendall", "top1", "top5", "top10", "med.err");
+    print_acc("defaults", &a_def);
+    if (before.version) print_acc(before.source, &a_before);
+    print_acc("this calibration", &a_after);
+    print_acc("this calibration (fitted)", &t_after);
+    printf("(topk: a schedule within 5%% of the best measured is among the model's k fastest)\n");
+    printf("\ncoefficients (default -> calibrated):\n");
+    for (int j = 0; j < m.km->ncoef; j++)
+      printf("  %-12s %10.4g -> %-10.4g %s%s\n", m.km->coefs[j].name, defs.v[j], after.v[j],
+             m.km->coefs[j].what, fixed[j] ? " [held]" : "");
+  }
+  free(cj), free(fit.s), free(tr), free(ct), free(train), free(test);
+out:
+  samples_free(&ss);
+  mctx_close(&m);
+  return rc;
+}
+
+/* ---- accuracy ---- */
+
+static int mc_accuracy(const mopts *o, const char *cmd) {
+  mctx m;
+  int rc = mctx_open(&m, o, cmd, 1, 0);
+  if (rc) return rc;
+  sample_set ss;
+  if ((rc = load_samples(&m, o, cmd, &ss))) {
+    mctx_close(&m);
+    return rc;
+  }
+  rt_err err = {0};
+  cm_coefs cal, defs;
+  cm_coefs_default(m.km, &defs);
+  char *fit = NULL;
+  int version = 0;
+  int found = db_model_get(m.d, m.target_id, m.km->kernel, o->version, NULL, &fit, &version, NULL, &err);
+  if (found < 0 || (o->version && !found)) {
+    rc = cli_fail(cmd, "%s", found < 0 ? err.msg : "no such version");
+    goto out;
+  }
+  if (found && cm_coefs_load(m.d, m.target_id, m.km, version, &cal, &err)) {
+    rc = cli_fail(cmd, "%s", err.msg);
+    goto out;
+  }
+  /* The held-out split of that calibration. */
+  double share = 0;
+  unsigned long seed = 1;
+  json_t *fj = fit ? json_loads(fit, 0, NULL) : NULL;
+  if (fj) {
+    share = json_number_value(json_object_get(fj, "holdout"));
+    seed = (unsigned long)json_integer_value(json_object_get(fj, "seed"));
+  }
+  json_decref(fj);
+  int *use = rt_malloc((size_t)ss.n * sizeof *use), nuse = 0;
+  for (int i = 0; i < ss.n; i++) nuse += use[i] = o->all || !found || held_out(ss.hash[i], seed, share);
+  const char *what = !found ? "every schedule (no calibration stored)"
+                     : o->all ? "every schedule (training ones included)"
+                     : nuse ? "schedules held out of the calibration"
+                            : "every schedule (the calibration held none out)";
+  if (!nuse)
+    for (int i = 0; i < ss.n; i++) use[i] = 1, nuse++;
+  acc a_def, a_cal;
+  accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, use, ss.n, &a_def);
+  if (found) accuracy_of(m.km, &m.ce, &cal, o->flush, ss.s, use, ss.n, &a_cal);
+  if (o->json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "kernel"); jw_str(&w, m.km->kernel);
+    jw_key(&w, "on"); jw_str(&w, what);
+    jw_key(&w, "defaults"); json_acc(&w, &a_def);
+    jw_key(&w, "version"); jw_int(&w, version);
+    jw_key(&w, "calibrated"); if (found) json_acc(&w, &a_cal); else jw_raw(&w, "null");
+    jw_end(&w, '}');
+    fputc('\n', stdout);
+  } else {
+    printf("accuracy of the %s model on %s (%d of %d)\n", m.km->kernel, what, nuse, ss.n);
+    printf("  %-28s %5s %8s %8s %6s %6s %6s %10s\n", "", "n", "spearman", "kendall", "top1", "top5",
+           "top10", "med.err");
+    print_acc("defaults", &a_def);
+    if (found) print_acc(cal.source, &a_cal);
+    printf("(topk: a schedule within 5%% of the best measured is among the model's k fastest)\n");
+  }
+  free(use);
+out:
+  free(fit);
+  samples_free(&ss);
+  mctx_close(&m);
+  return rc;
+}
+
+/* ---- history ---- */
+
+typedef struct hist { const mopts *o; int n; jw w; } hist;
+
+static int hist_row(void *ctx, const char *kernel, int version, const char *coefs,
+                    const char *fit, const char *created) {
+  hist *h = ctx;
+  json_t *fj = json_loads(fit, 0, NULL);
+  json_t *a = fj ? json_object_get(fj, "accuracy") : NULL;
+  if (h->o->json) {
+    jw_begin(&h->w, '{');
+    jw_key(&h->w, "kernel"); jw_str(&h->w, kernel);
+    jw_key(&h->w, "version"); jw_int(&h->w, version);
+    jw_key(&h->w, "created"); jw_str(&h->w, created);
+    jw_key(&h->w, "coefficients"); jw_raw(&h->w, coefs);
+    jw_key(&h->w, "fit"); jw_raw(&h->w, fit);
+    jw_end(&h->w, '}');
+  } else {
+    printf("%-10s %3d  %s  %3lld schedules  spearman %.3f (held out %lld)\n", kernel, version, created,
+           (long long)json_integer_value(json_object_get(fj, "schedules")),
+           json_number_value(json_object_get(a, "spearman")),
+           (long long)json_integer_value(json_object_get(fj, "test")));
+  }
+  json_decref(fj);
+  h->n++;
+  return 0;
+}
+
+static int mc_history(const mopts *o, const char *cmd) {
+  mctx m;
+  int rc = mctx_open(&m, o, cmd, 0, 0);
+  if (rc) return rc;
+  hist h = {.o = o};
+  rt_err err = {0};
+  if (o->json) {
+    jw_init(&h.w, stdout);
+    jw_begin(&h.w, '[');
+  }
+  if (db_model_list(m.d, m.target_id, o->kernel, hist_row, &h, &err) < 0) rc = cli_fail(cmd, "%s", err.msg);
+  if (o->json) {
+    jw_end(&h.w, ']');
+    fputc('\n', stdout);
+  } else if (!rc && !h.n) {
+    printf("no calibration stored for this target%s%s\n", o->kernel ? " and kernel " : "",
+           o->kernel ? o->kernel : "");
+  }
+  mctx_close(&m);
+  return rc;
+}
+
+/* ---- The command ---- */
+
+int cmd_model(int argc, char **argv) {
+  int rc;
+  if (argc >= 2 && !strcmp(argv[1], "roofline")) return cmd_model_roofline(argc - 1, argv + 1);
+  const model_cmd *c = cli_pick("model", subcommands, sizeof *subcommands, argc, argv, model_help, &rc);
+  if (!c) return rc;
+  mopts o;
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "model %s", c->name);
+  if ((rc = parse(c, argc - 1, argv + 1, &o))) return rc < 0 ? EXIT_OK : rc;
+  return c->fn(&o, cmd);
+}
+

@@ -1,0 +1,354 @@
+/*
+** cm.h -- the cost model: a target's measured ceilings (peak FLOP/s and
+** the bandwidth of each memory level), per-kernel analytical roofline
+** models (the work a schedule does at each level of the machine), the
+** roofline combination that turns work into a predicted time and a
+** limiting bound, calibration of the model's coefficients against
+** measured trials (GSL nonlinear least squares in log time, robust), cache
+** traffic counted on the real code (PAPI on hosts with a PMU, cachegrind
+** elsewhere), and accuracy metrics of a ranking.
+**
+** Invariants:
+**  1. A kernel model is one function from (workload, schedule, machine) to
+**     cm_work: exact flops, bytes moved at each level, efficiency terms,
+**     parallel terms. It has no tunable numbers in it: every coefficient
+**     lives in the kernel's coefficient table (cm_coef) with a default, and
+**     calibrated values are data (cm_coefs, stored versioned in the db).
+**  2. The combination is the same for every kernel (cm_time): each bound b
+**     takes t_b = work_b / (ceiling_b * eff_b); they overlap as a p-norm,
+**     T = overhead + (sum_b t_b^p)^(1/p); the bound of the largest t_b is
+**     the limiting one.
+**  3. Prediction is deterministic and pure: no clock, no randomness.
+**  4. Byte terms count lines filled into a level from the next one out
+**     (64-byte lines; write-allocate; write-backs are not counted), the
+**     quantity cachegrind and the cache-miss counters report.
+*/
+#ifndef CM_H
+#define CM_H
+
+#include "../common/rt.h"
+#include "../targets/host/hk.h"
+
+/* ---- Bounds and levels ---- */
+typedef enum { CM_COMPUTE, CM_L1, CM_L2, CM_L3, CM_DRAM, CM_OVERHEAD,
+               CM_NBOUND } cm_bound;
+#define CM_NLEVEL 4           /* CM_L1 .. CM_DRAM */
+#define CM_LEVEL(i) ((cm_bound)(CM_L1 + (i)))
+const char *cm_bound_name(cm_bound b);   /* "compute", "L1", ..., "overhead" */
+
+/* ---- Ceilings (cm_bench.c; stored per target in the db) ---- */
+#define CM_MAXCLASS 16
+#define CM_MAXSWEEP 48
+typedef struct cm_class {       /* one instruction class of the peak bench */
+  char name[24];                /* "avx512-fma", "scalar-add", ... */
+  int bits;                     /* vector width in bits (32: scalar) */
+  int fma;                      /* 1: fused multiply-add (2 flops/lane) */
+  double flops[2];              /* FLOP/s: [0] one thread, [1] all threads */
+} cm_class;
+typedef struct cm_sweep_pt {    /* bandwidth of one working-set size */
+  double bytes;                 /* working set */
+  double bw[2];                 /* read bytes/s: one thread, all threads */
+} cm_sweep_pt;
+typedef struct cm_ceilings {
+  int threads;                  /* threads of the multi-thread figures */
+  int nclass;
+  cm_class cls[CM_MAXCLASS];
+  double peak[2];               /* best FP32 FLOP/s: one thread, all */
+  double bw[CM_NLEVEL][2];      /* bytes/s of L1, L2, L3, DRAM: 1, all */
+  double cache[CM_NLEVEL];      /* capacity in bytes (L1, L2 per core; L3
+                                ** shared; DRAM 0); from the target */
+  int nsweep;
+  cm_sweep_pt sweep[CM_MAXSWEEP];
+  char measured[32];            /* UTC date and time of the measurement */
+  double seconds;               /* how long the bench took */
+} cm_ceilings;
+
+typedef struct cm_bench_opts {
+  double time_per_point;        /* seconds per measured point (0.05) */
+  int repeats;                  /* medians of this many runs (5) */
+  int threads;                  /* multi-thread figures (0: all CPUs) */
+  int quick;                    /* fewer sweep points (tests) */
+} cm_bench_opts;
+void cm_bench_opts_default(cm_bench_opts *o);
+/* Measure the host's ceilings. 0, or -1 with err. */
+int cm_bench_host(const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
+/* JSON text of c (caller frees) and its inverse (-1 with err naming the
+** field that is missing or wrong). */
+char *cm_ceilings_json(const cm_ceilings *c);
+int cm_ceilings_parse(const char *json, cm_ceilings *c, rt_err *err);
+
+/* ---- A kernel model's output: the work of one schedule ---- */
+#define CM_MAXEFF 6
+typedef struct cm_work {
+  double flops;                 /* floating-point operations executed */
+  double bytes[CM_NLEVEL];      /* bytes served by L1 (loads+stores issued),
+                                ** L2, L3, DRAM (invariant 4) */
+  double eff[CM_MAXEFF];        /* compute-efficiency terms in (0, 1], named
+                                ** by the model (cm_kmodel.eff_names) */
+  int threads;                  /* threads the schedule runs */
+  double imbalance;             /* largest thread share / mean share, >= 1 */
+  double trips;                 /* trips of generated inner loops (loop and
+                                ** call overhead) */
+  double serial_frac;           /* fraction of flops outside the parallel
+                                ** region (packing done once, ...) */
+} cm_work;
+
+/* What a model knows of the machine: capacities and registers. */
+typedef struct cm_machine {
+  double cache[CM_NLEVEL];      /* L1d, L2 per core, L3 shared, 0 */
+  int line;                     /* bytes per cache line (64) */
+  int vector_regs;              /* SIMD registers (32) */
+  int simd_floats;              /* float32 lanes per register (16) */
+  int flush;                    /* 1: caches flushed between repeats, so
+                                ** compulsory traffic comes from DRAM */
+} cm_machine;
+void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c);
+
+/* ---- Coefficients (invariant 1) ---- */
+typedef enum { CM_POS, CM_GE1 } cm_coef_kind;  /* x > 0 ; x >= 1 */
+typedef struct cm_coef {
+  const char *name;             /* "eff_L2", "overlap", ... */
+  double value;                 /* default */
+  cm_coef_kind kind;
+  const char *what;             /* one line for `model explain` */
+  int hold;                     /* 1: calibration keeps it unless asked
+                                ** (thresholds the fit cannot see through) */
+} cm_coef;
+#define CM_MAXCOEF 24
+/* A coefficient vector of one kernel model (defaults or calibrated). */
+typedef struct cm_coefs {
+  int n;
+  double v[CM_MAXCOEF];         /* in the order of cm_kmodel.coefs */
+  int version;                  /* db version; 0: the defaults */
+  char source[64];              /* "defaults", "calibrated 2026-11-29 ..." */
+} cm_coefs;
+
+/* The generic coefficients every kernel model starts with (cm_time reads
+** them by these indices); a model appends its own after them. */
+enum { CM_C_COMPUTE, CM_C_L1, CM_C_L2, CM_C_L3, CM_C_DRAM, CM_C_OVERLAP,
+       CM_C_FIXED, CM_C_THREAD, CM_C_TRIP, CM_C_EFF0, CM_NGENERIC = CM_C_EFF0 };
+/* Exponent of efficiency term j is coefficient CM_C_EFF0 + j: the compute
+** time divides by prod_j eff[j]^exponent_j. A model's own coefficients
+** (byte-term factors, ...) follow at CM_C_EFF0 + neff. */
+/* The first CM_NGENERIC rows of every kernel's coefficient table. */
+#define CM_GENERIC_COEFS \
+  {"eff_compute", 0.9, CM_POS, "fraction of the FMA peak the best code reaches", 0}, \
+  {"eff_L1", 0.8, CM_POS, "fraction of the L1 ceiling reached", 0}, \
+  {"eff_L2", 0.8, CM_POS, "fraction of the L2 ceiling reached", 0}, \
+  {"eff_L3", 0.8, CM_POS, "fraction of the L3 ceiling reached", 0}, \
+  {"eff_DRAM", 0.8, CM_POS, "fraction of the DRAM ceiling reached", 0}, \
+  {"overlap", 3.0, CM_GE1, "p of the p-norm joining the bounds (1: no overlap)", 0}, \
+  {"fixed_s", 2e-6, CM_POS, "fixed cost per call, seconds", 0}, \
+  {"thread_s", 4e-6, CM_POS, "fork/join cost per extra thread, seconds", 0}, \
+  {"trip_s", 1e-9, CM_POS, "cost per generated inner-loop trip, seconds", 0}
+
+typedef struct cm_kmodel {
+  const char *kernel;           /* "gemm" */
+  int neff;
+  const char *const *eff_names; /* neff names, e.g. "vector", "registers" */
+  int ncoef;                    /* CM_NGENERIC + neff (+ model's own) */
+  const cm_coef *coefs;         /* defaults (invariant 1) */
+  /* The work of schedule cfg of workload pb on machine m: 0, or -1 with
+  ** err when cfg is not a schedule of this kernel. c holds the model's own
+  ** coefficients (byte-term factors, ...) at c->v[CM_C_EFF0 + neff ...]. */
+  int (*work)(const hk_problem *pb, const sp_space *sp, const int *cfg,
+              const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err);
+} cm_kmodel;
+
+/* ---- Reuse analysis of a loop nest (cm_nest.c), shared by the models ----
+** A loop nest, outermost loop first, touches arrays. Each loop moves some
+** dimensions (letters); an array's extent in dimension d inside loop j is
+** its extent in the innermost body times the trips of every loop at or
+** inside j that moves d. Under a fully associative LRU cache of capacity
+** S, an array's lines are loaded once per execution of the outermost loop
+** whose whole footprint (all arrays) fits in S, and reused across the
+** iterations of the loop just outside it when the array does not move
+** with that loop. An array with depth < nloops is touched only by the
+** loops outside depth (a packing step): its innermost extent is the block
+** it touches there. */
+#define CM_MAXLOOP 12
+#define CM_MAXARR 8
+typedef struct cm_loop {
+  double trips;                 /* average trips (range / step, fractional) */
+  char moves[8];                /* dimension letters this loop moves */
+} cm_loop;
+typedef struct cm_array {
+  const char *name;
+  char dims[4];                 /* dimension letters, row-major: last is
+                                ** contiguous */
+  double ext[4];                /* extent in the innermost body (elements) */
+  double full[4];               /* size of each dimension in memory: a run
+                                ** covering the whole last dimension
+                                ** continues into the next row */
+  double elem;                  /* bytes per element */
+  int depth;                    /* touched by loops < depth (0: all loops) */
+} cm_array;
+typedef struct cm_nest {
+  int nloops, narrays;
+  cm_loop loop[CM_MAXLOOP];
+  cm_array arr[CM_MAXARR];
+} cm_nest;
+/* Builders: append a loop (outermost first) / an array of ndims = strlen
+** (dims) dimensions with the given innermost extents and full sizes. */
+void cm_nest_loop(cm_nest *n, double trips, const char *moves);
+void cm_nest_array(cm_nest *n, const char *name, const char *dims,
+                   const double *ext, const double *full, double elem,
+                   int depth);
+/* Bytes filled into a cache of capacity cap (bytes, line-sized lines) from
+** the next level by one execution of the nest; warm: the nest ran just
+** before, so a nest that fits entirely costs nothing. */
+double cm_nest_traffic(const cm_nest *n, double cap, int line, int warm);
+/* The same for a set-associative cache: the loop whose execution first
+** overflows cap keeps the share cap / footprint of the reuse it would have
+** had (a smooth step where the exact LRU rule jumps). */
+double cm_nest_traffic_sa(const cm_nest *n, double cap, int line, int warm);
+/* Distinct bytes (whole lines) touched by one full execution of the nest. */
+double cm_nest_footprint(const cm_nest *n, int line);
+
+extern const cm_kmodel *const cm_kmodels[];   /* NULL-terminated */
+const cm_kmodel *cm_kmodel_find(const char *kernel);  /* NULL if none */
+extern const cm_kmodel cm_gemm, cm_conv2d, cm_stencil, cm_transpose,
+    cm_reduction;
+void cm_coefs_default(const cm_kmodel *k, cm_coefs *c);
+
+/* Coefficients as a JSON object {name: value} (caller frees) and back: a
+** name the model lacks or a non-positive value is an error naming it; a
+** coefficient the text lacks keeps its default. */
+char *cm_coefs_json(const cm_kmodel *k, const cm_coefs *c);
+int cm_coefs_parse(const cm_kmodel *k, const char *json, cm_coefs *c, rt_err *err);
+
+/* ---- The roofline combination (invariant 2) ---- */
+typedef struct cm_pred {
+  double time;                  /* predicted seconds */
+  double t[CM_NBOUND];          /* time of each bound alone (overhead: its
+                                ** additive part) */
+  cm_bound bound;               /* the largest of t[] */
+  double ceiling[CM_NBOUND];    /* the ceiling each bound used (FLOP/s,
+                                ** bytes/s; overhead 0) */
+  double frac[CM_NBOUND];       /* fraction of each ceiling the schedule
+                                ** achieves: (work_b / time) / ceiling_b */
+  cm_work w;
+} cm_pred;
+/* Combine w with ceilings ce and coefficients c. */
+void cm_time(const cm_kmodel *k, const cm_work *w, const cm_ceilings *ce,
+             const cm_coefs *c, cm_pred *p);
+/* work + time in one call. */
+int cm_predict(const cm_kmodel *k, const hk_problem *pb, const sp_space *sp,
+               const int *cfg, const cm_ceilings *ce, const cm_coefs *c,
+               int flush, cm_pred *p, rt_err *err);
+
+/* ---- Calibration (cm_fit.c) ---- */
+/* Robust nonlinear least squares: minimise sum_i w_i r_i(u)^2 over u
+** (n_par unknowns) with r_i for i < n_obs from fn, plus prior rows
+** lambda * (u_j - prior_j) when lambda > 0. Robust weights (Tukey
+** bisquare on the residuals scaled by their MAD, re-fitted until stable)
+** when robust is set. u holds the start and gets the solution. */
+typedef int (*cm_resid_fn)(void *ctx, const double *u, double *r);
+typedef struct cm_fit_opts {
+  int robust;                   /* 1: bisquare IRLS (default 1) */
+  double lambda;                /* prior weight (default 0) */
+  const double *prior;          /* n_par values (NULL: the start) */
+  int max_iter;                 /* per solve (default 200) */
+  int max_rounds;               /* reweighted solves at most (default 20) */
+} cm_fit_opts;
+typedef struct cm_fit_result {
+  int iters;                    /* solver iterations in all */
+  int irls_rounds;
+  double rms_before, rms_after; /* unweighted rms of r over the n_obs rows */
+  int n_outliers;               /* observations with weight 0 at the end */
+} cm_fit_result;
+void cm_fit_opts_default(cm_fit_opts *o);
+int cm_fit(int n_obs, int n_par, cm_resid_fn fn, void *ctx, double *u,
+           const cm_fit_opts *o, cm_fit_result *res, rt_err *err);
+
+/* One measured schedule: its workload, configuration and time. */
+typedef struct cm_sample {
+  const hk_problem *pb;
+  const sp_space *sp;
+  const int *cfg;
+  double t;                     /* seconds */
+} cm_sample;
+/* Fit kernel model k's coefficients to n measured schedules (of one or
+** several workloads). c holds the start (usually the defaults) and gets
+** the result; fixed[j] != 0 keeps coefficient j (NULL: the table's hold
+** flags). Residuals are log(predicted) - log(measured). */
+int cm_calibrate(const cm_kmodel *k, const cm_sample *s, int n, const cm_ceilings *ce,
+                 int flush, cm_coefs *c, const int *fixed, cm_fit_result *res,
+                 rt_err *err);
+/* The same with a cap on the solver's work (the tuner's quick refits):
+** max_iter iterations per solve and max_rounds reweighted solves. */
+int cm_calibrate_capped(const cm_kmodel *k, const cm_sample *s, int n, const cm_ceilings *ce,
+                        int flush, cm_coefs *c, const int *fixed, int max_iter,
+                        int max_rounds, cm_fit_result *res, rt_err *err);
+
+/* ---- A model as the tuner sees it (cm_tune.c): tu.h's predict and
+** refit hooks over one workload of one kernel on one target ---- */
+typedef struct cm_tmodel cm_tmodel;
+/* Copies ce and c; pb and sp must outlive the model. */
+cm_tmodel *cm_tmodel_new(const cm_kmodel *k, const hk_problem *pb, const sp_space *sp,
+                         const cm_ceilings *ce, const cm_coefs *c, int flush);
+void cm_tmodel_free(cm_tmodel *m);                  /* NULL is a no-op */
+int cm_tmodel_predict(void *m, const int *cfgs, int n, double *t);
+/* Calibrate from the model's first coefficients on the n results. */
+int cm_tmodel_refit(void *m, const int *cfgs, const double *t, int n);
+const cm_coefs *cm_tmodel_coefs(const cm_tmodel *m);
+int cm_tmodel_refits(const cm_tmodel *m);           /* successful refits */
+/* Back to the coefficients it was made with (a new run starts afresh). */
+void cm_tmodel_reset(cm_tmodel *m);
+
+/* ---- What the database keeps for the model (cm_store.c) ---- */
+struct db;
+/* The latest ceilings of a target. None stored: with measure set, measure
+** them now (cm_bench_host, default options; a note on stderr) and store
+** them, *fresh = 1; otherwise -1 with err saying how to measure them. */
+int cm_ceilings_load(struct db *d, int64_t target_id, int measure, cm_ceilings *ce,
+                     int *fresh, rt_err *err);
+/* Version `version` (0: the latest) of kernel k's coefficients on a target
+** into c; none stored and version 0: the defaults (c->version 0). */
+int cm_coefs_load(struct db *d, int64_t target_id, const cm_kmodel *k, int version,
+                  cm_coefs *c, rt_err *err);
+/* The tuner's model of a workload on a target: ceilings (measured now if
+** missing) and the latest calibration. NULL with err. */
+cm_tmodel *cm_tmodel_open(struct db *d, int64_t target_id, const char *kernel,
+                          const hk_problem *pb, const sp_space *sp, int flush, rt_err *err);
+
+/* ---- Accuracy of a ranking (cm_metrics.c) ---- */
+double cm_spearman(const double *x, const double *y, int n);   /* ties: mid-ranks */
+double cm_kendall(const double *x, const double *y, int n);    /* tau-b */
+/* 1 when some item among the k smallest pred[] has actual[] within
+** (1 + tol) of the smallest actual[]; 0 otherwise. */
+int cm_topk_hit(const double *pred, const double *actual, int n, int k,
+                double tol);
+/* Median over items of |pred - actual| / actual. */
+double cm_median_rel_err(const double *pred, const double *actual, int n);
+
+/* ---- Counted cache traffic (cm_counters.c) ---- */
+typedef struct cm_traffic {
+  char source[16];              /* "cachegrind", "papi" */
+  double bytes[CM_NLEVEL];      /* as cm_work.bytes (NAN: not counted) */
+  double instructions;          /* NAN when not counted */
+  char config[160];             /* how it was counted (cache geometry) */
+} cm_traffic;
+/* Count the traffic of one run of schedule src of workload (k, pb) under
+** cachegrind with the caches of m (two runs: last level = L2, then L3),
+** building src for an ISA valgrind decodes. 0, or -1 with err. */
+int cm_count_cachegrind(const hk_kernel *k, const hk_problem *pb,
+                        const char *src, const cm_machine *m,
+                        const char *cache_dir, cm_traffic *tr, rt_err *err);
+/* Whether cachegrind can be used here (*why says why not). */
+int cm_cachegrind_available(const char **why);
+/* Run src once natively, built as cm_count_cachegrind builds it (x86-64-v3
+** with the AVX-512 shim cost_model/cm_shim512.h) under the same driver, on
+** k's buffers bufs: inputs as given, outputs get the results (shows that
+** the shim computes what the AVX-512 build computes). 0, or -1 with err. */
+int cm_run_shimmed(const hk_kernel *k, const hk_problem *pb, const char *src,
+                   const char *cache_dir, float *const *bufs, rt_err *err);
+/* Count misses of one warm run of src with PAPI through the harness's
+** counter pass (ms_measure with o, counters on; PAPI_L1_DCM, PAPI_L2_TCM,
+** PAPI_L3_TCM times the line size; the calling thread only). -1 with err
+** "no hardware counters: ..." where there are none (then use cachegrind). */
+struct ms_opts;
+int cm_count_papi(const hk_kernel *k, const hk_problem *pb, const char *src,
+                  const struct ms_opts *o, cm_traffic *tr, rt_err *err);
+
+#endif

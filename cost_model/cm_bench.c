@@ -1,0 +1,736 @@
+/*
+** cm_bench.c -- the measured ceilings of the host, in the spirit of the
+** Empirical Roofline Toolkit, compiled into rooftune (no compiler at bench
+** time): peak FP32 FLOP/s of each instruction class the CPU supports
+** (scalar, SSE, AVX2, AVX-512; add, mul, FMA), each a loop of 12
+** independent dependency chains per thread, and read bandwidth over a
+** sweep of working-set sizes from 4 KiB to beyond the last-level cache,
+** one thread and all threads (threads pinned to CPUs, started together at
+** a barrier; a figure is total work / wall time from the first start to
+** the last end). Each point is the median of o->repeats timed runs of
+** about o->time_per_point seconds. The bandwidth of a level is the sweep's
+** value at a working set well inside it: half the level's per-thread share
+** of its capacity for L1; for L2 and L3 the geometric middle between the
+** level below's capacity and that half (a shared L3 is shared with other
+** cores and tenants too: half of what sysfs lists may not be cache any
+** more); DRAM's is the largest working set. Cache sizes come from sysfs.
+** Also the JSON text of cm_ceilings and its parser.
+*/
+#include "cm.h"
+
+#include <errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+static const char *const level_names[CM_NLEVEL] = {"L1", "L2", "L3", "DRAM"};
+
+void cm_bench_opts_default(cm_bench_opts *o) {
+  o->time_per_point = 0.05;
+  o->repeats = 5;
+  o->threads = 0;
+  o->quick = 0;
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- Peak kernels: 12 independent chains of one instruction ---- */
+
+#define CHAINS 12
+
+#if defined(__x86_64__)
+/* Kernels run uninstrumented under sanitizers (the measured loop is
+** the loop, not its checks). */
+#define NO_SAN __attribute__((no_sanitize("address,undefined")))
+
+/* One kernel: iters iterations of CHAINS operations OP on registers of
+** type T. b = 1 and c = 0 are hidden from the compiler, so the chains keep
+** finite, normal values and nothing can be folded; the empty asm with
+** every accumulator as an in/out operand consumes each result and stops
+** the compiler from merging chains into wider vectors. */
+#define PEAK_KERNEL(NAME, ATTR, T, SET1, C, OP)                                          \
+  static NO_SAN ATTR void NAME(long iters) {                                             \
+    T b = SET1(1.0f), c = SET1(0.0f);                                                    \
+    __asm__ volatile("" : C(b), C(c));                                                   \
+    T a0 = SET1(1.0f), a1 = SET1(1.1f), a2 = SET1(1.2f), a3 = SET1(1.3f), a4 = SET1(1.4f), \
+      a5 = SET1(1.5f), a6 = SET1(1.6f), a7 = SET1(1.7f), a8 = SET1(1.8f), a9 = SET1(1.9f), \
+      a10 = SET1(2.0f), a11 = SET1(2.1f);                                                \
+    for (long i = 0; i < iters; i++) {                                                   \
+      a0 = OP(a0); a1 = OP(a1); a2 = OP(a2); a3 = OP(a3); a4 = OP(a4); a5 = OP(a5);      \
+      a6 = OP(a6); a7 = OP(a7); a8 = OP(a8); a9 = OP(a9); a10 = OP(a10); a11 = OP(a11);  \
+      __asm__ volatile("" : C(a0), C(a1), C(a2), C(a3), C(a4), C(a5), C(a6), C(a7),     \
+                       C(a8), C(a9), C(a10), C(a11));                                    \
+    }                                                                                    \
+  }
+
+#define T_FMA __attribute__((target("fma")))
+#define T_AVX2 __attribute__((target("avx2")))
+#define T_AVX2FMA __attribute__((target("avx2,fma")))
+#define T_AVX512 __attribute__((target("avx512f")))
+
+#define OP_ADD_SS(a) _mm_add_ss(a, c)
+#define OP_FMA_SS(a) _mm_fmadd_ss(a, b, c)
+#define OP_ADD_PS(a) _mm_add_ps(a, c)
+#define OP_MUL_PS(a) _mm_mul_ps(a, b)
+#define OP_FMA_PS(a) _mm_fmadd_ps(a, b, c)
+#define OP_ADD_256(a) _mm256_add_ps(a, c)
+#define OP_FMA_256(a) _mm256_fmadd_ps(a, b, c)
+#define OP_ADD_512(a) _mm512_add_ps(a, c)
+#define OP_FMA_512(a) _mm512_fmadd_ps(a, b, c)
+
+PEAK_KERNEL(k_scalar_add, , __m128, _mm_set1_ps, "+x", OP_ADD_SS)
+PEAK_KERNEL(k_scalar_fma, T_FMA, __m128, _mm_set1_ps, "+x", OP_FMA_SS)
+PEAK_KERNEL(k_sse_add, , __m128, _mm_set1_ps, "+x", OP_ADD_PS)
+PEAK_KERNEL(k_sse_mul, , __m128, _mm_set1_ps, "+x", OP_MUL_PS)
+PEAK_KERNEL(k_sse_fma, T_FMA, __m128, _mm_set1_ps, "+x", OP_FMA_PS)
+PEAK_KERNEL(k_avx2_add, T_AVX2, __m256, _mm256_set1_ps, "+x", OP_ADD_256)
+PEAK_KERNEL(k_avx2_fma, T_AVX2FMA, __m256, _mm256_set1_ps, "+x", OP_FMA_256)
+PEAK_KERNEL(k_avx512_add, T_AVX512, __m512, _mm512_set1_ps, "+v", OP_ADD_512)
+PEAK_KERNEL(k_avx512_fma, T_AVX512, __m512, _mm512_set1_ps, "+v", OP_FMA_512)
+
+enum { ISA_BASE, ISA_FMA, ISA_AVX2FMA, ISA_AVX512 };
+
+/* Whether the CPU (and the OS's saved register state) supports isa. */
+static int has_isa(int isa) {
+  __builtin_cpu_init();
+  switch (isa) {
+  case ISA_FMA: return __builtin_cpu_supports("fma");
+  case ISA_AVX2FMA: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  case ISA_AVX512: return __builtin_cpu_supports("avx512f");
+  default: return 1;
+  }
+}
+
+typedef struct peak_def {
+  const char *name;
+  int bits, fma, lanes, isa;
+  void (*kernel)(long iters);
+} peak_def;
+
+static const peak_def peak_defs[] = {
+  {"scalar-add", 32, 0, 1, ISA_BASE, k_scalar_add},
+  {"scalar-fma", 32, 1, 1, ISA_FMA, k_scalar_fma},
+  {"sse-add", 128, 0, 4, ISA_BASE, k_sse_add},
+  {"sse-mul", 128, 0, 4, ISA_BASE, k_sse_mul},
+  {"sse-fma", 128, 1, 4, ISA_FMA, k_sse_fma},
+  {"avx2-add", 256, 0, 8, ISA_AVX2FMA, k_avx2_add},
+  {"avx2-fma", 256, 1, 8, ISA_AVX2FMA, k_avx2_fma},
+  {"avx512-add", 512, 0, 16, ISA_AVX512, k_avx512_add},
+  {"avx512-fma", 512, 1, 16, ISA_AVX512, k_avx512_fma},
+};
+#define NPEAK ((int)(sizeof peak_defs / sizeof *peak_defs))
+
+/* ---- Read kernels: passes over n floats (a multiple of 128), 8 chains ---- */
+
+/* GCC vector types: loads and adds written as plain C on them stay in the
+** NO_SAN function (the intrinsics' inline bodies would be instrumented). */
+typedef float v4sf __attribute__((vector_size(16)));
+typedef float v8sf __attribute__((vector_size(32)));
+typedef float v16sf __attribute__((vector_size(64)));
+
+/* The loads stay inside the buffer by construction; a sanitizer's check of
+** each would measure the check instead of the memory. */
+#define READ_KERNEL(NAME, ATTR, T, C)                                                    \
+  static NO_SAN ATTR void NAME(const float *p, size_t n, long passes) {                 \
+    enum { W = sizeof(T) / sizeof(float) };                                              \
+    T a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};    \
+    for (long r = 0; r < passes; r++)                                                    \
+      for (size_t i = 0; i < n; i += 8 * W) {                                            \
+        const T *q = (const T *)(p + i);                                                 \
+        a0 += q[0]; a1 += q[1]; a2 += q[2]; a3 += q[3];                                  \
+        a4 += q[4]; a5 += q[5]; a6 += q[6]; a7 += q[7];                                  \
+      }                                                                                  \
+    T sum = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));                           \
+    __asm__ volatile("" : : C(sum));                                                     \
+  }
+
+READ_KERNEL(r_sse, , v4sf, "x")
+READ_KERNEL(r_avx2, T_AVX2, v8sf, "x")
+READ_KERNEL(r_avx512, T_AVX512, v16sf, "v")
+
+typedef void (*read_fn)(const float *p, size_t n, long passes);
+
+static read_fn widest_read(void) {
+  return has_isa(ISA_AVX512) ? r_avx512 : has_isa(ISA_AVX2FMA) ? r_avx2 : r_sse;
+}
+#endif /* __x86_64__ */
+
+/* ---- A team of pinned threads started together ---- */
+
+#define MAXTHREADS 256
+
+typedef struct team {
+  int n;                      /* threads */
+  const int *cpus;            /* thread i runs on cpus[i % ncpus] */
+  int ncpus;
+  void (*work)(void *ctx, int tid, long units);
+  void *ctx;
+  long units;                 /* work units per thread */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int go;                     /* 1: all threads exist; -1: give up */
+  pthread_barrier_t bar;
+  double t0[MAXTHREADS], t1[MAXTHREADS];
+} team;
+
+typedef struct member { team *t; int tid; } member;
+
+static void *member_main(void *arg) {
+  member *m = arg;
+  team *t = m->t;
+  pthread_mutex_lock(&t->mu);
+  while (!t->go) pthread_cond_wait(&t->cv, &t->mu);
+  int go = t->go;
+  pthread_mutex_unlock(&t->mu);
+  if (go < 0) return NULL;
+  pthread_barrier_wait(&t->bar);
+  t->t0[m->tid] = now_s();
+  t->work(t->ctx, m->tid, t->units);
+  t->t1[m->tid] = now_s();
+  return NULL;
+}
+
+/* Run work(ctx, tid, units) on t->n pinned threads that pass a barrier
+** together once all exist: the seconds from the first start to the last
+** end, or -1 with err. */
+static double team_run(team *t, rt_err *err) {
+  pthread_t th[MAXTHREADS];
+  member m[MAXTHREADS];
+  pthread_mutex_init(&t->mu, NULL);
+  pthread_cond_init(&t->cv, NULL);
+  pthread_barrier_init(&t->bar, NULL, (unsigned)t->n);
+  t->go = 0;
+  int started = 0, rc = 0;
+  for (int i = 0; i < t->n; i++) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(t->cpus[i % t->ncpus], &set);
+    pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+    m[i] = (member){t, i};
+    rc = pthread_create(&th[i], &attr, member_main, &m[i]);
+    pthread_attr_destroy(&attr);
+    if (rc) rc = pthread_create(&th[i], NULL, member_main, &m[i]);  /* pinning refused */
+    if (rc) {
+      rt_err_set(err, "cannot start thread %d of %d: %s", i + 1, t->n, strerror(rc));
+      break;
+    }
+    started++;
+  }
+  pthread_mutex_lock(&t->mu);
+  t->go = rc ? -1 : 1;
+  pthread_cond_broadcast(&t->cv);
+  pthread_mutex_unlock(&t->mu);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&t->bar);
+  pthread_cond_destroy(&t->cv);
+  pthread_mutex_destroy(&t->mu);
+  if (rc) return -1;
+  double lo = t->t0[0], hi = t->t1[0];
+  for (int i = 1; i < t->n; i++) {
+    if (t->t0[i] < lo) lo = t->t0[i];
+    if (t->t1[i] > hi) hi = t->t1[i];
+  }
+  return hi - lo;
+}
+
+/* Units of work for one thread to take about target seconds: doubled
+** from 1 until a run takes a tenth of it, then scaled. 0 with err. */
+static long calibrate(team *t, double target, rt_err *err) {
+  int n = t->n;
+  t->n = 1;
+  long units = 1;
+  double s = 0;
+  for (;;) {
+    t->units = units;
+    if ((s = team_run(t, err)) < 0) {
+      t->n = n;
+      return 0;
+    }
+    if (s >= target / 10 || units > (1L << 50)) break;
+    units *= s < target / 1000 ? 16 : 2;
+  }
+  t->n = n;
+  double u = (double)units * target / (s > 0 ? s : 1e-9);
+  return u < 1 ? 1 : u > 9e15 ? (long)9e15 : (long)u;
+}
+
+/* The median of `repeats` rates work_per_run / seconds (t->units set). */
+static int median_rate(team *t, int repeats, double work_per_run, double *out, rt_err *err) {
+  double r[64];
+  if (repeats > 64) repeats = 64;
+  for (int i = 0; i < repeats; i++) {
+    double s = team_run(t, err);
+    if (s < 0) return -1;
+    r[i] = work_per_run / (s > 0 ? s : 1e-9);
+  }
+  gsl_sort(r, 1, (size_t)repeats);
+  *out = gsl_stats_median_from_sorted_data(r, 1, (size_t)repeats);
+  return 0;
+}
+
+/* ---- The machine: CPUs and caches ---- */
+
+/* The CPUs this process may run on; returns their number (>= 1). */
+static int allowed_cpus(int *cpus, int cap) {
+  cpu_set_t set;
+  int n = 0;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE && n < cap; c++)
+      if (CPU_ISSET(c, &set)) cpus[n++] = c;
+  if (!n) cpus[n++] = 0;
+  return n;
+}
+
+/* First line of a sysfs file into out ("" when absent). */
+static void read_line(const char *path, char *out, size_t cap) {
+  FILE *f = fopen(path, "r");
+  out[0] = 0;
+  if (f && fgets(out, (int)cap, f)) out[strcspn(out, "\n")] = 0;
+  if (f) fclose(f);
+}
+
+/* Number of CPUs in a sysfs list such as "0-3,8,10-11". */
+static int cpu_list_count(const char *s) {
+  int n = 0;
+  while (*s) {
+    char *end;
+    long a = strtol(s, &end, 10), b = a;
+    if (end == s) break;
+    if (*end == '-') b = strtol(end + 1, &end, 10);
+    n += (int)(b - a + 1);
+    s = *end == ',' ? end + 1 : end;
+  }
+  return n > 0 ? n : 1;
+}
+
+/* Data/unified cache capacities of cpu0 by level (bytes) and how many
+** CPUs share each; levels sysfs does not list get 32 KiB, 1 MiB, 8 MiB
+** and are taken as private. */
+static void read_caches(double cache[CM_NLEVEL], int sharers[CM_NLEVEL]) {
+  static const double fallback[3] = {32768, 1048576, 8388608};
+  for (int l = 0; l < CM_NLEVEL; l++) cache[l] = 0, sharers[l] = 1;
+  for (int i = 0; i < 16; i++) {
+    char path[128], level[16], type[32], size[32], shared[256];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    read_line(path, level, sizeof level);
+    if (!level[0]) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+    read_line(path, type, sizeof type);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    read_line(path, size, sizeof size);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+    read_line(path, shared, sizeof shared);
+    int l = atoi(level) - 1;
+    if (l < 0 || l > 2 || !strcmp(type, "Instruction")) continue;
+    char *end;
+    double b = strtod(size, &end);
+    b *= *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
+    if (b > 0) {
+      cache[l] = b;
+      sharers[l] = cpu_list_count(shared);
+    }
+  }
+  for (int l = 0; l < 3; l++)
+    if (cache[l] <= 0) cache[l] = fallback[l], sharers[l] = 1;
+}
+
+/* ---- The measurements ---- */
+
+#if defined(__x86_64__)
+typedef struct peak_ctx { const peak_def *def; } peak_ctx;
+
+static void peak_work(void *ctx, int tid, long units) {
+  (void)tid;
+  ((peak_ctx *)ctx)->def->kernel(units);
+}
+
+/* Fill c->cls with every class the CPU supports, 1 and n threads. */
+static int bench_peak(const cm_bench_opts *o, team *t, cm_ceilings *c, rt_err *err) {
+  c->nclass = 0;
+  for (int k = 0; k < NPEAK && c->nclass < CM_MAXCLASS; k++) {
+    const peak_def *d = &peak_defs[k];
+    if (!has_isa(d->isa)) continue;
+    peak_ctx pc = {d};
+    t->work = peak_work;
+    t->ctx = &pc;
+    long iters = calibrate(t, o->time_per_point, err);
+    if (!iters) return -1;
+    double per_thread = (double)iters * CHAINS * d->lanes * (d->fma ? 2 : 1);
+    cm_class *cl = &c->cls[c->nclass];
+    memset(cl, 0, sizeof *cl);
+    snprintf(cl->name, sizeof cl->name, "%s", d->name);
+    cl->bits = d->bits;
+    cl->fma = d->fma;
+    int n = t->n;
+    t->units = iters;
+    t->n = 1;
+    int bad = median_rate(t, o->repeats, per_thread, &cl->flops[0], err);
+    t->n = n;
+    if (bad || median_rate(t, o->repeats, per_thread * n, &cl->flops[1], err)) return -1;
+    c->nclass++;
+  }
+  return 0;
+}
+
+typedef struct read_ctx {
+  float *buf[MAXTHREADS];
+  size_t nfloats;             /* per thread, a multiple of 128 */
+  read_fn fn;
+} read_ctx;
+
+static void read_work(void *ctx, int tid, long units) {
+  read_ctx *r = ctx;
+  r->fn(r->buf[tid], r->nfloats, units);
+}
+
+/* First touch: each thread fills its own buffer (pages placed near it;
+** written, so no read ever sees the shared zero page). */
+static void fill_work(void *ctx, int tid, long units) {
+  read_ctx *r = ctx;
+  float *p = r->buf[tid];
+  for (size_t i = 0; i < (size_t)units; i++) p[i] = 0.001f;
+}
+#endif
+
+/* Insert x into the sorted set v[0..*n) unless within 1% of a member. */
+static void add_size(double *v, int *n, int cap, double x) {
+  for (int i = 0; i < *n; i++)
+    if (fabs(v[i] - x) <= 0.01 * x) return;
+  if (*n >= cap) return;
+  int i = *n;
+  while (i > 0 && v[i - 1] > x) {
+    v[i] = v[i - 1];
+    i--;
+  }
+  v[i] = x;
+  ++*n;
+}
+
+/* Round a working set to whole 512-byte blocks (one unrolled step of the
+** widest read kernel), at least one. */
+static double round_ws(double b) {
+  double r = floor(b / 512) * 512;
+  return r < 512 ? 512 : r;
+}
+
+#if defined(__x86_64__)
+/* The sweep and the level figures. */
+static int bench_bw(const cm_bench_opts *o, team *t, cm_ceilings *c, rt_err *err) {
+  int sharers[CM_NLEVEL];
+  read_caches(c->cache, sharers);
+  c->cache[3] = 0;
+  double cap = o->quick ? 64.0 * 1048576 : 512.0 * 1048576;
+  double max_ws = round_ws(fmin(4 * c->cache[2], cap));
+  if (max_ws < 4096) max_ws = 4096;
+  /* Working sets of the levels, per thread: [level][0: one thread, 1: all]
+  ** (see the top of this file). */
+  double at[CM_NLEVEL][2];
+  for (int l = 0; l < 3; l++)
+    for (int m = 0; m < 2; m++) {
+      int share = m ? (t->n < sharers[l] ? t->n : sharers[l]) : 1;
+      double hi = fmin(c->cache[l] / share / 2, max_ws / 2), lo = l ? c->cache[l - 1] : hi;
+      at[l][m] = round_ws(lo < hi ? sqrt(lo * hi) : hi);
+    }
+  at[3][0] = at[3][1] = max_ws;
+  /* The sweep: the levels' working sets first (always kept), then a
+  ** geometric series from 4 KiB in steps of sqrt(2) (4 in quick mode). */
+  double sizes[CM_MAXSWEEP];
+  int n = 0;
+  for (int l = 0; l < CM_NLEVEL; l++)
+    for (int m = 0; m < 2; m++) add_size(sizes, &n, CM_MAXSWEEP, at[l][m]);
+  double step = o->quick ? 4.0 : M_SQRT2;
+  for (double b = 4096; b < max_ws * 0.99 && n < CM_MAXSWEEP; b *= step)
+    add_size(sizes, &n, CM_MAXSWEEP, round_ws(b));
+  read_ctx rc = {.fn = widest_read()};
+  size_t maxf = (size_t)(max_ws / sizeof(float));
+  int bad = 0;
+  for (int i = 0; i < t->n && !bad; i++) {
+    rc.buf[i] = aligned_alloc(64, maxf * sizeof(float));
+    if (!rc.buf[i]) {
+      rt_err_set(err, "cannot allocate %d buffers of %.0f MiB for the bandwidth sweep", t->n,
+                 max_ws / 1048576);
+      bad = 1;
+    }
+  }
+  t->ctx = &rc;
+  if (!bad) {
+    t->work = fill_work;
+    t->units = (long)maxf;
+    bad = team_run(t, err) < 0;
+  }
+  c->nsweep = 0;
+  for (int k = 0; k < n && !bad; k++) {
+    cm_sweep_pt *pt = &c->sweep[c->nsweep];
+    pt->bytes = sizes[k];
+    rc.nfloats = (size_t)(sizes[k] / sizeof(float));
+    t->work = read_work;
+    long passes = calibrate(t, o->time_per_point, err);   /* also warms the caches */
+    if (!passes) {
+      bad = 1;
+      break;
+    }
+    int nt = t->n;
+    t->units = passes;
+    t->n = 1;
+    bad = median_rate(t, o->repeats, sizes[k] * (double)passes, &pt->bw[0], err);
+    t->n = nt;
+    if (bad) break;
+    t->units = 1;   /* warm every thread's cache */
+    bad = team_run(t, err) < 0;
+    t->units = passes;
+    if (bad || (bad = median_rate(t, o->repeats, sizes[k] * (double)passes * nt, &pt->bw[1], err))) break;
+    c->nsweep++;
+  }
+  for (int i = 0; i < t->n; i++) free(rc.buf[i]);
+  if (bad) return -1;
+  for (int l = 0; l < CM_NLEVEL; l++)
+    for (int m = 0; m < 2; m++)
+      for (int k = 0; k < c->nsweep; k++)
+        if (fabs(c->sweep[k].bytes - at[l][m]) <= 0.01 * at[l][m]) c->bw[l][m] = c->sweep[k].bw[m];
+  return 0;
+}
+#endif
+
+int cm_bench_host(const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
+  memset(c, 0, sizeof *c);
+#if !defined(__x86_64__)
+  (void)o;
+  rt_err_set(err, "the ceilings microbenchmarks are written for x86-64 CPUs");
+  return -1;
+#else
+  if (!(o->time_per_point > 0) || o->repeats < 1) {
+    rt_err_set(err, "time per point must be > 0 and repeats >= 1");
+    return -1;
+  }
+  double t0 = now_s();
+  time_t wall = time(NULL);
+  struct tm tm;
+  gmtime_r(&wall, &tm);
+  strftime(c->measured, sizeof c->measured, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  int cpus[MAXTHREADS];
+  int ncpus = allowed_cpus(cpus, MAXTHREADS);
+  int n = o->threads > 0 ? o->threads : ncpus;
+  if (n > MAXTHREADS) {
+    rt_err_set(err, "at most %d threads", MAXTHREADS);
+    return -1;
+  }
+  team *t = rt_calloc(1, sizeof *t);
+  *t = (team){.n = n, .cpus = cpus, .ncpus = ncpus};
+  c->threads = n;
+  int rc = bench_peak(o, t, c, err) || bench_bw(o, t, c, err) ? -1 : 0;
+  free(t);
+  if (rc) return -1;
+  for (int k = 0; k < c->nclass; k++)
+    for (int m = 0; m < 2; m++)
+      if (c->cls[k].flops[m] > c->peak[m]) c->peak[m] = c->cls[k].flops[m];
+  c->seconds = now_s() - t0;
+  return 0;
+#endif
+}
+
+/* ---- JSON ---- */
+
+/* A number, or null for a non-finite one (JSON has neither). */
+static json_t *jnum(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+static json_t *jpair(const double v[2]) {
+  json_t *a = json_array();
+  json_array_append_new(a, jnum(v[0]));
+  json_array_append_new(a, jnum(v[1]));
+  return a;
+}
+
+char *cm_ceilings_json(const cm_ceilings *c) {
+  json_t *j = json_object(), *cls = json_array(), *bw = json_object(), *cache = json_object(),
+         *sweep = json_array();
+  json_object_set_new(j, "threads", json_integer(c->threads));
+  json_object_set_new(j, "measured", json_string(c->measured));
+  json_object_set_new(j, "seconds", jnum(c->seconds));
+  for (int k = 0; k < c->nclass; k++) {
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(c->cls[k].name));
+    json_object_set_new(o, "bits", json_integer(c->cls[k].bits));
+    json_object_set_new(o, "fma", json_boolean(c->cls[k].fma));
+    json_object_set_new(o, "flops", jpair(c->cls[k].flops));
+    json_array_append_new(cls, o);
+  }
+  json_object_set_new(j, "classes", cls);
+  json_object_set_new(j, "peak", jpair(c->peak));
+  for (int l = 0; l < CM_NLEVEL; l++) {
+    json_object_set_new(bw, level_names[l], jpair(c->bw[l]));
+    json_object_set_new(cache, level_names[l], jnum(c->cache[l]));
+  }
+  json_object_set_new(j, "bw", bw);
+  json_object_set_new(j, "cache", cache);
+  for (int k = 0; k < c->nsweep; k++) {
+    json_t *p = json_array();
+    json_array_append_new(p, jnum(c->sweep[k].bytes));
+    json_array_append_new(p, jnum(c->sweep[k].bw[0]));
+    json_array_append_new(p, jnum(c->sweep[k].bw[1]));
+    json_array_append_new(sweep, p);
+  }
+  json_object_set_new(j, "sweep", sweep);
+  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(j);
+  return s;
+}
+
+/* A number (null reads as NaN) into *out; -1 with err naming field. */
+static int get_num(json_t *v, const char *field, double *out, rt_err *err) {
+  if (json_is_null(v)) {
+    *out = NAN;
+    return 0;
+  }
+  if (!json_is_number(v)) {
+    rt_err_set(err, "%s: expected a number", field);
+    return -1;
+  }
+  *out = json_number_value(v);
+  return 0;
+}
+
+/* An array of exactly n numbers into out. */
+static int get_nums(json_t *v, const char *field, int n, double *out, rt_err *err) {
+  if (!json_is_array(v) || (int)json_array_size(v) != n) {
+    rt_err_set(err, "%s: expected an array of %d numbers", field, n);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    char f[96];
+    snprintf(f, sizeof f, "%s[%d]", field, i);
+    if (get_num(json_array_get(v, (size_t)i), f, &out[i], err)) return -1;
+  }
+  return 0;
+}
+
+/* Field `key` of object o, or NULL with err "FIELD: missing". */
+static json_t *need(json_t *o, const char *key, const char *field, rt_err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!v) rt_err_set(err, "%s: missing", field);
+  return v;
+}
+
+static int parse_class(json_t *o, int k, cm_class *cl, rt_err *err) {
+  char f[64];
+  json_t *v;
+  if (!json_is_object(o)) {
+    rt_err_set(err, "classes[%d]: expected an object", k);
+    return -1;
+  }
+  snprintf(f, sizeof f, "classes[%d].name", k);
+  if (!(v = need(o, "name", f, err))) return -1;
+  if (!json_is_string(v) || json_string_length(v) >= sizeof cl->name || !json_string_length(v)) {
+    rt_err_set(err, "%s: expected a string of 1 to %d characters", f, (int)sizeof cl->name - 1);
+    return -1;
+  }
+  snprintf(cl->name, sizeof cl->name, "%s", json_string_value(v));
+  snprintf(f, sizeof f, "classes[%d].bits", k);
+  if (!(v = need(o, "bits", f, err))) return -1;
+  if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 4096) {
+    rt_err_set(err, "%s: expected an integer from 1 to 4096", f);
+    return -1;
+  }
+  cl->bits = (int)json_integer_value(v);
+  snprintf(f, sizeof f, "classes[%d].fma", k);
+  if (!(v = need(o, "fma", f, err))) return -1;
+  if (!json_is_boolean(v)) {
+    rt_err_set(err, "%s: expected true or false", f);
+    return -1;
+  }
+  cl->fma = json_is_true(v);
+  snprintf(f, sizeof f, "classes[%d].flops", k);
+  if (!(v = need(o, "flops", f, err))) return -1;
+  return get_nums(v, f, 2, cl->flops, err);
+}
+
+static int parse_root(json_t *j, cm_ceilings *c, rt_err *err) {
+  json_t *v;
+  if (!json_is_object(j)) {
+    rt_err_set(err, "expected a JSON object");
+    return -1;
+  }
+  if (!(v = need(j, "threads", "threads", err))) return -1;
+  if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 1 << 20) {
+    rt_err_set(err, "threads: expected an integer >= 1");
+    return -1;
+  }
+  c->threads = (int)json_integer_value(v);
+  if (!(v = need(j, "measured", "measured", err))) return -1;
+  if (!json_is_string(v) || json_string_length(v) >= sizeof c->measured) {
+    rt_err_set(err, "measured: expected a date string of at most %d characters", (int)sizeof c->measured - 1);
+    return -1;
+  }
+  snprintf(c->measured, sizeof c->measured, "%s", json_string_value(v));
+  if (!(v = need(j, "seconds", "seconds", err)) || get_num(v, "seconds", &c->seconds, err)) return -1;
+  if (!(v = need(j, "classes", "classes", err))) return -1;
+  if (!json_is_array(v) || json_array_size(v) > CM_MAXCLASS) {
+    rt_err_set(err, "classes: expected an array of at most %d classes", CM_MAXCLASS);
+    return -1;
+  }
+  c->nclass = (int)json_array_size(v);
+  for (int k = 0; k < c->nclass; k++)
+    if (parse_class(json_array_get(v, (size_t)k), k, &c->cls[k], err)) return -1;
+  if (!(v = need(j, "peak", "peak", err)) || get_nums(v, "peak", 2, c->peak, err)) return -1;
+  json_t *bw = need(j, "bw", "bw", err), *cache = bw ? need(j, "cache", "cache", err) : NULL;
+  if (!bw || !cache) return -1;
+  if (!json_is_object(bw) || !json_is_object(cache)) {
+    rt_err_set(err, "%s: expected an object with members L1, L2, L3, DRAM",
+               json_is_object(bw) ? "cache" : "bw");
+    return -1;
+  }
+  for (int l = 0; l < CM_NLEVEL; l++) {
+    char f[32];
+    snprintf(f, sizeof f, "bw.%s", level_names[l]);
+    if (!(v = need(bw, level_names[l], f, err)) || get_nums(v, f, 2, c->bw[l], err)) return -1;
+    snprintf(f, sizeof f, "cache.%s", level_names[l]);
+    if (!(v = need(cache, level_names[l], f, err)) || get_num(v, f, &c->cache[l], err)) return -1;
+  }
+  if (!(v = need(j, "sweep", "sweep", err))) return -1;
+  if (!json_is_array(v) || json_array_size(v) > CM_MAXSWEEP) {
+    rt_err_set(err, "sweep: expected an array of at most %d points", CM_MAXSWEEP);
+    return -1;
+  }
+  c->nsweep = (int)json_array_size(v);
+  for (int k = 0; k < c->nsweep; k++) {
+    char f[32];
+    double x[3];
+    snprintf(f, sizeof f, "sweep[%d]", k);
+    if (get_nums(json_array_get(v, (size_t)k), f, 3, x, err)) return -1;
+    c->sweep[k] = (cm_sweep_pt){x[0], {x[1], x[2]}};
+  }
+  return 0;
+}
+
+int cm_ceilings_parse(const char *json, cm_ceilings *c, rt_err *err) {
+  memset(c, 0, sizeof *c);
+  json_error_t je;
+  json_t *j = json_loads(json, 0, &je);
+  if (!j) {
+    rt_err_set(err, "ceilings: line %d column %d: %s", je.line, je.column, je.text);
+    return -1;
+  }
+  int rc = parse_root(j, c, err);
+  json_decref(j);
+  if (rc) {
+    rt_err_prefix(err, "ceilings");
+    memset(c, 0, sizeof *c);
+  }
+  return rc;
+}

@@ -1,0 +1,177 @@
+/*
+** cm_nest.c -- reuse analysis of a loop nest under an LRU cache: how many
+** bytes a cache of a given capacity must fetch from the next level for one
+** execution of the nest (see cm.h, "Reuse analysis"). Every kernel model
+** describes its schedule as a cm_nest; this file is the one place that
+** decides what fits and how often a tile is re-read.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm.h"
+
+/* Extent of array a in its dimension c during one execution of loop j
+** (j = nloops: the innermost body). */
+static double extent(const cm_nest *n, const cm_array *a, int c, int j) {
+  int d = a->depth > 0 && a->depth < n->nloops ? a->depth : n->nloops;
+  double e = a->ext[c];
+  for (int i = j; i < d; i++)
+    for (const char *m = n->loop[i].moves; *m; m++)
+      if (*m == a->dims[c]) e *= n->loop[i].trips;
+  return e < a->full[c] ? e : a->full[c];
+}
+
+static int ndims(const cm_array *a) {
+  int k = 0;
+  while (k < 4 && a->dims[k]) k++;
+  return k;
+}
+
+/* Whole lines of array a touched in one execution of loop j (0 when a is
+** touched only outside j). */
+static double fp_array(const cm_nest *n, const cm_array *a, int j, int line) {
+  int d = a->depth > 0 && a->depth < n->nloops ? a->depth : n->nloops;
+  if (j > d || (j == d && d < n->nloops)) return 0;
+  int nd = ndims(a), k = nd - 1;
+  double ext[4];
+  for (int c = 0; c < nd; c++) ext[c] = extent(n, a, c, j);
+  double run = ext[k] * a->elem;
+  while (k > 0 && ext[k] >= a->full[k]) run *= ext[--k];
+  double rows = 1;
+  for (int c = 0; c < k; c++) rows *= ext[c];
+  return rows * ceil(run / line - 1e-9) * line;
+}
+
+/* The block an array with a packing depth touches per visit. */
+static double block(const cm_nest *n, const cm_array *a, int line) {
+  int d = a->depth;
+  cm_nest one = *n;
+  one.nloops = d;                 /* the array's own view: loops < depth */
+  cm_array b = *a;
+  b.depth = 0;
+  return fp_array(&one, &b, d, line);
+}
+
+static double fp_all(const cm_nest *n, int j, int line) {
+  double s = 0;
+  for (int x = 0; x < n->narrays; x++) s += fp_array(n, &n->arr[x], j, line);
+  return s;
+}
+
+double cm_nest_footprint(const cm_nest *n, int line) {
+  double s = 0;
+  for (int x = 0; x < n->narrays; x++) {
+    const cm_array *a = &n->arr[x];
+    if (a->depth > 0 && a->depth < n->nloops) {
+      /* all visits of the block: the loops outside its depth */
+      cm_nest outer = *n;
+      outer.nloops = a->depth;
+      cm_array b = *a;
+      b.depth = 0;
+      s += fp_array(&outer, &b, 0, line);
+    } else {
+      s += fp_array(n, a, 0, line);
+    }
+  }
+  return s;
+}
+
+static int moves(const cm_loop *l, const cm_array *a) {
+  for (const char *m = l->moves; *m; m++)
+    for (int c = 0; c < ndims(a); c++)
+      if (*m == a->dims[c]) return 1;
+  return 0;
+}
+
+/* Bytes fetched when loop js is the outermost whose execution stays in
+** the cache (js = nloops: only the innermost body). */
+static double traffic_at(const cm_nest *n, int js, double cap, int line) {
+  double bytes = 0;
+  for (int x = 0; x < n->narrays; x++) {
+    const cm_array *a = &n->arr[x];
+    int d = a->depth > 0 && a->depth < n->nloops ? a->depth : n->nloops;
+    int j = js < d ? js : d;
+    double fp, reuse_dist;
+    if (j == d && d < n->nloops) {
+      fp = block(n, a, line);
+      reuse_dist = fp + fp_all(n, j, line);
+    } else {
+      fp = fp_array(n, a, j, line);
+      reuse_dist = fp_all(n, j, line);
+    }
+    double e = 1;
+    for (int i = 0; i < j; i++) e *= n->loop[i].trips;
+    if (j > 0 && !moves(&n->loop[j - 1], a) && reuse_dist <= cap) {
+      e /= n->loop[j - 1].trips;      /* reused across the loop outside */
+    } else if (j > 0 && !(j == d && d < n->nloops) && moves(&n->loop[j - 1], a)) {
+      /* streamed by the loop outside: one iteration's lines stay while the
+      ** next starts, so lines shared by neighbours are fetched once */
+      e /= n->loop[j - 1].trips;
+      fp = fp_array(n, a, j - 1, line);
+    }
+    bytes += fp * e;
+  }
+  return bytes;
+}
+
+/* The outermost loop whose whole execution fits in cap. */
+static int fitting_loop(const cm_nest *n, double cap, int line) {
+  for (int j = 0; j <= n->nloops; j++)
+    if (fp_all(n, j, line) <= cap) return j;
+  return n->nloops;
+}
+
+double cm_nest_traffic(const cm_nest *n, double cap, int line, int warm) {
+  double total = cm_nest_footprint(n, line);
+  if (total <= cap) return warm ? 0 : total;
+  double bytes = traffic_at(n, fitting_loop(n, cap, line), cap, line);
+  /* Never less than what the nest touches at all. */
+  return bytes < total ? total : bytes;
+}
+
+double cm_nest_traffic_sa(const cm_nest *n, double cap, int line, int warm) {
+  double total = cm_nest_footprint(n, line);
+  if (total <= cap) return warm ? 0 : total;
+  int js = fitting_loop(n, cap, line);
+  double hi = traffic_at(n, js, cap, line);
+  if (js > 0) {
+    /* The loop just outside overflows by f / cap: the lines it would have
+    ** reused survive in proportion (random replacement's steady state). */
+    double f = fp_all(n, js - 1, line);
+    double lo = traffic_at(n, js - 1, f, line);   /* as if it had fitted */
+    double keep = f > cap ? cap / f : 1;
+    if (lo < hi) hi = hi - (hi - lo) * keep;
+  }
+  return hi < total ? total : hi;
+}
+
+/* A model built a nest larger than the fixed bounds: a programming error. */
+static void overflow(const char *what) {
+  fprintf(stderr, "cm_nest: too many %s\n", what);
+  abort();
+}
+
+void cm_nest_loop(cm_nest *n, double trips, const char *moves) {
+  if (n->nloops >= CM_MAXLOOP) overflow("loops");
+  cm_loop *l = &n->loop[n->nloops++];
+  l->trips = trips > 0 ? trips : 0;
+  snprintf(l->moves, sizeof l->moves, "%s", moves);
+}
+
+void cm_nest_array(cm_nest *n, const char *name, const char *dims,
+                   const double *ext, const double *full, double elem,
+                   int depth) {
+  if (n->narrays >= CM_MAXARR) overflow("arrays");
+  cm_array *a = &n->arr[n->narrays++];
+  memset(a, 0, sizeof *a);
+  a->name = name;
+  for (int c = 0; c < 4 && dims[c]; c++) {
+    a->dims[c] = dims[c];
+    a->ext[c] = ext[c];
+    a->full[c] = full[c];
+  }
+  a->elem = elem;
+  a->depth = depth;
+}

@@ -1,0 +1,79 @@
+/*
+** cm_store.c -- the cost model's data in the database: a target's latest
+** measured ceilings (measured on first use when none are stored, so that a
+** model is always backed by this machine's own figures) and the versioned
+** coefficients of each kernel model; and the tuner's model of a workload
+** built from both.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../db/db.h"
+#include "cm.h"
+
+int cm_ceilings_load(db *d, int64_t target_id, int measure, cm_ceilings *ce, int *fresh,
+                     rt_err *err) {
+  char *json = NULL;
+  if (fresh) *fresh = 0;
+  int found = db_ceilings_get(d, target_id, &json, NULL, err);
+  if (found < 0) return -1;
+  if (found) {
+    int rc = cm_ceilings_parse(json, ce, err);
+    free(json);
+    if (rc) rt_err_prefix(err, "the stored ceilings");
+    return rc;
+  }
+  if (!measure) {
+    rt_err_set(err, "no measured ceilings for this target in the database: "
+               "run rooftune bench --target host");
+    return -1;
+  }
+  fprintf(stderr, "rooftune: no ceilings stored for this target: measuring them now "
+          "(rooftune bench; they are kept for next time)\n");
+  cm_bench_opts o;
+  cm_bench_opts_default(&o);
+  if (cm_bench_host(&o, ce, err)) return -1;
+  json = cm_ceilings_json(ce);
+  int rc = db_ceilings_put(d, target_id, ce->measured, json, NULL, err);
+  free(json);
+  if (!rc && fresh) *fresh = 1;
+  return rc;
+}
+
+int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_coefs *c,
+                  rt_err *err) {
+  char *json = NULL, created[32] = "";
+  int v = 0;
+  int found = db_model_get(d, target_id, k->kernel, version, &json, NULL, &v, created, err);
+  if (found < 0) return -1;
+  if (!found) {
+    if (version) {
+      rt_err_set(err, "no version %d of the %s model for this target", version, k->kernel);
+      return -1;
+    }
+    cm_coefs_default(k, c);
+    return 0;
+  }
+  int rc = cm_coefs_parse(k, json, c, err);
+  free(json);
+  if (rc) return -1;
+  c->version = v;
+  snprintf(c->source, sizeof c->source, "version %d, calibrated %s", v, created);
+  return 0;
+}
+
+cm_tmodel *cm_tmodel_open(db *d, int64_t target_id, const char *kernel, const hk_problem *pb,
+                          const sp_space *sp, int flush, rt_err *err) {
+  const cm_kmodel *k = cm_kmodel_find(kernel);
+  cm_ceilings ce;
+  cm_coefs c;
+  if (!k) {
+    rt_err_set(err, "kernel %s has no cost model", kernel);
+    return NULL;
+  }
+  if (cm_ceilings_load(d, target_id, 1, &ce, NULL, err) ||
+      cm_coefs_load(d, target_id, k, 0, &c, err))
+    return NULL;
+  return cm_tmodel_new(k, pb, sp, &ce, &c, flush);
+}

@@ -1,0 +1,247 @@
+/*
+** test_ts_guided.c -- the model-guided strategy (tuner/ts_model.c) on
+** synthetic objectives with synthetic models whose quality is known: a
+** perfect model finds the brute-force optimum in its first batch; a model
+** that ranks backwards but learns from refit (its sign is fitted to the
+** results) recovers after the first batch; a model that ranks backwards
+** and never learns makes the strategy explore (its later batches are
+** mostly the random ones, not the model's picks); the strategy refuses to
+** run without a model, never repeats or proposes invalid configurations,
+** is deterministic, and works on a space far too large to rank whole.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/tu.h"
+#include "tu_synth.h"
+
+static const char small_space[] =
+  "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+  "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(12))\"},"
+  "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(12))\"},"
+  "{\"Name\": \"c\", \"Type\": \"int\", \"Values\": \"list(range(6))\"}],"
+  "\"Conditions\": [{\"Expression\": \"a + b != 7\", \"Parameters\": [\"a\", \"b\"]}]}}";
+
+static const char huge_space[] =
+  "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+  "{\"Name\": \"p0\", \"Type\": \"int\", \"Values\": \"list(range(100))\"},"
+  "{\"Name\": \"p1\", \"Type\": \"int\", \"Values\": \"list(range(100))\"},"
+  "{\"Name\": \"p2\", \"Type\": \"int\", \"Values\": \"list(range(100))\"},"
+  "{\"Name\": \"p3\", \"Type\": \"int\", \"Values\": \"list(range(100))\"},"
+  "{\"Name\": \"p4\", \"Type\": \"int\", \"Values\": \"list(range(100))\"},"
+  "{\"Name\": \"p5\", \"Type\": \"int\", \"Values\": \"list(range(100))\"}],"
+  "\"Conditions\": []}}";
+
+/* A rugged bowl: its optimum is a=9, b=3, c=4 (a + b = 12, allowed). */
+static double bowl(const int *c, int np) {
+  (void)np;
+  double x = c[0] - 9, y = c[1] - 3, z = c[2] - 4;
+  return 1 + x * x + 2 * y * y + 0.5 * z * z + 0.3 * ((c[0] * 7 + c[1] * 3 + c[2]) % 5);
+}
+
+/* Six parameters, optimum at all 37s. */
+static double bowl6(const int *c, int np) {
+  double s = 1;
+  for (int i = 0; i < np; i++) s += (c[i] - 37.0) * (c[i] - 37.0);
+  return s;
+}
+
+/* A synthetic model: sign * f, and refit learns the sign from the data
+** when learns is set (the sign of the correlation of f with the times). */
+typedef struct synth_model {
+  fn f;
+  int np, learns, refits, last_n;
+  double sign;
+} synth_model;
+
+static int sm_predict(void *m, const int *cfgs, int n, double *t) {
+  synth_model *s = m;
+  for (int i = 0; i < n; i++) t[i] = s->sign * s->f(cfgs + (size_t)i * s->np, s->np);
+  return 0;
+}
+
+static int sm_refit(void *m, const int *cfgs, const double *t, int n) {
+  synth_model *s = m;
+  s->refits++;
+  s->last_n = n;
+  if (!s->learns) return -1;
+  double sx = 0, sy = 0, sxy = 0;
+  for (int i = 0; i < n; i++) {
+    double x = s->f(cfgs + (size_t)i * s->np, s->np);
+    sx += x, sy += t[i], sxy += x * t[i];
+  }
+  s->sign = sxy - sx * sy / n >= 0 ? 1 : -1;
+  return 0;
+}
+
+static sp_space *load(const char *text) {
+  rt_err err = {0};
+  sp_space *sp = sp_load_string(text, "guided", NULL, 0, &err);
+  assert_non_null(sp);
+  return sp;
+}
+
+static tu_run *guided_run(sp_space *sp, fn f, synth_model *m, uint64_t seed, int64_t budget) {
+  obj_ctx o = {sp, f, 0};
+  tu_objective obj = {synth_eval, &o};
+  tu_run_opts opts = {.strategy = &ts_model, .seed = seed, .max_evals = budget, .batch = 16,
+                      .predict = sm_predict, .refit = sm_refit, .model = m};
+  rt_err err = {0};
+  tu_run *r = tu_run_strategy(sp, &obj, &opts, NULL, &err);
+  if (!r) fprintf(stderr, "%s\n", err.msg);
+  assert_non_null(r);
+  return r;
+}
+
+/* The evaluation at which the optimum was first found (1-based), 0 if not. */
+static int64_t found_at(tu_run *r, double opt) {
+  for (int64_t i = 0; i < tu_run_n(r); i++) {
+    const tu_obs *o = tu_run_obs(r, i);
+    if (o->ok && o->value <= opt) return i + 1;
+  }
+  return 0;
+}
+
+static void test_needs_model(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  obj_ctx o = {sp, bowl, 0};
+  tu_objective obj = {synth_eval, &o};
+  tu_run_opts opts = {.strategy = &ts_model, .seed = 1, .max_evals = 10};
+  rt_err err = {0};
+  assert_null(tu_run_strategy(sp, &obj, &opts, NULL, &err));
+  assert_non_null(strstr(err.msg, "model"));
+  sp_free(sp);
+}
+
+static void test_perfect_model(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  double opt = brute_optimum(sp, bowl);
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    synth_model m = {bowl, 3, 1, 0, 0, 1};
+    tu_run *r = guided_run(sp, bowl, &m, seed, 16);
+    int64_t at = found_at(r, opt);
+    assert_true(at >= 1 && at <= 16);
+    tu_run_free(r);
+  }
+  sp_free(sp);
+}
+
+static void test_learning_model(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  double opt = brute_optimum(sp, bowl);
+  synth_model m = {bowl, 3, 1, 0, 0, -1};   /* backwards until it learns */
+  tu_run *r = guided_run(sp, bowl, &m, 7, 48);
+  int64_t at = found_at(r, opt);
+  assert_true(m.refits >= 1);
+  assert_true(m.sign == 1);
+  /* refit sees every successful result so far */
+  assert_true(m.last_n >= 16 && m.last_n <= 48);
+  /* found in the batch after the first refit */
+  assert_true(at > 16 && at <= 32);
+  tu_run_free(r);
+  sp_free(sp);
+}
+
+/* A model that never learns: after its picks disagree with the results,
+** most of each batch is random. Measured on evaluations 33..48: how many
+** are among the 48 worst configurations of the space (what a backwards
+** model without exploration would pick: all 16), and for a good model
+** among the 48 best (what it picks: all but its random share). */
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void test_explores_when_wrong(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  int np = sp_nparams(sp), n = 0, *c = malloc((size_t)np * sizeof *c);
+  double *all = malloc((size_t)sp_count(sp) * sizeof *all);
+  assert_int_equal(sp_unrank(sp, 0, c), 0);
+  do all[n++] = bowl(c, np); while (sp_next(sp, c));
+  qsort(all, (size_t)n, sizeof *all, cmp_double);
+  double worst48 = all[n - 48], best48 = all[47];
+  synth_model bad = {bowl, 3, 0, 0, 0, -1}, good = {bowl, 3, 0, 0, 0, 1};
+  tu_run *rb = guided_run(sp, bowl, &bad, 3, 48), *rg = guided_run(sp, bowl, &good, 3, 48);
+  int64_t nb = 0, ng = 0;
+  for (int64_t i = 32; i < 48; i++) {
+    nb += tu_run_obs(rb, i)->value >= worst48;
+    ng += tu_run_obs(rg, i)->value <= best48;
+  }
+  printf("evaluations 33..48: backwards model %lld among the 48 worst, good model %lld among "
+         "the 48 best\n", (long long)nb, (long long)ng);
+  assert_true(nb <= 6);    /* at most the model's share (~20%) plus chance */
+  assert_true(ng >= 12);   /* the good model keeps exploiting (~90%) */
+  assert_true(bad.refits > 0);
+  tu_run_free(rb);
+  tu_run_free(rg);
+  free(c), free(all);
+  sp_free(sp);
+}
+
+static void test_valid_distinct_deterministic(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  int np = sp_nparams(sp);
+  synth_model m1 = {bowl, 3, 1, 0, 0, -1}, m2 = m1, m3 = m1;
+  tu_run *a = guided_run(sp, bowl, &m1, 42, 80), *b = guided_run(sp, bowl, &m2, 42, 80),
+         *c = guided_run(sp, bowl, &m3, 43, 80);
+  assert_int_equal(tu_run_n(a), 80);
+  assert_int_equal(tu_run_n(a), tu_run_n(b));
+  int differ = 0;
+  for (int64_t i = 0; i < tu_run_n(a); i++) {
+    assert_true(sp_valid(sp, tu_run_cfg(a, i), NULL));
+    for (int64_t j = 0; j < i; j++)
+      assert_false(!memcmp(tu_run_cfg(a, i), tu_run_cfg(a, j), (size_t)np * sizeof(int)));
+    assert_memory_equal(tu_run_cfg(a, i), tu_run_cfg(b, i), (size_t)np * sizeof(int));
+    differ |= memcmp(tu_run_cfg(a, i), tu_run_cfg(c, i), (size_t)np * sizeof(int)) != 0;
+  }
+  assert_true(differ);
+  tu_run_free(a), tu_run_free(b), tu_run_free(c);
+  /* the whole space: it ends on the space, every configuration once */
+  synth_model m4 = {bowl, 3, 1, 0, 0, 1};
+  tu_run *all = guided_run(sp, bowl, &m4, 1, 0);
+  assert_int_equal(tu_run_n(all), (int64_t)sp_count(sp));
+  assert_int_equal(tu_run_end(all), TU_END_SPACE);
+  tu_run_free(all);
+  sp_free(sp);
+}
+
+/* 10^12 configurations: ranked from a sample plus the neighbours of the
+** best results, it walks to the optimum with a perfect model. */
+static void test_huge_space(void **state) {
+  (void)state;
+  sp_space *sp = load(huge_space);
+  synth_model m = {bowl6, 6, 1, 0, 0, 1};
+  tu_run *r = guided_run(sp, bowl6, &m, 5, 160);
+  double best = INFINITY;
+  for (int64_t i = 0; i < tu_run_n(r); i++) best = fmin(best, tu_run_obs(r, i)->value);
+  printf("huge space: best %.0f after 160 evaluations (optimum 1; a random sample of 160 "
+         "expects about %.0f)\n", best, 1 + 6 * 817.0 * 0.35);
+  assert_true(best <= 50);
+  tu_run_free(r);
+  sp_free(sp);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_needs_model),
+    cmocka_unit_test(test_perfect_model),
+    cmocka_unit_test(test_learning_model),
+    cmocka_unit_test(test_explores_when_wrong),
+    cmocka_unit_test(test_valid_distinct_deterministic),
+    cmocka_unit_test(test_huge_space),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
