@@ -26,12 +26,12 @@
 
 enum { M_DB = 1 << 0, M_TARGET = 1 << 1, M_KERNEL = 1 << 2, M_SET = 1 << 3, M_CONFIG = 1 << 4,
        M_JSON = 1 << 5, M_VERSION = 1 << 6, M_DEFAULTS = 1 << 7, M_HOLDOUT = 1 << 8,
-       M_SEED = 1 << 9, M_COUNTERS = 1 << 10, M_FLUSH = 1 << 11, M_ALL = 1 << 12 };
+       M_SEED = 1 << 9, M_COUNTERS = 1 << 10, M_FLUSH = 1 << 11, M_ALL = 1 << 12, M_CSV = 1 << 13 };
 
 #define MAXSET 16
 
 typedef struct mopts {
-  const char *db, *target, *kernel, *config;
+  const char *db, *target, *kernel, *config, *csv;
   const char *set[MAXSET];
   int nset, json, version, defaults, counters, flush, all;
   double holdout;
@@ -64,8 +64,9 @@ static const model_cmd subcommands[] = {
    M_DB | M_TARGET | M_KERNEL | M_SET | M_HOLDOUT | M_SEED | M_COUNTERS | M_FLUSH | M_JSON, M_KERNEL,
    "[--db F] [--target host] --kernel K [--set ...]... [--holdout F] [--seed S] [--counters N] [--json]",
    "fit the model's coefficients to the measured trials; store a new version"},
-  {"accuracy", mc_accuracy, M_DB | M_TARGET | M_KERNEL | M_SET | M_VERSION | M_ALL | M_FLUSH | M_JSON,
-   M_KERNEL, "[--db F] [--target host] --kernel K [--set ...]... [--version N] [--all] [--json]",
+  {"accuracy", mc_accuracy,
+   M_DB | M_TARGET | M_KERNEL | M_SET | M_VERSION | M_ALL | M_FLUSH | M_JSON | M_CSV, M_KERNEL,
+   "[--db F] [--target host] --kernel K [--set ...]... [--version N] [--all] [--csv FILE] [--json]",
    "rank correlation, top-k and error on held-out trials: defaults against a calibration"},
   {"history", mc_history, M_DB | M_TARGET | M_KERNEL | M_JSON, 0,
    "[--db F] [--target host] [--kernel K] [--json]", "the stored calibrations, oldest first"},
@@ -87,11 +88,13 @@ static const struct { unsigned bit; const char *name, *help; } option_help[] = {
                            "                     terms (PAPI, else cachegrind; default 6, 0: none)"},
   {M_FLUSH, "flush", "--flush            the trials were measured with --flush (cold caches)"},
   {M_ALL, "all", "--all              score on every trial, training trials included"},
+  {M_CSV, "csv", "--csv FILE         every scored schedule: workload, configuration, measured and\n"
+                 "                     predicted time (defaults, calibrated), limiting bound"},
   {M_JSON, "json", "--json             JSON on stdout"},
 };
 
 enum { O_DB = 1, O_TARGET, O_KERNEL, O_SET, O_CONFIG, O_JSON, O_VERSION, O_DEFAULTS, O_HOLDOUT,
-       O_SEED, O_COUNTERS, O_FLUSH, O_ALL, O_HELP };
+       O_SEED, O_COUNTERS, O_FLUSH, O_ALL, O_CSV, O_HELP };
 static const struct option mlong[] = {
   {"db", required_argument, 0, O_DB}, {"target", required_argument, 0, O_TARGET},
   {"kernel", required_argument, 0, O_KERNEL}, {"set", required_argument, 0, O_SET},
@@ -99,11 +102,12 @@ static const struct option mlong[] = {
   {"version", required_argument, 0, O_VERSION}, {"defaults", no_argument, 0, O_DEFAULTS},
   {"holdout", required_argument, 0, O_HOLDOUT}, {"seed", required_argument, 0, O_SEED},
   {"counters", required_argument, 0, O_COUNTERS}, {"flush", no_argument, 0, O_FLUSH},
-  {"all", no_argument, 0, O_ALL}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
+  {"all", no_argument, 0, O_ALL}, {"csv", required_argument, 0, O_CSV},
+  {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
 };
 static const unsigned opt_bit[] = {0, M_DB, M_TARGET, M_KERNEL, M_SET, M_CONFIG, M_JSON,
                                    M_VERSION, M_DEFAULTS, M_HOLDOUT, M_SEED, M_COUNTERS,
-                                   M_FLUSH, M_ALL, 0};
+                                   M_FLUSH, M_ALL, M_CSV, 0};
 
 static void model_help(FILE *f) {
   fprintf(f, "usage: rooftune model SUBCOMMAND [options]\n\nsubcommands:\n");
@@ -150,6 +154,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
     case O_DEFAULTS: o->defaults = 1; break;
     case O_FLUSH: o->flush = 1; break;
     case O_ALL: o->all = 1; break;
+    case O_CSV: o->csv = optarg; break;
     case O_VERSION:
       if (cli_double(optarg, 1, &d) || d != floor(d) || d > 1e9)
         return cli_usage(cmd, usage, "--version: expected a version number >= 1, got '%s'", optarg);
@@ -558,15 +563,15 @@ typedef struct acc {
 } acc;
 static const int topk[3] = {1, 5, 10};
 
+/* Accuracy over the samples of workload space `only` that use[] selects:
+** rankings compare schedules of one workload. */
 static void accuracy_of(const cm_kmodel *k, const cm_ceilings *ce, const cm_coefs *c, int flush,
-                        const cm_sample *s, const int *use, int n, acc *a) {
+                        const cm_sample *s, const int *use, int n, const sp_space *only, acc *a) {
   double *pred = rt_malloc(2 * (size_t)n * sizeof *pred), *act = pred + n;
   int m = 0;
   memset(a, 0, sizeof *a);
-  /* per workload: rankings compare schedules of the same workload; the
-  ** figures are pooled over the samples, top-k taken in the first one */
   for (int i = 0; i < n; i++) {
-    if (!use[i]) continue;
+    if (!use[i] || s[i].sp != only) continue;
     cm_pred p;
     rt_err err;
     pred[m] = cm_predict(k, s[i].pb, s[i].sp, s[i].cfg, ce, c, flush, &p, &err) ? NAN : p.time;
@@ -779,14 +784,17 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
     goto out;
   }
   int ntest = ss.n - ntrain;
-  acc a_def, a_before, a_after, t_after;
   cm_coefs defs;
   cm_coefs_default(m.km, &defs);
   const int *eval = ntest ? test : train;
-  accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, eval, ss.n, &a_def);
-  accuracy_of(m.km, &m.ce, &before, o->flush, ss.s, eval, ss.n, &a_before);
-  accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, eval, ss.n, &a_after);
-  accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, train, ss.n, &t_after);
+  acc a_def[MAXSET], a_before[MAXSET], a_after[MAXSET], t_after[MAXSET];
+  for (int i = 0; i < ss.nw; i++) {   /* per workload */
+    const sp_space *w = ss.w[i].sp;
+    accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, eval, ss.n, w, &a_def[i]);
+    accuracy_of(m.km, &m.ce, &before, o->flush, ss.s, eval, ss.n, w, &a_before[i]);
+    accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, eval, ss.n, w, &a_after[i]);
+    accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, train, ss.n, w, &t_after[i]);
+  }
   /* Store the new version with what it was fitted on. */
   rt_str fit = {0};
   rt_str_printf(&fit, "{\"workloads\": [");
@@ -794,12 +802,17 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
   rt_str_printf(&fit, "], \"schedules\": %d, \"train\": %d, \"test\": %d, \"holdout\": %g, "
                 "\"seed\": %lu, \"flush\": %s, \"rms_log_before\": %.6g, \"rms_log_after\": %.6g, "
                 "\"iterations\": %d, \"irls_rounds\": %d, \"outliers\": %d, \"counted\": %d, "
-                "\"counter_source\": \"%s\"", ss.n, ntrain, ntest, o->holdout, o->seed,
+                "\"counter_source\": \"%s\", \"accuracy\": [", ss.n, ntrain, ntest, o->holdout, o->seed,
                 o->flush ? "true" : "false", fr.rms_before, fr.rms_after, fr.iters,
                 fr.irls_rounds, fr.n_outliers, nct, source);
-  char *ja = acc_json_text(&a_after), *jd = acc_json_text(&a_def);
-  rt_str_printf(&fit, ", \"accuracy_defaults\": %s, \"accuracy\": %s}", jd, ja);
-  free(ja), free(jd);
+  for (int i = 0; i < ss.nw; i++) {
+    char *jd = acc_json_text(&a_def[i]), *ja = acc_json_text(&a_after[i]),
+         *jt = acc_json_text(&t_after[i]);
+    rt_str_printf(&fit, "%s{\"workload\": \"%s\", \"defaults\": %s, \"calibrated\": %s, "
+                  "\"calibrated_on_fitted\": %s}", i ? ", " : "", ss.w[i].key, jd, ja, jt);
+    free(jd), free(ja), free(jt);
+  }
+  rt_str_printf(&fit, "]}");
   char *cj = cm_coefs_json(m.km, &after);
   int version = 0;
   if (db_model_put(m.d, m.target_id, m.km->kernel, cj, fit.s, &version, &err))
@@ -828,12 +841,15 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
     printf("time fit   rms of log(predicted/measured) %.3f -> %.3f (%d iterations, %d reweighting "
            "rounds, %d outliers)\n", fr.rms_before, fr.rms_after, fr.iters, fr.irls_rounds,
            fr.n_outliers);
-    printf("\naccuracy on %s   %5s %8s %8s %6s %6s %6s %10s\n", ntest ? "held-out" : "fitted (none held out)",
-           "n", "spearman", "kendall", "top1", "top5", "top10", "med.err");
-    print_acc("defaults", &a_def);
-    if (before.version) print_acc(before.source, &a_before);
-    print_acc("this calibration", &a_after);
-    print_acc("this calibration (fitted)", &t_after);
+    for (int i = 0; i < ss.nw; i++) {
+      printf("\n%s, accuracy on the %s schedules:\n  %-28s %5s %8s %8s %6s %6s %6s %10s\n",
+             ss.w[i].key, ntest ? "held-out" : "fitted (none held out)", "", "n", "spearman",
+             "kendall", "top1", "top5", "top10", "med.err");
+      print_acc("defaults", &a_def[i]);
+      if (before.version) print_acc(before.source, &a_before[i]);
+      print_acc("this calibration", &a_after[i]);
+      print_acc("this calibration, fitted ones", &t_after[i]);
+    }
     printf("(topk: a schedule within 5%% of the best measured is among the model's k fastest)\n");
     printf("\ncoefficients (default -> calibrated):\n");
     for (int j = 0; j < m.km->ncoef; j++)
@@ -848,6 +864,48 @@ out:
 }
 
 /* ---- accuracy ---- */
+
+/* A CSV field: the text quoted, its quotes doubled. */
+static void csv_quoted(FILE *f, const char *t) {
+  fputc('"', f);
+  for (; *t; t++) {
+    if (*t == '"') fputc('"', f);
+    fputc(*t, f);
+  }
+  fputc('"', f);
+}
+
+/* The scored schedules as CSV rows (cal NULL: no calibrated column). */
+static int write_points(const char *path, mctx *m, const sample_set *ss, const int *use,
+                        const cm_coefs *defs, const cm_coefs *cal, int flush, rt_err *err) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    rt_err_set(err, "%s: cannot write", path);
+    return -1;
+  }
+  fprintf(f, "workload,config,measured_s,predicted_defaults_s,predicted_calibrated_s,bound\n");
+  for (int i = 0; i < ss->n; i++) {
+    if (!use[i]) continue;
+    const cm_sample *s = &ss->s[i];
+    cm_pred pd, pc;
+    rt_err e;
+    if (cm_predict(m->km, s->pb, s->sp, s->cfg, &m->ce, defs, flush, &pd, &e)) continue;
+    if (cal && cm_predict(m->km, s->pb, s->sp, s->cfg, &m->ce, cal, flush, &pc, &e)) continue;
+    char *canon = sp_config_json(s->sp, s->cfg), *key = db_workload_key(m->hk->name, "f32", s->sp);
+    csv_quoted(f, key);
+    fputc(',', f);
+    csv_quoted(f, canon);
+    fprintf(f, ",%.9g,%.9g,", s->t, pd.time);
+    if (cal) fprintf(f, "%.9g", pc.time);
+    fprintf(f, ",%s\n", cm_bound_name(cal ? pc.bound : pd.bound));
+    free(canon), free(key);
+  }
+  if (fclose(f)) {
+    rt_err_set(err, "%s: write failed", path);
+    return -1;
+  }
+  return 0;
+}
 
 static int mc_accuracy(const mopts *o, const char *cmd) {
   mctx m;
@@ -889,26 +947,43 @@ static int mc_accuracy(const mopts *o, const char *cmd) {
                             : "every schedule (the calibration held none out)";
   if (!nuse)
     for (int i = 0; i < ss.n; i++) use[i] = 1, nuse++;
-  acc a_def, a_cal;
-  accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, use, ss.n, &a_def);
-  if (found) accuracy_of(m.km, &m.ce, &cal, o->flush, ss.s, use, ss.n, &a_cal);
+  acc a_def[MAXSET], a_cal[MAXSET];
+  for (int i = 0; i < ss.nw; i++) {
+    accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_def[i]);
+    if (found) accuracy_of(m.km, &m.ce, &cal, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_cal[i]);
+  }
+  if (o->csv && write_points(o->csv, &m, &ss, use, &defs, found ? &cal : NULL, o->flush, &err)) {
+    rc = cli_fail(cmd, "%s", err.msg);
+    free(use);
+    goto out;
+  }
   if (o->json) {
     jw w;
     jw_init(&w, stdout);
     jw_begin(&w, '{');
     jw_key(&w, "kernel"); jw_str(&w, m.km->kernel);
     jw_key(&w, "on"); jw_str(&w, what);
-    jw_key(&w, "defaults"); json_acc(&w, &a_def);
     jw_key(&w, "version"); jw_int(&w, version);
-    jw_key(&w, "calibrated"); if (found) json_acc(&w, &a_cal); else jw_raw(&w, "null");
+    jw_key(&w, "workloads");
+    jw_begin(&w, '[');
+    for (int i = 0; i < ss.nw; i++) {
+      jw_begin(&w, '{');
+      jw_key(&w, "workload"); jw_str(&w, ss.w[i].key);
+      jw_key(&w, "defaults"); json_acc(&w, &a_def[i]);
+      jw_key(&w, "calibrated"); if (found) json_acc(&w, &a_cal[i]); else jw_raw(&w, "null");
+      jw_end(&w, '}');
+    }
+    jw_end(&w, ']');
     jw_end(&w, '}');
     fputc('\n', stdout);
   } else {
     printf("accuracy of the %s model on %s (%d of %d)\n", m.km->kernel, what, nuse, ss.n);
-    printf("  %-28s %5s %8s %8s %6s %6s %6s %10s\n", "", "n", "spearman", "kendall", "top1", "top5",
-           "top10", "med.err");
-    print_acc("defaults", &a_def);
-    if (found) print_acc(cal.source, &a_cal);
+    for (int i = 0; i < ss.nw; i++) {
+      printf("%s\n  %-28s %5s %8s %8s %6s %6s %6s %10s\n", ss.w[i].key, "", "n", "spearman",
+             "kendall", "top1", "top5", "top10", "med.err");
+      print_acc("defaults", &a_def[i]);
+      if (found) print_acc(cal.source, &a_cal[i]);
+    }
     printf("(topk: a schedule within 5%% of the best measured is among the model's k fastest)\n");
   }
   free(use);
@@ -927,7 +1002,7 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
                     const char *fit, const char *created) {
   hist *h = ctx;
   json_t *fj = json_loads(fit, 0, NULL);
-  json_t *a = fj ? json_object_get(fj, "accuracy") : NULL;
+  json_t *a = fj ? json_object_get(json_array_get(json_object_get(fj, "accuracy"), 0), "calibrated") : NULL;
   if (h->o->json) {
     jw_begin(&h->w, '{');
     jw_key(&h->w, "kernel"); jw_str(&h->w, kernel);
@@ -937,7 +1012,7 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
     jw_key(&h->w, "fit"); jw_raw(&h->w, fit);
     jw_end(&h->w, '}');
   } else {
-    printf("%-10s %3d  %s  %3lld schedules  spearman %.3f (held out %lld)\n", kernel, version, created,
+    printf("%-10s %3d  %s  %3lld schedules  spearman %.3f (first workload, held out %lld)\n", kernel, version, created,
            (long long)json_integer_value(json_object_get(fj, "schedules")),
            json_number_value(json_object_get(a, "spearman")),
            (long long)json_integer_value(json_object_get(fj, "test")));

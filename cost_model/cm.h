@@ -57,6 +57,7 @@ typedef struct cm_ceilings {
   double bw[CM_NLEVEL][2];      /* bytes/s of L1, L2, L3, DRAM: 1, all */
   double cache[CM_NLEVEL];      /* capacity in bytes (L1, L2 per core; L3
                                 ** shared; DRAM 0); from the target */
+  double ways[CM_NLEVEL];       /* associativity of each cache (0: unknown) */
   int nsweep;
   cm_sweep_pt sweep[CM_MAXSWEEP];
   char measured[32];            /* UTC date and time of the measurement */
@@ -96,6 +97,7 @@ typedef struct cm_work {
 /* What a model knows of the machine: capacities and registers. */
 typedef struct cm_machine {
   double cache[CM_NLEVEL];      /* L1d, L2 per core, L3 shared, 0 */
+  double ways[CM_NLEVEL];       /* associativity (0: unknown, taken as full) */
   int line;                     /* bytes per cache line (64) */
   int vector_regs;              /* SIMD registers (32) */
   int simd_floats;              /* float32 lanes per register (16) */
@@ -202,6 +204,23 @@ double cm_nest_traffic(const cm_nest *n, double cap, int line, int warm);
 ** overflows cap keeps the share cap / footprint of the reuse it would have
 ** had (a smooth step where the exact LRU rule jumps). */
 double cm_nest_traffic_sa(const cm_nest *n, double cap, int line, int warm);
+/* Traffic of a nest whose windows depend on the level asked about: build
+** fills n for ctx with its windows' extents suited to one execution of loop
+** j (j < 0: a first guess; see cm_nest_window). The loop that fits cap (and,
+** with assoc = {ways, sets}, the sets a power-of-two row stride reaches) is
+** found with windows suited to it; neighbours share their halos and partial
+** lines; an array every enclosing loop leaves in place is fetched once. */
+typedef void (*cm_nest_fn)(cm_nest *n, const void *ctx, int j);
+double cm_nest_traffic_shared(cm_nest_fn build, const void *ctx, double cap, int line,
+                              const double *assoc);
+/* Extent in the body of a window of w elements along one dimension, halo
+** of which the neighbouring iteration of the innermost loop moving it (t
+** trips, index at; -1: none) shares: averaged over the t trips when that
+** loop is inside loop j, else whole. */
+double cm_nest_window(double w, double halo, double t, int at, int j);
+/* Half a line (lf elements) of overhang for rows of row elements that are
+** not line-aligned. */
+double cm_nest_overhang(double row, double lf);
 /* Distinct bytes (whole lines) touched by one full execution of the nest. */
 double cm_nest_footprint(const cm_nest *n, int line);
 

@@ -323,11 +323,11 @@ static int cpu_list_count(const char *s) {
 /* Data/unified cache capacities of cpu0 by level (bytes) and how many
 ** CPUs share each; levels sysfs does not list get 32 KiB, 1 MiB, 8 MiB
 ** and are taken as private. */
-static void read_caches(double cache[CM_NLEVEL], int sharers[CM_NLEVEL]) {
+static void read_caches(double cache[CM_NLEVEL], double ways[CM_NLEVEL], int sharers[CM_NLEVEL]) {
   static const double fallback[3] = {32768, 1048576, 8388608};
-  for (int l = 0; l < CM_NLEVEL; l++) cache[l] = 0, sharers[l] = 1;
+  for (int l = 0; l < CM_NLEVEL; l++) cache[l] = 0, ways[l] = 0, sharers[l] = 1;
   for (int i = 0; i < 16; i++) {
-    char path[128], level[16], type[32], size[32], shared[256];
+    char path[128], level[16], type[32], size[32], shared[256], assoc[16];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
     read_line(path, level, sizeof level);
     if (!level[0]) continue;
@@ -337,6 +337,8 @@ static void read_caches(double cache[CM_NLEVEL], int sharers[CM_NLEVEL]) {
     read_line(path, size, sizeof size);
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
     read_line(path, shared, sizeof shared);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/ways_of_associativity", i);
+    read_line(path, assoc, sizeof assoc);
     int l = atoi(level) - 1;
     if (l < 0 || l > 2 || !strcmp(type, "Instruction")) continue;
     char *end;
@@ -344,6 +346,7 @@ static void read_caches(double cache[CM_NLEVEL], int sharers[CM_NLEVEL]) {
     b *= *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
     if (b > 0) {
       cache[l] = b;
+      ways[l] = atoi(assoc) > 0 ? atoi(assoc) : 0;
       sharers[l] = cpu_list_count(shared);
     }
   }
@@ -434,7 +437,7 @@ static double round_ws(double b) {
 /* The sweep and the level figures. */
 static int bench_bw(const cm_bench_opts *o, team *t, cm_ceilings *c, rt_err *err) {
   int sharers[CM_NLEVEL];
-  read_caches(c->cache, sharers);
+  read_caches(c->cache, c->ways, sharers);
   c->cache[3] = 0;
   double cap = o->quick ? 64.0 * 1048576 : 512.0 * 1048576;
   double max_ws = round_ws(fmin(4 * c->cache[2], cap));
@@ -579,6 +582,9 @@ char *cm_ceilings_json(const cm_ceilings *c) {
   }
   json_object_set_new(j, "bw", bw);
   json_object_set_new(j, "cache", cache);
+  json_t *ways = json_object();
+  for (int l = 0; l < 3; l++) json_object_set_new(ways, level_names[l], jnum(c->ways[l]));
+  json_object_set_new(j, "ways", ways);
   for (int k = 0; k < c->nsweep; k++) {
     json_t *p = json_array();
     json_array_append_new(p, jnum(c->sweep[k].bytes));
@@ -701,6 +707,12 @@ static int parse_root(json_t *j, cm_ceilings *c, rt_err *err) {
     if (!(v = need(bw, level_names[l], f, err)) || get_nums(v, f, 2, c->bw[l], err)) return -1;
     snprintf(f, sizeof f, "cache.%s", level_names[l]);
     if (!(v = need(cache, level_names[l], f, err)) || get_num(v, f, &c->cache[l], err)) return -1;
+  }
+  /* ways: optional (ceilings stored before they were recorded: unknown) */
+  json_t *ways = json_object_get(j, "ways");
+  for (int l = 0; l < 3; l++) {
+    json_t *x = json_is_object(ways) ? json_object_get(ways, level_names[l]) : NULL;
+    c->ways[l] = json_is_number(x) ? json_number_value(x) : 0;
   }
   if (!(v = need(j, "sweep", "sweep", err))) return -1;
   if (!json_is_array(v) || json_array_size(v) > CM_MAXSWEEP) {

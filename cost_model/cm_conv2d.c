@@ -77,144 +77,6 @@ static double flat_units(const conv *d, int cd, double x, double KT, double PT) 
          (cd == 3 && ks > 0 ? ks * fmin(pt * PT, d->p) : 0);
 }
 
-/* ---- Reuse between neighbouring executions (shared with the other
-** kernel models; see shared_traffic) ---- */
-
-/* Does array x of n, in one execution of loop j, fit a set-associative
-** cache of sets x ways lines (sets <= 1: fully associative)? The rows of
-** a two-dimensional window fall on the sets its row stride reaches (a
-** power-of-two stride reaches few): its lines must fit their ways. */
-static int fits_sets(const cm_nest *n, int x, int j, int line, double sets, double ways) {
-  const cm_array *a = &n->arr[x];
-  if (sets <= 1 || !a->dims[1] || a->dims[2]) return 1;
-  double ext[2];
-  for (int c = 0; c < 2; c++) {
-    ext[c] = a->ext[c];
-    for (int i = j; i < n->nloops; i++)
-      if (strchr(n->loop[i].moves, a->dims[c])) ext[c] *= n->loop[i].trips;
-    ext[c] = fmin(ext[c], a->full[c]);
-  }
-  double stride = a->full[1] * a->elem / line;   /* row stride in lines */
-  if (ext[1] >= a->full[1] || ext[0] <= 1 || stride != floor(stride)) return 1;
-  double g = sets, b = fmod(stride, sets);      /* gcd(stride, sets) */
-  while (b > 0) {
-    double t = fmod(g, b);
-    g = b, b = t;
-  }
-  double run = ceil(ext[1] * a->elem / line);
-  double used = fmin(sets, fmin(ext[0], sets / g) * run);
-  return ext[0] * run <= ways * used;
-}
-
-/* The outermost loop of n one execution of which fits in cap (and, with
-** assoc = {ways, sets}, in the sets its rows reach); nloops + 1 when not
-** even the body fits. */
-static int fit_loop(const cm_nest *n, double cap, int line, const double *assoc) {
-  for (int j = 0; j <= n->nloops; j++) {
-    cm_nest sub = *n;
-    sub.nloops = n->nloops - j;
-    memmove(sub.loop, n->loop + j, (size_t)sub.nloops * sizeof *sub.loop);
-    int ok = cm_nest_footprint(&sub, line) <= cap;
-    for (int x = 0; ok && assoc && x < n->narrays; x++)
-      ok = fits_sets(n, x, j, line, assoc[1], assoc[0]);
-    if (ok) return j;
-  }
-  return n->nloops + 1;
-}
-
-/* Footprint of array x of n during one execution of loop j, in lines of
-** line bytes (line 4: the bytes themselves, runs not rounded to lines). */
-static double fp_one(const cm_nest *n, int x, int j, int line) {
-  cm_nest sub = *n;
-  sub.nloops = n->nloops - j;
-  memmove(sub.loop, n->loop + j, (size_t)sub.nloops * sizeof *sub.loop);
-  sub.narrays = 1;
-  sub.arr[0] = n->arr[x];
-  return cm_nest_footprint(&sub, line);
-}
-
-/* A capacity that makes loop js the outermost that fits n by footprint
-** alone: the footprint of one execution of it (js > nloops: just below
-** the body's). */
-static double fit_cap(const cm_nest *n, int js, int line) {
-  if (js > n->nloops) return 0.999 * fit_cap(n, n->nloops, line);
-  cm_nest sub = *n;
-  sub.nloops = n->nloops - js;
-  memmove(sub.loop, n->loop + js, (size_t)sub.nloops * sizeof *sub.loop);
-  return cm_nest_footprint(&sub, line);
-}
-
-/* A model's nest builder: the nest of ctx, its windows' extents suited to
-** level j (see window; j < 0: a first guess). */
-typedef void (*nest_fn)(cm_nest *n, const void *ctx, int j);
-
-/* Extent in the body of a window of w elements along one dimension, of
-** which halo elements (the window's overlap with its neighbour's, and
-** half a line of overhang when the array's rows are not line-aligned)
-** are shared with the neighbouring iteration of the innermost loop that
-** moves it (t trips, index at; -1: none). Suited to one execution of loop
-** j: averaged over the t trips when that loop is inside it (so that the
-** loop's execution spans exactly its iterations' union), else whole. */
-static double window(double w, double halo, double t, int at, int j) {
-  return at >= 0 && at >= j ? w - halo + halo / t : w;
-}
-
-/* Half a line of overhang for the contiguous dimension of rows of row
-** elements that are not line-aligned (the expected extra bytes of a run
-** at a random offset, as whole lines round them). */
-static double overhang(double row, double lf) {
-  return fmod(row, lf) != 0 ? lf / 2 : 0;
-}
-
-/* Does loop l move array a? */
-static int moves(const cm_loop *l, const cm_array *a) {
-  for (int k = 0; k < 4 && a->dims[k]; k++)
-    if (strchr(l->moves, a->dims[k])) return 1;
-  return 0;
-}
-
-/* Lines filled into a cache of capacity cap by the nest of ctx. The loop
-** that fits (js) is found with windows suited to it, and to the set
-** conflicts of assoc = {ways, sets} (NULL: none); when not even the body
-** fits, each of its executions fetches all of it. Else cm_nest_traffic
-** counts the nest with windows suited to the loop just outside it, whose
-** union it charges for the arrays that loop moves (neighbours share their
-** halos and partial lines), made to agree on js. An array that several
-** enclosing loops leave in place stays across all of them (each execution
-** touches it again before the cache could drop it): cm_nest_traffic
-** credits the innermost one only, the others are credited here. */
-static double shared_traffic(nest_fn build, const void *ctx, double cap, int line,
-                             const double *assoc) {
-  cm_nest a;
-  build(&a, ctx, -1);
-  int js = fit_loop(&a, cap, line, assoc);
-  for (int it = 0; it < 3; it++) {
-    build(&a, ctx, js);
-    int j2 = fit_loop(&a, cap, line, assoc);
-    if (j2 == js) break;
-    js = j2;
-  }
-  if (js == 0) return cm_nest_traffic(&a, cap, line, 0);
-  if (js > a.nloops) {
-    /* not even the body fits: every execution of it fetches its whole
-    ** windows (its neighbours' lines are gone by then) */
-    double e = 1;
-    for (int i = 0; i < a.nloops; i++) e *= a.loop[i].trips;
-    return fmax(fit_cap(&a, a.nloops, line) * e, cm_nest_footprint(&a, line));
-  }
-  build(&a, ctx, js - 1);
-  double t = cm_nest_traffic(&a, fit_cap(&a, js, line), line, 0);
-  double e = 1, cut = 0;
-  for (int i = 0; i < js; i++) e *= a.loop[i].trips;
-  for (int x = 0; x < a.narrays; x++) {
-    const cm_array *ar = &a.arr[x];
-    if (moves(&a.loop[js - 1], ar)) continue;
-    double div = 1;
-    for (int k = js - 1; k >= 0 && !moves(&a.loop[k], ar); k--) div *= a.loop[k].trips;
-    cut += fp_one(&a, x, js, line) * e * (1 / a.loop[js - 1].trips - 1 / div);
-  }
-  return fmax(t - cut, cm_nest_footprint(&a, line));
-}
 
 /* One thread's loop nest. */
 typedef struct cv_shape {
@@ -256,23 +118,23 @@ static void build(cm_nest *n, const void *ctx, int js) {
   loop(n, s->kp ? s->pta : s->kbt, s->kp ? "ph" : "k", s->kp ? 0 : 3, at, tr);
   loop(n, s->nq, "qw", 1, at, tr);
   double lf = s->lf, rs = d->r * d->s, ww = (s->qba - 1) * d->st + d->s;
-  double hb = window(d->r, d->r - d->st, tr[0], at[0], js);
+  double hb = cm_nest_window(d->r, d->r - d->st, tr[0], at[0], js);
   if (!d->nhwc) {
-    double pi = overhang(d->wp, lf), po = overhang(d->q, lf);
-    double wb = window(ww + pi, ww + pi - s->qba * d->st, tr[1], at[1], js);
+    double pi = cm_nest_overhang(d->wp, lf), po = cm_nest_overhang(d->q, lf);
+    double wb = cm_nest_window(ww + pi, ww + pi - s->qba * d->st, tr[1], at[1], js);
     cm_nest_array(n, "in", "nchw", (double[]){1, s->cta, hb, wb},
                   (double[]){d->n, d->c, d->hp, d->wp}, 4, 0);
     cm_nest_array(n, "filter", "kcx", (double[]){s->kba, s->cta, rs},
                   (double[]){d->k, d->c, rs}, 4, 0);
     cm_nest_array(n, "out", "nkpq", (double[]){1, s->kba, 1,
-                  window(s->qba + po, po, tr[1], at[1], js)},
+                  cm_nest_window(s->qba + po, po, tr[1], at[1], js)},
                   (double[]){d->n, d->k, d->p, d->q}, 4, 0);
   } else {
-    double pi = overhang(d->c, lf), pk = overhang(d->k, lf);
-    double wb = window(ww, ww - s->qba * d->st, tr[1], at[1], js);
-    cm_nest_array(n, "in", "nhwc", (double[]){1, hb, wb, window(s->cta + pi, pi, tr[2], at[2], js)},
+    double pi = cm_nest_overhang(d->c, lf), pk = cm_nest_overhang(d->k, lf);
+    double wb = cm_nest_window(ww, ww - s->qba * d->st, tr[1], at[1], js);
+    cm_nest_array(n, "in", "nhwc", (double[]){1, hb, wb, cm_nest_window(s->cta + pi, pi, tr[2], at[2], js)},
                   (double[]){d->n, d->hp, d->wp, d->c}, 4, 0);
-    double kb = window(s->kba + pk, pk, tr[3], at[3], js);
+    double kb = cm_nest_window(s->kba + pk, pk, tr[3], at[3], js);
     cm_nest_array(n, "filter", "xck", (double[]){rs, s->cta, kb},
                   (double[]){rs, d->c, d->k}, 4, 0);
     cm_nest_array(n, "out", "npqk", (double[]){1, 1, s->qba, kb},
@@ -336,6 +198,33 @@ static blk_eff block_eff(double u, double v, double vw, int strided, int mem,
   return e;
 }
 
+/* Vector instructions of a loop of n contiguous elements as GCC
+** vectorises it: vw-lane main loop, then one half-width epilogue at each
+** width down to xmm (4 lanes), then scalars. */
+static double vec_ops(double n, double vw) {
+  double ops = floor(n / vw), r = n - ops * vw;
+  for (double x = vw / 2; x >= 4; x /= 2)
+    if (r >= x) ops++, r -= x;
+  return ops + r;
+}
+
+/* Compute efficiency of an edge block (runtime bounds): u rows of v
+** contiguous elements vectorised as vec_ops says, accumulators in memory
+** (a load and a store per FMA instruction); strided: the contiguous
+** operand is gathered element by element. */
+static blk_eff edge_eff(double u, double v, double vw, int strided, const double *c) {
+  blk_eff e;
+  double nv = vec_ops(v, vw), fma = u * nv;
+  e.lanes = u * v / (fma * vw);
+  e.lat = fmin(1, fma / c[C_CHAINS]);
+  e.loads = (strided ? v : nv) + u + fma;
+  e.stores = fma;
+  double cyc = fmax(fmax(fma / 2, e.loads / 2), e.stores);
+  cyc = fmax(cyc, (fma + e.loads + e.stores + 1) / c[C_WIDTH]);
+  e.issue = fma / 2 / cyc;
+  return e;
+}
+
 static int cv_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
                    const cm_machine *m, const cm_coefs *c, cm_work *w,
                    rt_err *err) {
@@ -374,32 +263,54 @@ static int cv_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
   double kfull = (nkt - 1) * floor(KT / KB) + floor(klast / KB);
   double rs = d.r * d.s;
 
-  /* Compute: full blocks (k block of KB and q block of QB) and the edges
-  ** (runtime bounds: scalar, accumulators in memory); flop-weighted. */
+  /* Compute: full blocks (k block of KB and q block of QB) and the edge
+  ** kinds (runtime bounds kn, qn: the k edge, of ke rows on average, with
+  ** full q blocks, the q edge of qe columns with full k blocks, and both).
+  ** GCC vectorises an edge along its contiguous dimension (q in nchw, k in
+  ** nhwc) as a loop of runtime length -- a zmm main loop and ymm, xmm and
+  ** scalar epilogues (-O3 -march=native assembly: QB=32 > Q=26 gives one
+  ** zmm, one ymm and two scalar FMAs a row) -- with its accumulators in
+  ** memory (a load and a store per vector FMA). Flop-weighted harmonic
+  ** means. */
   double u = d.nhwc ? QB : KB, vv = d.nhwc ? KB : QB;
   int strided = !d.nhwc && d.st > 1;
   blk_eff ef = block_eff(u, vv, vw, strided, 0, m->vector_regs, v);
-  blk_eff ee = block_eff(1, 1, vw, 0, 1, m->vector_regs, v);
   double flops = 2 * d.n * d.k * d.p * d.q * d.c * rs;
-  double ff = (kfull * KB * qfull * QB) / (d.k * d.q);   /* flop share of full blocks */
+  double ke = nkb > kfull ? (d.k - kfull * KB) / (nkb - kfull) : 0;
+  double qe = d.q - qfull * QB;
+  struct { double blocks, kn, qn; } kinds[4] = {
+    {kfull * qfull, KB, QB}, {(nkb - kfull) * qfull, ke, QB},
+    {kfull * (nq - qfull), KB, qe}, {(nkb - kfull) * (nq - qfull), ke, qe},
+  };
+  blk_eff ek[4];
+  double tl = 0, tla = 0, ti = 0, tw = 0;
+  double l1 = 0, acc_ops = 0;
+  for (int i = 0; i < 4; i++) {
+    double fl = kinds[i].blocks * kinds[i].kn * kinds[i].qn;   /* FMAs per step */
+    if (fl <= 0) continue;
+    double eu = d.nhwc ? kinds[i].qn : kinds[i].kn, ev = d.nhwc ? kinds[i].kn : kinds[i].qn;
+    ek[i] = i == 0 ? ef : edge_eff(eu, ev, vw, strided, v);
+    tl += fl / ek[i].lanes, tla += fl / ek[i].lat, ti += fl / ek[i].issue, tw += fl;
+    double steps = d.n * d.p * d.c * rs * kinds[i].blocks;
+    double vec = i == 0 ? u * ceil(vv / fmin(fmax(vv, 1), vw)) : eu * vec_ops(ev, vw);
+    l1 += steps * (ek[i].loads + v[C_STORE] * ek[i].stores);
+    acc_ops += d.n * d.p * nc * kinds[i].blocks * vec;
+  }
   w->flops = flops;
-  w->eff[E_LANES] = 1 / (ff / ef.lanes + (1 - ff) / ee.lanes);
-  w->eff[E_LATENCY] = 1 / (ff / ef.lat + (1 - ff) / ee.lat);
-  w->eff[E_ISSUE] = 1 / (ff / ef.issue + (1 - ff) / ee.issue);
+  w->eff[E_LANES] = tw > 0 ? tw / tl : 1;
+  w->eff[E_LATENCY] = tw > 0 ? tw / tla : 1;
+  w->eff[E_ISSUE] = tw > 0 ? tw / ti : 1;
 
-  /* Calls, steps, L1 slots and trips. Per (n, p, c tile): nkb x nq calls,
-  ** kfull x qfull of them full; a call of a c tile of cc channels takes
-  ** cc x R x S steps. A call loads its accumulators from out unless
-  ** c0 == 0 and stores them (edges: element by element). */
-  double calls = d.n * d.p * nc * nkb * nq, fcalls = d.n * d.p * nc * kfull * qfull;
+  /* Calls, steps, L1 slots and trips. Per (n, p, c tile): nkb x nq calls;
+  ** a call of a c tile of cc channels takes cc x R x S steps (an edge
+  ** step, one trip of its vector loop per row). A call loads its
+  ** accumulators from out unless c0 == 0 and stores them. */
+  double calls = d.n * d.p * nc * nkb * nq;
   double fsteps = d.n * d.p * d.c * rs * kfull * qfull;
-  double efma = flops / 2 - fsteps * KB * QB;     /* scalar FMAs of the edges */
-  double eout = d.n * d.p * nc * (d.k * d.q - kfull * KB * qfull * QB);
-  double accv = u * ceil(vv / fmin(fmax(vv, 1), vw));
-  double acc_st = fcalls * accv + eout, acc_ld = (nc - 1) / nc * acc_st;
-  double l1 = fsteps * (ef.loads + v[C_STORE] * ef.stores) +
-              efma * (ee.loads + v[C_STORE] * ee.stores) + acc_ld + v[C_STORE] * acc_st;
-  double trips = calls + fsteps + efma;
+  double esteps = d.n * d.p * d.c * rs * (nkb * nq - kfull * qfull);
+  double acc_st = acc_ops, acc_ld = (nc - 1) / nc * acc_st;
+  l1 += acc_ld + v[C_STORE] * acc_st;
+  double trips = calls + fsteps + esteps * (d.nhwc ? QB : KB);
 
   /* The padding copy (serial, before the parallel region): rows of the
   ** input into the interior of the zero-bordered copy. */
@@ -445,7 +356,7 @@ static int cv_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
     fin[t] = array_fp(&n, "in", m->line);
     fall[t] = cm_nest_footprint(&n, m->line);
     fp_in += fin[t], fp_fo += fall[t] - fin[t];
-    for (int l = 0; l < 3; l++) mains[l][t] = shared_traffic(build, &s, caps[l], m->line, NULL);
+    for (int l = 0; l < 3; l++) mains[l][t] = cm_nest_traffic_shared(build, &s, caps[l], m->line, NULL);
   }
 
   /* Per level: when every thread's data fits (the copy's with thread

@@ -71,7 +71,7 @@ static int gemm_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
     double share = ceil(ceil(ext / th) / tile) * tile;
     active = (int)ceil(ext / share);
     if (*par == 'n') Ns = fmin(share, N); else Ms = fmin(share, M);
-    imb = (*par == 'n' ? Ns : Ms) / (ext / th);
+    imb = (*par == 'n' ? Ns : Ms) / (ext / active);   /* largest share / mean */
   }
 
   /* Useful flops, and lanes computed: the last column panel is masked. */
@@ -132,10 +132,11 @@ static int gemm_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
   } else {
     cm_nest_array(&n, "B", "kn", (double[]){1, nr}, (double[]){K, N}, 4, 0);
   }
-  double l3 = m->cache[2] / active;
+  /* The smoothed rule: a row-stride set-conflict check
+  ** (cm_nest_traffic_shared) ranked the measured schedules worse here. */
   double f2 = cm_nest_traffic_sa(&n, m->cache[0] * v[C_CAP_L1], m->line, 0);
   double f3 = cm_nest_traffic_sa(&n, m->cache[1] * v[C_CAP_L2], m->line, 0);
-  double fd = cm_nest_traffic_sa(&n, l3 * v[C_CAP_L3], m->line, !m->flush);
+  double fd = cm_nest_traffic_sa(&n, m->cache[2] / active * v[C_CAP_L3], m->line, !m->flush);
 
   /* L1: what the instructions load and store. Per micro-kernel call and
   ** k step: nv vectors of B and mr broadcasts of A; per call the C tile
@@ -150,12 +151,15 @@ static int gemm_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
   if (pa) packs += mb * kb * visits_a;
   if (pbk) packs += kb * nb * visits_b;
   l1 += packs * 8;
-  w->bytes[0] = active * l1;
-  w->bytes[1] = active * f2;
-  w->bytes[2] = active * f3;
-  w->bytes[3] = active * fd;
+  /* Totals over the threads: the nest above is the largest share, and
+  ** cm_time scales the mean share back up by the imbalance. */
+  double per = active / imb;
+  w->bytes[0] = per * l1;
+  w->bytes[1] = per * f2;
+  w->bytes[2] = per * f3;
+  w->bytes[3] = per * fd;
   /* Trips: k-loop trips, C vector updates per call, packed elements. */
-  w->trips = active * (calls * (kb / uk + mr * nv) + packs / VW);
+  w->trips = per * (calls * (kb / uk + mr * nv) + packs / VW);
   w->serial_frac = 0;
   return 0;
 }

@@ -42,7 +42,7 @@ void cm_coefs_default(const cm_kmodel *k, cm_coefs *c) {
 
 void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c) {
   memset(m, 0, sizeof *m);
-  for (int i = 0; i < CM_NLEVEL; i++) m->cache[i] = c->cache[i];
+  for (int i = 0; i < CM_NLEVEL; i++) m->cache[i] = c->cache[i], m->ways[i] = c->ways[i];
   m->line = 64;
   m->vector_regs = 32;
   m->simd_floats = 16;

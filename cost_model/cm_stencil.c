@@ -169,144 +169,6 @@ static double boundary_lines(double nx, double ld, double lf) {
   return n;
 }
 
-/* ---- Reuse between neighbouring executions (shared with the other
-** kernel models; see shared_traffic) ---- */
-
-/* Does array x of n, in one execution of loop j, fit a set-associative
-** cache of sets x ways lines (sets <= 1: fully associative)? The rows of
-** a two-dimensional window fall on the sets its row stride reaches (a
-** power-of-two stride reaches few): its lines must fit their ways. */
-static int fits_sets(const cm_nest *n, int x, int j, int line, double sets, double ways) {
-  const cm_array *a = &n->arr[x];
-  if (sets <= 1 || !a->dims[1] || a->dims[2]) return 1;
-  double ext[2];
-  for (int c = 0; c < 2; c++) {
-    ext[c] = a->ext[c];
-    for (int i = j; i < n->nloops; i++)
-      if (strchr(n->loop[i].moves, a->dims[c])) ext[c] *= n->loop[i].trips;
-    ext[c] = fmin(ext[c], a->full[c]);
-  }
-  double stride = a->full[1] * a->elem / line;   /* row stride in lines */
-  if (ext[1] >= a->full[1] || ext[0] <= 1 || stride != floor(stride)) return 1;
-  double g = sets, b = fmod(stride, sets);      /* gcd(stride, sets) */
-  while (b > 0) {
-    double t = fmod(g, b);
-    g = b, b = t;
-  }
-  double run = ceil(ext[1] * a->elem / line);
-  double used = fmin(sets, fmin(ext[0], sets / g) * run);
-  return ext[0] * run <= ways * used;
-}
-
-/* The outermost loop of n one execution of which fits in cap (and, with
-** assoc = {ways, sets}, in the sets its rows reach); nloops + 1 when not
-** even the body fits. */
-static int fit_loop(const cm_nest *n, double cap, int line, const double *assoc) {
-  for (int j = 0; j <= n->nloops; j++) {
-    cm_nest sub = *n;
-    sub.nloops = n->nloops - j;
-    memmove(sub.loop, n->loop + j, (size_t)sub.nloops * sizeof *sub.loop);
-    int ok = cm_nest_footprint(&sub, line) <= cap;
-    for (int x = 0; ok && assoc && x < n->narrays; x++)
-      ok = fits_sets(n, x, j, line, assoc[1], assoc[0]);
-    if (ok) return j;
-  }
-  return n->nloops + 1;
-}
-
-/* Footprint of array x of n during one execution of loop j, in lines of
-** line bytes (line 4: the bytes themselves, runs not rounded to lines). */
-static double fp_one(const cm_nest *n, int x, int j, int line) {
-  cm_nest sub = *n;
-  sub.nloops = n->nloops - j;
-  memmove(sub.loop, n->loop + j, (size_t)sub.nloops * sizeof *sub.loop);
-  sub.narrays = 1;
-  sub.arr[0] = n->arr[x];
-  return cm_nest_footprint(&sub, line);
-}
-
-/* A capacity that makes loop js the outermost that fits n by footprint
-** alone: the footprint of one execution of it (js > nloops: just below
-** the body's). */
-static double fit_cap(const cm_nest *n, int js, int line) {
-  if (js > n->nloops) return 0.999 * fit_cap(n, n->nloops, line);
-  cm_nest sub = *n;
-  sub.nloops = n->nloops - js;
-  memmove(sub.loop, n->loop + js, (size_t)sub.nloops * sizeof *sub.loop);
-  return cm_nest_footprint(&sub, line);
-}
-
-/* A model's nest builder: the nest of ctx, its windows' extents suited to
-** level j (see window; j < 0: a first guess). */
-typedef void (*nest_fn)(cm_nest *n, const void *ctx, int j);
-
-/* Extent in the body of a window of w elements along one dimension, of
-** which halo elements (the window's overlap with its neighbour's, and
-** half a line of overhang when the array's rows are not line-aligned)
-** are shared with the neighbouring iteration of the innermost loop that
-** moves it (t trips, index at; -1: none). Suited to one execution of loop
-** j: averaged over the t trips when that loop is inside it (so that the
-** loop's execution spans exactly its iterations' union), else whole. */
-static double window(double w, double halo, double t, int at, int j) {
-  return at >= 0 && at >= j ? w - halo + halo / t : w;
-}
-
-/* Half a line of overhang for the contiguous dimension of rows of row
-** elements that are not line-aligned (the expected extra bytes of a run
-** at a random offset, as whole lines round them). */
-static double overhang(double row, double lf) {
-  return fmod(row, lf) != 0 ? lf / 2 : 0;
-}
-
-/* Does loop l move array a? */
-static int moves(const cm_loop *l, const cm_array *a) {
-  for (int k = 0; k < 4 && a->dims[k]; k++)
-    if (strchr(l->moves, a->dims[k])) return 1;
-  return 0;
-}
-
-/* Lines filled into a cache of capacity cap by the nest of ctx. The loop
-** that fits (js) is found with windows suited to it, and to the set
-** conflicts of assoc = {ways, sets} (NULL: none); when not even the body
-** fits, each of its executions fetches all of it. Else cm_nest_traffic
-** counts the nest with windows suited to the loop just outside it, whose
-** union it charges for the arrays that loop moves (neighbours share their
-** halos and partial lines), made to agree on js. An array that several
-** enclosing loops leave in place stays across all of them (each execution
-** touches it again before the cache could drop it): cm_nest_traffic
-** credits the innermost one only, the others are credited here. */
-static double shared_traffic(nest_fn build, const void *ctx, double cap, int line,
-                             const double *assoc) {
-  cm_nest a;
-  build(&a, ctx, -1);
-  int js = fit_loop(&a, cap, line, assoc);
-  for (int it = 0; it < 3; it++) {
-    build(&a, ctx, js);
-    int j2 = fit_loop(&a, cap, line, assoc);
-    if (j2 == js) break;
-    js = j2;
-  }
-  if (js == 0) return cm_nest_traffic(&a, cap, line, 0);
-  if (js > a.nloops) {
-    /* not even the body fits: every execution of it fetches its whole
-    ** windows (its neighbours' lines are gone by then) */
-    double e = 1;
-    for (int i = 0; i < a.nloops; i++) e *= a.loop[i].trips;
-    return fmax(fit_cap(&a, a.nloops, line) * e, cm_nest_footprint(&a, line));
-  }
-  build(&a, ctx, js - 1);
-  double t = cm_nest_traffic(&a, fit_cap(&a, js, line), line, 0);
-  double e = 1, cut = 0;
-  for (int i = 0; i < js; i++) e *= a.loop[i].trips;
-  for (int x = 0; x < a.narrays; x++) {
-    const cm_array *ar = &a.arr[x];
-    if (moves(&a.loop[js - 1], ar)) continue;
-    double div = 1;
-    for (int k = js - 1; k >= 0 && !moves(&a.loop[k], ar); k--) div *= a.loop[k].trips;
-    cut += fp_one(&a, x, js, line) * e * (1 / a.loop[js - 1].trips - 1 / div);
-  }
-  return fmax(t - cut, cm_nest_footprint(&a, line));
-}
 
 /* The loop nest of one time block of one thread: ko x kn tiles of
 ** average ax x ay points (TB = 1: rows of a tile are a loop, the body one
@@ -320,7 +182,7 @@ typedef struct st_shape {
 ** 1 + k * TY, their windows off cells earlier (rows of ld elements:
 ** aligned, the same for every row; else half a line on average). */
 static double lead(double ld, double off, double lf) {
-  return fmod(ld, lf) == 0 ? fmod(fmod(off, lf) + lf, lf) : overhang(ld, lf);
+  return fmod(ld, lf) == 0 ? fmod(fmod(off, lf) + lf, lf) : cm_nest_overhang(ld, lf);
 }
 
 static void build(cm_nest *n, const void *ctx, int js) {
@@ -334,9 +196,9 @@ static void build(cm_nest *n, const void *ctx, int js) {
   double rows = s->tb1 ? 1 : s->ax, h2 = 2 * s->h;
   double ps = lead(s->NY + 2, 1 - s->h, s->lf), pd = lead(s->NY + 2, 1, s->lf);
   double full[2] = {s->NX + 2, s->NY + 2};
-  cm_nest_array(n, "src", "xy", (double[]){window(rows + h2, h2, tx, ix, js),
-                window(s->ay + h2 + ps, h2 + ps, ty, iy, js)}, full, 4, 0);
-  cm_nest_array(n, "dst", "xy", (double[]){rows, window(s->ay + pd, pd, ty, iy, js)},
+  cm_nest_array(n, "src", "xy", (double[]){cm_nest_window(rows + h2, h2, tx, ix, js),
+                cm_nest_window(s->ay + h2 + ps, h2 + ps, ty, iy, js)}, full, 4, 0);
+  cm_nest_array(n, "dst", "xy", (double[]){rows, cm_nest_window(s->ay + pd, pd, ty, iy, js)},
                 full, 4, 0);
 }
 
@@ -498,7 +360,7 @@ static int st_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
         if (TB > 1) s.h = b ? lastnt : TB;
         build(&n, &s, -1);
         one = fmax(one, cm_nest_footprint(&n, m->line));
-        fb += nblk * shared_traffic(build, &s, fmax(cap - ab, 0), m->line, NULL);
+        fb += nblk * cm_nest_traffic_shared(build, &s, fmax(cap - ab, 0), m->line, NULL);
       }
       if (TB > 1) fb += private_traffic(&dx, &dy, ko[t], kn[t], tiles, t, th, TB, lastnt, nb,
                                         cap, ab, lf, line, LD);

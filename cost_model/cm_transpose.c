@@ -28,7 +28,7 @@
 #define CM_MAXTHREADS 256   /* threads the model follows one by one */
 
 enum { C_STORE = CM_C_EFF0, C_NT_WRITE, C_WC, C_CAP_L1, C_CAP_L2, C_CAP_L3,
-       C_WAYS_L1, C_WAYS_L2, C_WAYS_L3, NCOEF };
+       C_WAYS_L1, C_WAYS_L2, C_WAYS_L3, C_DIRTY, NCOEF };
 
 static const cm_coef tr_coefs[NCOEF] = {
   CM_GENERIC_COEFS,
@@ -43,6 +43,8 @@ static const cm_coef tr_coefs[NCOEF] = {
   {"ways_L1", 12, CM_POS, "associativity of L1 (power-of-two row strides reach few sets)", 1},
   {"ways_L2", 16, CM_POS, "associativity of L2", 1},
   {"ways_L3", 20, CM_POS, "associativity of L3", 1},
+  {"dirty_refill", 1, CM_POS, "L2 cost of refilling a line L1 evicted dirty (its "
+   "write-back comes with it), in fills", 0},
 };
 
 /* libgomp's schedule(static) without a chunk: thread t of th gets
@@ -53,144 +55,6 @@ static void gomp_static(double n, int th, int t, double *lo, double *hi) {
   else *lo = q * t + r, *hi = *lo + q;
 }
 
-/* ---- Reuse between neighbouring executions (shared with the other
-** kernel models; see shared_traffic) ---- */
-
-/* Does array x of n, in one execution of loop j, fit a set-associative
-** cache of sets x ways lines (sets <= 1: fully associative)? The rows of
-** a two-dimensional window fall on the sets its row stride reaches (a
-** power-of-two stride reaches few): its lines must fit their ways. */
-static int fits_sets(const cm_nest *n, int x, int j, int line, double sets, double ways) {
-  const cm_array *a = &n->arr[x];
-  if (sets <= 1 || !a->dims[1] || a->dims[2]) return 1;
-  double ext[2];
-  for (int c = 0; c < 2; c++) {
-    ext[c] = a->ext[c];
-    for (int i = j; i < n->nloops; i++)
-      if (strchr(n->loop[i].moves, a->dims[c])) ext[c] *= n->loop[i].trips;
-    ext[c] = fmin(ext[c], a->full[c]);
-  }
-  double stride = a->full[1] * a->elem / line;   /* row stride in lines */
-  if (ext[1] >= a->full[1] || ext[0] <= 1 || stride != floor(stride)) return 1;
-  double g = sets, b = fmod(stride, sets);      /* gcd(stride, sets) */
-  while (b > 0) {
-    double t = fmod(g, b);
-    g = b, b = t;
-  }
-  double run = ceil(ext[1] * a->elem / line);
-  double used = fmin(sets, fmin(ext[0], sets / g) * run);
-  return ext[0] * run <= ways * used;
-}
-
-/* The outermost loop of n one execution of which fits in cap (and, with
-** assoc = {ways, sets}, in the sets its rows reach); nloops + 1 when not
-** even the body fits. */
-static int fit_loop(const cm_nest *n, double cap, int line, const double *assoc) {
-  for (int j = 0; j <= n->nloops; j++) {
-    cm_nest sub = *n;
-    sub.nloops = n->nloops - j;
-    memmove(sub.loop, n->loop + j, (size_t)sub.nloops * sizeof *sub.loop);
-    int ok = cm_nest_footprint(&sub, line) <= cap;
-    for (int x = 0; ok && assoc && x < n->narrays; x++)
-      ok = fits_sets(n, x, j, line, assoc[1], assoc[0]);
-    if (ok) return j;
-  }
-  return n->nloops + 1;
-}
-
-/* Footprint of array x of n during one execution of loop j, in lines of
-** line bytes (line 4: the bytes themselves, runs not rounded to lines). */
-static double fp_one(const cm_nest *n, int x, int j, int line) {
-  cm_nest sub = *n;
-  sub.nloops = n->nloops - j;
-  memmove(sub.loop, n->loop + j, (size_t)sub.nloops * sizeof *sub.loop);
-  sub.narrays = 1;
-  sub.arr[0] = n->arr[x];
-  return cm_nest_footprint(&sub, line);
-}
-
-/* A capacity that makes loop js the outermost that fits n by footprint
-** alone: the footprint of one execution of it (js > nloops: just below
-** the body's). */
-static double fit_cap(const cm_nest *n, int js, int line) {
-  if (js > n->nloops) return 0.999 * fit_cap(n, n->nloops, line);
-  cm_nest sub = *n;
-  sub.nloops = n->nloops - js;
-  memmove(sub.loop, n->loop + js, (size_t)sub.nloops * sizeof *sub.loop);
-  return cm_nest_footprint(&sub, line);
-}
-
-/* A model's nest builder: the nest of ctx, its windows' extents suited to
-** level j (see window; j < 0: a first guess). */
-typedef void (*nest_fn)(cm_nest *n, const void *ctx, int j);
-
-/* Extent in the body of a window of w elements along one dimension, of
-** which halo elements (the window's overlap with its neighbour's, and
-** half a line of overhang when the array's rows are not line-aligned)
-** are shared with the neighbouring iteration of the innermost loop that
-** moves it (t trips, index at; -1: none). Suited to one execution of loop
-** j: averaged over the t trips when that loop is inside it (so that the
-** loop's execution spans exactly its iterations' union), else whole. */
-static double window(double w, double halo, double t, int at, int j) {
-  return at >= 0 && at >= j ? w - halo + halo / t : w;
-}
-
-/* Half a line of overhang for the contiguous dimension of rows of row
-** elements that are not line-aligned (the expected extra bytes of a run
-** at a random offset, as whole lines round them). */
-static double overhang(double row, double lf) {
-  return fmod(row, lf) != 0 ? lf / 2 : 0;
-}
-
-/* Does loop l move array a? */
-static int moves(const cm_loop *l, const cm_array *a) {
-  for (int k = 0; k < 4 && a->dims[k]; k++)
-    if (strchr(l->moves, a->dims[k])) return 1;
-  return 0;
-}
-
-/* Lines filled into a cache of capacity cap by the nest of ctx. The loop
-** that fits (js) is found with windows suited to it, and to the set
-** conflicts of assoc = {ways, sets} (NULL: none); when not even the body
-** fits, each of its executions fetches all of it. Else cm_nest_traffic
-** counts the nest with windows suited to the loop just outside it, whose
-** union it charges for the arrays that loop moves (neighbours share their
-** halos and partial lines), made to agree on js. An array that several
-** enclosing loops leave in place stays across all of them (each execution
-** touches it again before the cache could drop it): cm_nest_traffic
-** credits the innermost one only, the others are credited here. */
-static double shared_traffic(nest_fn build, const void *ctx, double cap, int line,
-                             const double *assoc) {
-  cm_nest a;
-  build(&a, ctx, -1);
-  int js = fit_loop(&a, cap, line, assoc);
-  for (int it = 0; it < 3; it++) {
-    build(&a, ctx, js);
-    int j2 = fit_loop(&a, cap, line, assoc);
-    if (j2 == js) break;
-    js = j2;
-  }
-  if (js == 0) return cm_nest_traffic(&a, cap, line, 0);
-  if (js > a.nloops) {
-    /* not even the body fits: every execution of it fetches its whole
-    ** windows (its neighbours' lines are gone by then) */
-    double e = 1;
-    for (int i = 0; i < a.nloops; i++) e *= a.loop[i].trips;
-    return fmax(fit_cap(&a, a.nloops, line) * e, cm_nest_footprint(&a, line));
-  }
-  build(&a, ctx, js - 1);
-  double t = cm_nest_traffic(&a, fit_cap(&a, js, line), line, 0);
-  double e = 1, cut = 0;
-  for (int i = 0; i < js; i++) e *= a.loop[i].trips;
-  for (int x = 0; x < a.narrays; x++) {
-    const cm_array *ar = &a.arr[x];
-    if (moves(&a.loop[js - 1], ar)) continue;
-    double div = 1;
-    for (int k = js - 1; k >= 0 && !moves(&a.loop[k], ar); k--) div *= a.loop[k].trips;
-    cut += fp_one(&a, x, js, line) * e * (1 / a.loop[js - 1].trips - 1 / div);
-  }
-  return fmax(t - cut, cm_nest_footprint(&a, line));
-}
 
 /* One thread's nest: tile loops (outer, inner) of ko x kn tiles of
 ** average ao x an elements, the block loops of an average tile, the block
@@ -220,10 +84,10 @@ static void build(cm_nest *n, const void *ctx, int js) {
   if ((k = loop(n, bo, mo)) >= 0) at[!s->ij] = k, tr[!s->ij] = bo;
   if ((k = loop(n, bn, mn)) >= 0) at[s->ij] = k, tr[s->ij] = bn;
   double bi = s->ij ? s->ao / bo : s->an / bn, bj = s->ij ? s->an / bn : s->ao / bo;
-  double lf = s->lf, hi = overhang(s->N, lf), ho = overhang(s->M, lf);
-  double ej = window(bj + hi, hi, tr[1], at[1], js);
+  double lf = s->lf, hi = cm_nest_overhang(s->N, lf), ho = cm_nest_overhang(s->M, lf);
+  double ej = cm_nest_window(bj + hi, hi, tr[1], at[1], js);
   cm_nest_array(n, "in", "ij", (double[]){bi, ej}, (double[]){s->M, s->N}, 4, 0);
-  double ei = window(bi + ho, ho, tr[0], at[0], js);
+  double ei = cm_nest_window(bi + ho, ho, tr[0], at[0], js);
   if (!s->nt)     /* streamed stores fill no line */
     cm_nest_array(n, "out", "ji", (double[]){bj, ei}, (double[]){s->N, s->M}, 4, 0);
 }
@@ -312,7 +176,7 @@ static int tr_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
       cm_nest n;
       build(&n, &sh, -1);
       f[l] += l == 2 && !m->flush && cm_nest_footprint(&n, m->line) <= caps[l] ? 0
-              : shared_traffic(build, &sh, caps[l], m->line, assoc);
+              : cm_nest_traffic_shared(build, &sh, caps[l], m->line, assoc);
     }
   }
 
@@ -331,13 +195,38 @@ static int tr_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
   }
   double streamed = nt ? elems / run * m->line * v[C_NT_WRITE] : 0;
 
+  /* Inside a block. The strided side (out in 'ij', in in 'ji') touches B
+  ** rows at the row stride; when they reach too few L1 sets to hold B
+  ** lines in their ways, each of its accesses misses L1 (the block's own
+  ** element loops run between), not once per line: B*B lines a block, of
+  ** which the nest counted about B. Strided stores ('ij') refill lines L1
+  ** evicted dirty. */
+  double sets1 = floor(m->cache[0] / (v[C_WAYS_L1] * m->line));
+  double rstride = (ij ? M : N) * 4 / m->line;     /* strided side's rows, lines */
+  if (!(ij && nt) && sets1 > 1 && B > 1 && rstride == floor(rstride)) {
+    double g = sets1, b = fmod(rstride, sets1);
+    while (b > 0) {
+      double t = fmod(g, b);
+      g = b, b = t;
+    }
+    double used = fmin(B, sets1 / g);
+    if (B > v[C_WAYS_L1] * used)
+      f[0] += elems * (1 - 1 / B) * m->line * (ij ? 1 + v[C_DIRTY] : 1);
+  }
+
+  /* L1 slots: one scalar load and store per element, except that GCC's
+  ** SLP vectoriser packs the four contiguous stores of an 'ji' block of
+  ** four (one xmm row of out) into one (assembly of -O3 -march=native). */
+  double xmm = 16 / 4.0;
+  double st_slots = !nt && !ij && B == xmm ? 1 / xmm : 1;
+
   /* Blocks: full ones are straight-line code (one trip); edge blocks run
   ** their element loops. */
   double blocks = dti.blocks * dtj.blocks, full = dti.full * dtj.full;
   w->flops = 0;
   w->threads = active;
   w->imbalance = smax > 0 ? smax / (elems / active) : 1;
-  w->bytes[0] = slot * elems * (1 + v[C_STORE]);
+  w->bytes[0] = slot * elems * (1 + v[C_STORE] * st_slots);
   w->bytes[1] = f[0];
   w->bytes[2] = f[1];
   w->bytes[3] = f[2] + streamed;

@@ -1448,11 +1448,48 @@ static void t1200_model_commands(void **state) {
   done(&r);
   r = run("model", "accuracy", "--db", db, "--kernel", "gemm", "--json", NULL);
   assert_int_equal(r.rc, 0);
-  assert_true(json_num(r.out, "calibrated", "n") == (double)(ntest ? ntest : ntrain + ntest));
+  j = json_loads(r.out, 0, NULL);
+  json_t *w0 = json_array_get(json_object_get(j, "workloads"), 0);
+  assert_true(json_number_value(json_object_get(json_object_get(w0, "calibrated"), "n")) ==
+              (double)(ntest ? ntest : ntrain + ntest));
+  json_decref(j);
   done(&r);
+  /* --csv: one row per scored schedule, its measured time the fastest of
+  ** its trials as the database holds them */
+  char csv[80];
+  snprintf(csv, sizeof csv, "/tmp/rooftune-model-%d.csv", (int)getpid());
+  r = run("model", "accuracy", "--db", db, "--kernel", "gemm", "--all", "--csv", csv, NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  size_t n;
+  char *text = read_all(csv, &n), *save = NULL, *l = strtok_r(text, "\n", &save);
+  assert_string_equal(l, "workload,config,measured_s,predicted_defaults_s,predicted_calibrated_s,bound");
+  int rows = 0;
+  while ((l = strtok_r(NULL, "\n", &save))) {
+    char *cf = strstr(l, "\",\"{") + 3, *end = strstr(cf, "}\",") + 1;
+    double meas = strtod(end + 2, NULL);
+    char sql[600], unq[400];
+    int k = 0;
+    for (char *c = cf; c < end; c++) {   /* undouble the CSV quotes */
+      if (c[0] == '"' && c[1] == '"') c++;
+      unq[k++] = *c;
+    }
+    unq[k] = 0;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM trials WHERE status = 'ok' AND config = '%s' "
+             "AND abs(time - %.9g) <= 1e-8 * time", unq, meas);
+    assert_true(db_int(db, sql) >= 1);
+    rows++;
+  }
+  assert_int_equal(rows, ntrain + ntest);
+  free(text);
+  unlink(csv);
   r = run("model", "accuracy", "--db", db, "--kernel", "gemm", "--all", "--json", NULL);
   assert_int_equal(r.rc, 0);
-  assert_true(json_num(r.out, "defaults", "n") == (double)(ntrain + ntest));
+  j = json_loads(r.out, 0, NULL);
+  w0 = json_array_get(json_object_get(j, "workloads"), 0);
+  assert_true(json_number_value(json_object_get(json_object_get(w0, "defaults"), "n")) ==
+              (double)(ntrain + ntest));
+  json_decref(j);
   done(&r);
   /* predict uses the latest calibration unless told otherwise */
   r = run("model", "predict", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", cfg, NULL);

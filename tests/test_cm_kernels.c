@@ -226,7 +226,8 @@ static void config(sp_space *sp, const char *text, int *cfg) {
 
 /* The machine of a test: cache capacities in bytes, flushed. */
 static cm_machine machine(double l1, double l2, double l3) {
-  cm_machine m = {{l1, l2, l3, 0}, LINE, 32, 16, 1};
+  cm_machine m = {.cache = {l1, l2, l3, 0}, .line = LINE, .vector_regs = 32,
+                  .simd_floats = 16, .flush = 1};   /* ways unknown: full */
   return m;
 }
 
