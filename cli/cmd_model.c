@@ -428,13 +428,18 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
       printf("\n");
     }
     /* Why: the limiting bound and the largest efficiency loss. */
-    int worst = -1;
-    for (int j = 0; j < m.km->neff; j++)
-      if (p.w.eff[j] < 0.999 && (worst < 0 || p.w.eff[j] < p.w.eff[worst])) worst = j;
+    int worst = -1;   /* the largest loss as the model weighs it: eff ^ exponent */
+    double lw = 0.999;
+    for (int j = 0; j < m.km->neff; j++) {
+      double e = pow(p.w.eff[j], c.v[CM_C_EFF0 + j]);
+      if (e < lw) lw = e, worst = j;
+    }
     printf("why        %s-bound: it would use %.0f%% of the %s ceiling", cm_bound_name(p.bound),
            100 * p.frac[p.bound], cm_bound_name(p.bound));
     if (p.bound != CM_COMPUTE) printf(" and %.0f%% of the FLOP/s peak", 100 * p.frac[CM_COMPUTE]);
-    if (worst >= 0) printf("; its largest compute loss is %s (%.2f)", m.km->eff_names[worst], p.w.eff[worst]);
+    if (worst >= 0)
+      printf("; its largest compute loss is %s (%.2f^%.2f = %.2f)", m.km->eff_names[worst],
+             p.w.eff[worst], c.v[CM_C_EFF0 + worst], lw);
     printf("\n");
   }
   free(canon), free(wkey), free(cfg), sp_free(sp), mctx_close(&m);

@@ -16,7 +16,7 @@
 #     come within 5% of the space's best (summarise.py).
 #
 # Every step prints what it ran; the calibrations go to OUT/calibrate_*.json,
-# the comparisons to OUT/<kernel>/ (compare.txt, curves.csv, scores.csv), and
+# the comparisons to OUT/<kernel>/ (compare.txt, curves.csv.gz, scores.csv), and
 # OUT/summary.md gathers them in tables (summarise.py). A second run
 # measures nothing already measured (trials are reused by source) and
 # recomputes the tables; the campaigns' seeds are fixed.
@@ -66,6 +66,7 @@ full() {
   run "$RT" compare --db "$DB" --kernel "$1" --set "$2" --space "$3" \
     --strategies model,random,annealing,genetic --budget 100% --repeats 20 \
     --csv "$OUT/$1" > "$OUT/$1/compare.txt"
+  gzip -f -9 "$OUT/$1/curves.csv"
 }
 full gemm M=768,N=768,K=768 experiments/spaces/gemm_slice.json
 full reduction N=4000000 targets/host/reduction.json

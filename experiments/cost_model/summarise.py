@@ -7,6 +7,7 @@ space's best schedule (median and quartiles over the seeds; a run that never
 gets there counts as needing more than the whole space). Standard library only."""
 import csv
 import glob
+import gzip
 import json
 import os
 import statistics
@@ -59,10 +60,10 @@ print("20 seeds per strategy; the model-guided strategy starts from the calibrat
       " other workloads of the kernel) and recalibrates as its results arrive.\n")
 print("| kernel | space | strategy | median trials | quartiles | runs within 5% | vs random (median) |")
 print("|---|---|---|---|---|---|---|")
-for d in sorted(glob.glob(os.path.join(out, "*", "curves.csv"))):
+for d in sorted(glob.glob(os.path.join(out, "*", "curves.csv*"))):
     kernel = os.path.basename(os.path.dirname(d))
     runs = {}
-    with open(d) as f:
+    with (gzip.open(d, "rt") if d.endswith(".gz") else open(d)) as f:
         for r in csv.DictReader(f):
             runs.setdefault((r["strategy"], int(r["repeat"])), []).append((int(r["k"]), float(r["best_s"])))
     opt = min(b for v in runs.values() for _, b in v)
