@@ -1,9 +1,13 @@
 /*
 ** cm_nest.c -- reuse analysis of a loop nest under an LRU cache: how many
 ** bytes a cache of a given capacity must fetch from the next level for one
-** execution of the nest (see cm.h, "Reuse analysis"). Every kernel model
-** describes its schedule as a cm_nest; this file is the one place that
-** decides what fits and how often a tile is re-read.
+** execution of the nest (see cm.h, "Reuse analysis"): the exact LRU rule
+** (cm_nest_traffic), its smoothed form for set-associative caches
+** (cm_nest_traffic_sa), and the form for nests whose windows share halos
+** with their neighbours and whose power-of-two row strides reach few sets
+** (cm_nest_traffic_shared). Every kernel model describes its schedule as a
+** cm_nest; this file is the one place that decides what fits and how often
+** a tile is re-read.
 */
 #include <math.h>
 #include <stdio.h>
