@@ -4,6 +4,8 @@
 */
 #include "cli.h"
 
+#include "../search_spaces/sp.h"
+
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -146,4 +148,32 @@ void jw_double(jw *w, double v) {
   sep(w);
   if (isfinite(v)) fprintf(w->f, "%.6g", v);
   else fputs("null", w->f);   /* JSON has no inf or nan */
+}
+
+char *cli_key_bindings(const char *key) {
+  const char *rest = strchr(key, ' ');
+  rest = rest ? strchr(rest + 1, ' ') : NULL;
+  if (!rest) return NULL;
+  char *text = rt_strdup(rest + 1);
+  for (char *p = text; *p; p++)
+    if (*p == ' ') *p = ',';
+  return text;
+}
+
+int cli_key_matches(const char *key, const sp_binding *set, int nset) {
+  char *text = cli_key_bindings(key);
+  if (!text) return nset == 0;
+  sx_arena *a = sx_arena_new();
+  sp_binding *kb = NULL;
+  int nk = sp_parse_bindings(text, a, &kb, NULL), ok = nk >= 0;
+  for (int i = 0; ok && i < nset; i++) {
+    int found = 0;
+    for (int j = 0; j < nk; j++)
+      found |= !strcmp(kb[j].name, set[i].name) && sx_equal(&kb[j].value, &set[i].value);
+    ok = found;
+  }
+  free(kb);
+  free(text);
+  sx_arena_free(a);
+  return ok;
 }

@@ -50,6 +50,14 @@ int cli_double(const char *s, double lo, double *out);
 struct option;
 const char *cli_optname(const struct option *table, int val);
 
+/* Workload keys ("KERNEL DTYPE VAR=VALUE ...", db_workload_key): the
+** bindings text "VAR=VALUE,..." of a key (NULL when it has no variables;
+** caller frees), and whether a key binds every variable of set as set
+** does. */
+struct sp_binding;
+char *cli_key_bindings(const char *key);
+int cli_key_matches(const char *key, const struct sp_binding *set, int nset);
+
 /* Streaming JSON writer: values separated and nested automatically. */
 typedef struct jw {
   FILE *f;

@@ -328,30 +328,6 @@ static int dc_import(db *d, const dopts *o, const char *cmd) {
   return EXIT_OK;
 }
 
-/* Does stored workload key match every --set binding? Its assignments
-** follow "KERNEL DTYPE" as space-separated VAR=VALUE (Python literals). */
-static int key_matches(const char *key, const sp_binding *set, int nset) {
-  const char *rest = strchr(key, ' ');
-  rest = rest ? strchr(rest + 1, ' ') : NULL;
-  if (!rest) return nset == 0;
-  char *text = rt_strdup(rest + 1);
-  for (char *p = text; *p; p++)
-    if (*p == ' ') *p = ',';
-  sx_arena *a = sx_arena_new();
-  sp_binding *kb = NULL;
-  int nk = sp_parse_bindings(text, a, &kb, NULL), ok = nk >= 0;
-  for (int i = 0; ok && i < nset; i++) {
-    int found = 0;
-    for (int j = 0; j < nk; j++)
-      found |= !strcmp(kb[j].name, set[i].name) && sx_equal(&kb[j].value, &set[i].value);
-    ok = found;
-  }
-  free(kb);
-  free(text);
-  sx_arena_free(a);
-  return ok;
-}
-
 /* The workload key selected by --set (the one stored key whose variables
 ** include every binding), or the only workload of the kernel on the target
 ** when --set is left out. NULL after reporting. */
@@ -365,7 +341,7 @@ static char *workload_key(db *d, const dopts *o, const char *cmd) {
   char *key = NULL;
   rt_str which = {0};
   for (int i = 0; i < n; i++)
-    if (key_matches(keys[i], set, nset)) {
+    if (cli_key_matches(keys[i], set, nset)) {
       hits++;
       rt_str_printf(&which, "\n  %s", keys[i]);
       if (!key) key = rt_strdup(keys[i]);

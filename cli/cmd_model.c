@@ -503,16 +503,6 @@ static void samples_free(sample_set *ss) {
   free(ss->s), free(ss->hash);
 }
 
-/* "gemm f32 M=512 N=512 K=512" -> "M=512,N=512,K=512" (caller frees). */
-static char *key_to_set(const char *key) {
-  const char *p = strchr(key, ' ');
-  p = p ? strchr(p + 1, ' ') : NULL;
-  char *s = rt_strdup(p ? p + 1 : "");
-  for (char *q = s; *q; q++)
-    if (*q == ' ') *q = ',';
-  return s;
-}
-
 /* Load the workloads (o->set, or all the target has for the kernel) and
 ** their measured schedules. Exit code on failure. */
 static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss) {
@@ -528,7 +518,8 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
   int nw = o->nset ? o->nset : nk, rc = 0;
   for (int i = 0; i < nw && !rc; i++) {
     wl *w = &ss->w[ss->nw];
-    w->set = o->nset ? rt_strdup(o->set[i]) : key_to_set(keys[i]);
+    w->set = o->nset ? rt_strdup(o->set[i]) : cli_key_bindings(keys[i]);
+    if (!w->set) w->set = rt_strdup("");
     if (!(w->sp = workload_space(m->hk, w->set, cmd))) {
       free(w->set);
       rc = EXIT_FAIL;
@@ -548,6 +539,13 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
                   "some first (rooftune tune --kernel %s ...)", ss->n, ss->n == 1 ? "" : "s",
                   m->hk->name, o->db, m->hk->name);
   if (rc) samples_free(ss);
+  return rc;
+}
+
+/* mctx_open then load_samples; an exit code on failure (nothing open). */
+static int open_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss) {
+  int rc = mctx_open(m, o, cmd, 1, 0);
+  if (!rc && (rc = load_samples(m, o, cmd, ss))) mctx_close(m);
   return rc;
 }
 
@@ -727,13 +725,9 @@ static double byte_error(mctx *m, sample_set *ss, const counted *ct, int n, int 
 
 static int mc_calibrate(const mopts *o, const char *cmd) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 1, 0);
-  if (rc) return rc;
   sample_set ss;
-  if ((rc = load_samples(&m, o, cmd, &ss))) {
-    mctx_close(&m);
-    return rc;
-  }
+  int rc = open_samples(&m, o, cmd, &ss);
+  if (rc) return rc;
   rt_err err = {0};
   cm_coefs before, start, after;
   if ((rc = pick_coefs(&m, o, &before, cmd))) goto out;
@@ -914,13 +908,9 @@ static int write_points(const char *path, mctx *m, const sample_set *ss, const i
 
 static int mc_accuracy(const mopts *o, const char *cmd) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 1, 0);
-  if (rc) return rc;
   sample_set ss;
-  if ((rc = load_samples(&m, o, cmd, &ss))) {
-    mctx_close(&m);
-    return rc;
-  }
+  int rc = open_samples(&m, o, cmd, &ss);
+  if (rc) return rc;
   rt_err err = {0};
   cm_coefs cal, defs;
   cm_coefs_default(m.km, &defs);

@@ -142,37 +142,6 @@ static int parse(int argc, char **argv, ropts *o) {
 
 /* ---- The schedules ---- */
 
-/* Bindings text "M=256,N=256" of a workload key "KERNEL DTYPE M=256 N=256"
-** (NULL when it has no variables). Caller frees. */
-static char *key_bindings(const char *key) {
-  const char *rest = strchr(key, ' ');
-  rest = rest ? strchr(rest + 1, ' ') : NULL;
-  if (!rest) return NULL;
-  char *text = rt_strdup(rest + 1);
-  for (char *p = text; *p; p++)
-    if (*p == ' ') *p = ',';
-  return text;
-}
-
-/* Whether stored key binds every variable of set as set does. */
-static int key_matches(const char *key, const sp_binding *set, int nset) {
-  char *text = key_bindings(key);
-  if (!text) return nset == 0;
-  sx_arena *a = sx_arena_new();
-  sp_binding *kb = NULL;
-  int nk = sp_parse_bindings(text, a, &kb, NULL), ok = nk >= 0;
-  for (int i = 0; ok && i < nset; i++) {
-    int found = 0;
-    for (int j = 0; j < nk; j++)
-      found |= !strcmp(kb[j].name, set[i].name) && sx_equal(&kb[j].value, &set[i].value);
-    ok = found;
-  }
-  free(kb);
-  free(text);
-  sx_arena_free(a);
-  return ok;
-}
-
 /* The workload key of --kernel on --target that --set selects (the only
 ** stored one when --set is left out). 0, or an exit code after reporting. */
 static int pick_key(roof *r) {
@@ -183,7 +152,7 @@ static int pick_key(roof *r) {
   char **keys = NULL;
   int n = nset < 0 ? -1 : db_workload_keys(r->d, r->target, r->kernel, &keys, &err), hits = 0, rc = 0;
   for (int i = 0; i < n; i++)
-    if (key_matches(keys[i], set, nset) && !hits++) r->key = rt_strdup(keys[i]);
+    if (cli_key_matches(keys[i], set, nset) && !hits++) r->key = rt_strdup(keys[i]);
   if (n < 0) {
     rc = cli_fail(CMD, "%s", err.msg);
   } else if (n == 0) {
@@ -315,7 +284,7 @@ static int load_workload(roof *r) {
     return cli_fail(CMD, "kernel '%s' is not a host kernel: its flops and compulsory bytes are unknown",
                     r->kernel);
   rt_err err = {0};
-  char path[4096], *text = key_bindings(r->key);
+  char path[4096], *text = cli_key_bindings(r->key);
   sx_arena *a = sx_arena_new();
   sp_binding *b = NULL;
   int nb = text ? sp_parse_bindings(text, a, &b, &err) : 0;
