@@ -86,6 +86,12 @@ int main(int argc, char **argv) {
          "baseline");
   for (int s = 0; tu_strategies[s]; s++) {
     const tu_strategy *S = tu_strategies[s];
+    if (S->needs_model) {   /* a T4 recording has no ceilings to model with */
+      printf("  %-12s (needs a cost model: its replay cost over host recordings is the\n"
+             "  %-12s  ms/eval column of experiments/cost_model/results/*/compare.txt)\n",
+             S->name, "");
+      continue;
+    }
     int n = strcmp(S->name, "bayes") && strcmp(S->name, "bandit") ? n0 : 1000;
     for (int r = 0; r < reps; r++) {
       tu_run_opts o = {.strategy = S, .seed = (uint64_t)r + 1, .max_evals = n};
