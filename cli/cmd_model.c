@@ -416,7 +416,8 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     int64_t wid;
     char hash[33];
     db_config_hash(canon, hash);
-    for (int si = 0; si < 2 && !workload_id(&m, sp, &pb, &wid, &err); si++) {
+    int have_wid = !workload_id(&m, sp, &pb, &wid, &err);
+    for (int si = 0; si < 2 && have_wid; si++) {
       double cb[CM_NLEVEL];
       if (counted_of(&m, wid, hash, sources[si], cb, &err) != 1) continue;
       cm_pred pc;   /* the model for the counted run: cold for cachegrind */
@@ -455,7 +456,6 @@ typedef struct wl {
   char *set, *key;
   sp_space *sp;
   hk_problem pb;
-  int64_t workload_id;
 } wl;
 
 typedef struct sample_set {
@@ -651,15 +651,15 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
   mach.flush = 1;
   ms_opts mo;
   ms_opts_default(&mo);
+  int64_t wid;   /* the counted schedules are of the first workload */
+  if (workload_id(m, ss->w[0].sp, &ss->w[0].pb, &wid, err)) return 0;
   for (int i = 0; i < ss->n && n < want; i++) {
     const cm_sample *s = &ss->s[i];
     if (!train[i] || s->sp != ss->w[0].sp) continue;
     if (sp_param_index(s->sp, "threads") >= 0 && hk_param_int(s->sp, s->cfg, "threads") != 1) continue;
     char *canon = sp_config_json(s->sp, s->cfg);
-    int64_t wid;
     cm_traffic tr;
-    int found = workload_id(m, s->sp, s->pb, &wid, err) ? -1
-                : counted_of(m, wid, ss->hash[i], source, tr.bytes, err);
+    int found = counted_of(m, wid, ss->hash[i], source, tr.bytes, err);
     if (found == 0) {
       char *src = m->hk->codegen(s->pb, s->sp, s->cfg);
       int rc = papi ? cm_count_papi(m->hk, s->pb, src, &mo, &tr, err)

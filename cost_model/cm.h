@@ -236,6 +236,11 @@ void cm_coefs_default(const cm_kmodel *k, cm_coefs *c);
 char *cm_coefs_json(const cm_kmodel *k, const cm_coefs *c);
 int cm_coefs_parse(const cm_kmodel *k, const char *json, cm_coefs *c, rt_err *err);
 
+/* The share of thread t of th under OpenMP's schedule(static) without a
+** chunk, as libgomp splits it: iterations [*lo, *hi) of n (the first
+** n % th threads get one more). How the generators' loops divide work. */
+void cm_omp_static(double n, int th, int t, double *lo, double *hi);
+
 /* ---- The roofline combination (invariant 2) ---- */
 typedef struct cm_pred {
   double time;                  /* predicted seconds */

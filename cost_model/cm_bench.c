@@ -17,6 +17,7 @@
 ** Also the JSON text of cm_ceilings and its parser.
 */
 #include "cm.h"
+#include "../targets/tg.h"
 
 #include <errno.h>
 #include <gsl/gsl_sort.h>
@@ -298,60 +299,20 @@ static int allowed_cpus(int *cpus, int cap) {
   return n;
 }
 
-/* First line of a sysfs file into out ("" when absent). */
-static void read_line(const char *path, char *out, size_t cap) {
-  FILE *f = fopen(path, "r");
-  out[0] = 0;
-  if (f && fgets(out, (int)cap, f)) out[strcspn(out, "\n")] = 0;
-  if (f) fclose(f);
-}
-
-/* Number of CPUs in a sysfs list such as "0-3,8,10-11". */
-static int cpu_list_count(const char *s) {
-  int n = 0;
-  while (*s) {
-    char *end;
-    long a = strtol(s, &end, 10), b = a;
-    if (end == s) break;
-    if (*end == '-') b = strtol(end + 1, &end, 10);
-    n += (int)(b - a + 1);
-    s = *end == ',' ? end + 1 : end;
-  }
-  return n > 0 ? n : 1;
-}
-
-/* Data/unified cache capacities of cpu0 by level (bytes) and how many
-** CPUs share each; levels sysfs does not list get 32 KiB, 1 MiB, 8 MiB
-** and are taken as private. */
+/* Data/unified cache capacities of cpu0 by level (bytes), their
+** associativity and how many CPUs share each; levels sysfs does not list
+** get 32 KiB, 1 MiB, 8 MiB and are taken as private. */
 static void read_caches(double cache[CM_NLEVEL], double ways[CM_NLEVEL], int sharers[CM_NLEVEL]) {
   static const double fallback[3] = {32768, 1048576, 8388608};
-  for (int l = 0; l < CM_NLEVEL; l++) cache[l] = 0, ways[l] = 0, sharers[l] = 1;
-  for (int i = 0; i < 16; i++) {
-    char path[128], level[16], type[32], size[32], shared[256], assoc[16];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-    read_line(path, level, sizeof level);
-    if (!level[0]) continue;
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-    read_line(path, type, sizeof type);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    read_line(path, size, sizeof size);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
-    read_line(path, shared, sizeof shared);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/ways_of_associativity", i);
-    read_line(path, assoc, sizeof assoc);
-    int l = atoi(level) - 1;
-    if (l < 0 || l > 2 || !strcmp(type, "Instruction")) continue;
-    char *end;
-    double b = strtod(size, &end);
-    b *= *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
-    if (b > 0) {
-      cache[l] = b;
-      ways[l] = atoi(assoc) > 0 ? atoi(assoc) : 0;
-      sharers[l] = cpu_list_count(shared);
-    }
+  hw_cache hc[16];
+  int n = hw_caches(hc, 16);
+  for (int l = 0; l < CM_NLEVEL; l++) {
+    const hw_cache *h = l < 3 ? hw_cache_find(hc, n, l + 1, 0) : NULL;
+    int ok = h && h->bytes > 0;
+    cache[l] = ok ? h->bytes : l < 3 ? fallback[l] : 0;
+    ways[l] = ok ? h->ways : 0;
+    sharers[l] = ok ? h->sharers : 1;
   }
-  for (int l = 0; l < 3; l++)
-    if (cache[l] <= 0) cache[l] = fallback[l], sharers[l] = 1;
 }
 
 /* ---- The measurements ---- */

@@ -56,14 +56,6 @@ typedef struct conv {
   int nhwc;
 } conv;
 
-/* libgomp's schedule(static) without a chunk: thread t of th gets
-** iterations [*lo, *hi) of n. */
-static void gomp_static(double n, int th, int t, double *lo, double *hi) {
-  double q = floor(n / th), r = n - q * th;
-  if (t < r) *lo = t * (q + 1), *hi = *lo + q + 1;
-  else *lo = q * t + r, *hi = *lo + q;
-}
-
 /* Output units (one output channel, one row) of the collapsed iterations
 ** with flat index < x: cd collapsed loops of (N, K tiles, P tiles). */
 static double flat_units(const conv *d, int cd, double x, double KT, double PT) {
@@ -330,7 +322,7 @@ static int cv_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
   double iters = cd == 1 ? d.n : cd == 2 ? d.n * nkt : d.n * nkt * npt;
   int active = 0;
   for (int t = 0; t < th; t++) {
-    gomp_static(iters, th, t, &lo[t], &hi[t]);
+    cm_omp_static(iters, th, t, &lo[t], &hi[t]);
     units[t] = flat_units(&d, cd, hi[t], KT, PT) - flat_units(&d, cd, lo[t], KT, PT);
     active += units[t] > 0;
   }

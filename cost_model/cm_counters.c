@@ -44,6 +44,7 @@
 */
 #include "cm.h"
 #include "../measure/ms.h"
+#include "../targets/tg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -132,31 +133,6 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* mkdir -p; 0 or -1 (errno set). */
-static int mkdirs(const char *dir) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s", dir);
-  for (char *s = p + 1; *s; s++)
-    if (*s == '/') {
-      *s = 0;
-      if (mkdir(p, 0777) && errno != EEXIST) return -1;
-      *s = '/';
-    }
-  return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
-}
-
-/* The compile-cache directory ms_build would use for cache_dir (the
-** same rule as measure/ms_build.c; it is passed on to ms_build). */
-static void cache_path(const char *cache_dir, char *out, size_t cap) {
-  const char *e;
-  if (cache_dir && *cache_dir) snprintf(out, cap, "%s", cache_dir);
-  else if ((e = getenv("ROOFTUNE_CACHE")) && *e) snprintf(out, cap, "%s", e);
-  else if ((e = getenv("XDG_CACHE_HOME")) && *e)
-    snprintf(out, cap, "%s/rooftune/cc", e);
-  else snprintf(out, cap, "%s/.cache/rooftune/cc",
-                getenv("HOME") ? getenv("HOME") : "/tmp");
 }
 
 /* Whole file into a NUL-terminated malloc'ed string (NULL: errno set). */
@@ -352,30 +328,11 @@ int cm_cachegrind_available(const char **why) {
 /* ---- Cache geometry ---- */
 
 /* Associativity of cpu0's cache of this level (instr: the instruction
-** cache, else the data or unified one) from sysfs; 0 when unknown. */
+** cache, else the data or unified one); 0 when unknown. */
 static int sysfs_ways(int level, int instr) {
-  for (int i = 0; i < 16; i++) {
-    char path[96], type[32] = "";
-    int lv = 0, ways = 0;
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-    FILE *f = fopen(path, "r");
-    if (!f) break;
-    int ok = fscanf(f, "%d", &lv) == 1;
-    fclose(f);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-    if (!ok || lv != level || !(f = fopen(path, "r"))) continue;
-    ok = fscanf(f, "%31s", type) == 1;
-    fclose(f);
-    int is_instr = !strcmp(type, "Instruction");
-    if (!ok || is_instr != !!instr) continue;
-    snprintf(path, sizeof path,
-             "/sys/devices/system/cpu/cpu0/cache/index%d/ways_of_associativity", i);
-    if (!(f = fopen(path, "r"))) return 0;
-    ok = fscanf(f, "%d", &ways) == 1;
-    fclose(f);
-    return ok && ways > 0 ? ways : 0;
-  }
-  return 0;
+  hw_cache hc[16];
+  const hw_cache *h = hw_cache_find(hc, hw_caches(hc, 16), level, instr);
+  return h ? h->ways : 0;
 }
 
 /* Size in bytes of cpu0's instruction cache (sysfs "32K"); 0 unknown. */
@@ -510,7 +467,7 @@ typedef struct prep {
 
 static int prepare(const char *src, const char *cache_dir, prep *p, rt_err *err) {
   memset(p, 0, sizeof *p);
-  cache_path(cache_dir, p->dir, sizeof p->dir);
+  ms_cache_path(cache_dir, p->dir, sizeof p->dir);
   if (strlen(p->dir) + 1 >= sizeof p->dir) {
     rt_err_set(err, "the compile cache path %.80s... is too long", p->dir);
     return -1;
@@ -520,7 +477,7 @@ static int prepare(const char *src, const char *cache_dir, prep *p, rt_err *err)
                "flags are split at blanks)", p->dir);
     return -1;
   }
-  if (mkdirs(p->dir)) {
+  if (ms_mkdirs(p->dir)) {
     rt_err_set(err, "cannot create the compile cache %s: %s", p->dir, strerror(errno));
     return -1;
   }

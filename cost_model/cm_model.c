@@ -61,6 +61,12 @@ void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c) {
   }
 }
 
+void cm_omp_static(double n, int th, int t, double *lo, double *hi) {
+  double q = floor(n / th), r = n - q * th;
+  if (t < r) *lo = t * (q + 1), *hi = *lo + q + 1;
+  else *lo = q * t + r, *hi = *lo + q;
+}
+
 /* A ceiling for `threads` threads: linear between the one-thread and the
 ** all-thread figures (the machine may share units between threads). */
 static double at_threads(const double v[2], int threads, int all) {

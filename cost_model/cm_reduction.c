@@ -39,14 +39,6 @@ static const cm_coef red_coefs[NCOEF] = {
   {"cap_L3", 0.75, CM_POS, "share of this thread's L3 data may use", 1},
 };
 
-/* libgomp's schedule(static) without a chunk: thread t of th gets
-** iterations [*lo, *hi) of n. */
-static void gomp_static(double n, int th, int t, double *lo, double *hi) {
-  double q = floor(n / th), r = n - q * th;
-  if (t < r) *lo = t * (q + 1), *hi = *lo + q + 1;
-  else *lo = q * t + r, *hi = *lo + q;
-}
-
 /* What sum_range does on len elements: adds issued (vector and scalar
 ** instructions), load instructions, and loop trips. */
 typedef struct range_work {
@@ -95,7 +87,7 @@ static int red_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
       if (elems[t] > 0) sum_range(elems[t], vec, acc, unroll, &rw);
     } else {
       double lo, hi;
-      gomp_static(nch, th, t, &lo, &hi);
+      cm_omp_static(nch, th, t, &lo, &hi);
       elems[t] = fmax(0, fmin(hi * chunk, N) - lo * chunk);
       calls[t] = hi - lo;
       if (calls[t] > 0) {

@@ -46,14 +46,6 @@ static const cm_coef st_coefs[NCOEF] = {
   {"cap_L3", 0.75, CM_POS, "share of this thread's L3 the tiles may use", 1},
 };
 
-/* libgomp's schedule(static) without a chunk: thread t of th gets
-** iterations [*lo, *hi) of n. */
-static void gomp_static(double n, int th, int t, double *lo, double *hi) {
-  double q = floor(n / th), r = n - q * th;
-  if (t < r) *lo = t * (q + 1), *hi = *lo + q + 1;
-  else *lo = q * t + r, *hi = *lo + q;
-}
-
 /* Vector iterations of a vectorised row of len points: 16-lane body,
 ** then one 8-, one 4-lane step and scalar points (the code GCC makes of
 ** the `omp simd` loop with AVX-512). */
@@ -319,7 +311,7 @@ static int st_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
   int active = 0;
   for (int t = 0; t < th; t++) {
     double lo, hi;
-    gomp_static(tiles ? dx.tiles * dy.tiles : dx.tiles, th, t, &lo, &hi);
+    cm_omp_static(tiles ? dx.tiles * dy.tiles : dx.tiles, th, t, &lo, &hi);
     if (tiles) {
       double cnt = hi - lo, r0 = floor(lo / dy.tiles), r1 = floor((hi - 1) / dy.tiles);
       share[t] = 0;

@@ -47,14 +47,6 @@ static const cm_coef tr_coefs[NCOEF] = {
    "write-back comes with it), in fills", 0},
 };
 
-/* libgomp's schedule(static) without a chunk: thread t of th gets
-** iterations [*lo, *hi) of n. */
-static void gomp_static(double n, int th, int t, double *lo, double *hi) {
-  double q = floor(n / th), r = n - q * th;
-  if (t < r) *lo = t * (q + 1), *hi = *lo + q + 1;
-  else *lo = q * t + r, *hi = *lo + q;
-}
-
 
 /* One thread's nest: tile loops (outer, inner) of ko x kn tiles of
 ** average ao x an elements, the block loops of an average tile, the block
@@ -147,7 +139,7 @@ static int tr_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
   int active = 0;
   for (int t = 0; t < th; t++) {
     double lo, hi;
-    gomp_static(collapse ? nto * ntn : nto, th, t, &lo, &hi);
+    cm_omp_static(collapse ? nto * ntn : nto, th, t, &lo, &hi);
     share[t] = collapse ? flat_elems(hi, eo, en, to, tn, ntn) - flat_elems(lo, eo, en, to, tn, ntn)
                         : (fmin(hi * to, eo) - fmin(lo * to, eo)) * en;
     active += share[t] > 0;
@@ -157,7 +149,7 @@ static int tr_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
     if (share[t] <= 0) continue;
     smax = fmax(smax, share[t]);
     double lo, hi, ko, kn, ao, an;   /* tile trips and average tile sizes */
-    gomp_static(collapse ? nto * ntn : nto, th, t, &lo, &hi);
+    cm_omp_static(collapse ? nto * ntn : nto, th, t, &lo, &hi);
     if (collapse) {
       double cnt = hi - lo;
       ko = cnt >= ntn ? cnt / ntn : 1, kn = cnt / ko;

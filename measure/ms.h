@@ -77,6 +77,12 @@ int ms_build(const char *src, const char *ldflags, const ms_opts *o,
 /* The compile-cache key ms_build would use for (src, ldflags, o's cflags
 ** and the compiler): 32 hex digits. Identifies what a measurement ran. */
 void ms_build_key(const char *src, const char *ldflags, const ms_opts *o, char key[33]);
+/* The compile cache's directory: cache_dir when given, else
+** $ROOFTUNE_CACHE, else $XDG_CACHE_HOME/rooftune/cc, else
+** ~/.cache/rooftune/cc; into out, returned. */
+const char *ms_cache_path(const char *cache_dir, char *out, size_t cap);
+/* mkdir -p: 0, or -1 with errno set. */
+int ms_mkdirs(const char *dir);
 /* The compiler's identity, "PATH: first line of --version", into buf. */
 const char *ms_compiler(char *buf, size_t cap);
 /* The status named name (ms_status_name's inverse); -1 if unknown. */

@@ -161,8 +161,7 @@ static const char *cc_version(argv_t *cc) {
 
 /* ---- the cache ---- */
 
-/* mkdir -p; 0 or -1 (errno set). */
-static int mkdirs(const char *dir) {
+int ms_mkdirs(const char *dir) {
   char p[PATH_MAX];
   snprintf(p, sizeof p, "%s", dir);
   for (char *s = p + 1; *s; s++)
@@ -174,14 +173,15 @@ static int mkdirs(const char *dir) {
   return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
 }
 
-static void cache_dir(const ms_opts *o, char *out, size_t cap) {
+const char *ms_cache_path(const char *cache_dir, char *out, size_t cap) {
   const char *e;
-  if (o->cache_dir && *o->cache_dir) snprintf(out, cap, "%s", o->cache_dir);
+  if (cache_dir && *cache_dir) snprintf(out, cap, "%s", cache_dir);
   else if ((e = getenv("ROOFTUNE_CACHE")) && *e) snprintf(out, cap, "%s", e);
   else if ((e = getenv("XDG_CACHE_HOME")) && *e)
     snprintf(out, cap, "%s/rooftune/cc", e);
   else snprintf(out, cap, "%s/.cache/rooftune/cc",
                 getenv("HOME") ? getenv("HOME") : "/tmp");
+  return out;
 }
 
 /* Write text to path atomically (temporary file, then rename). */
@@ -245,7 +245,7 @@ int ms_build(const char *src, const char *ldflags, const ms_opts *o,
 
   char dir[PATH_MAX], cpath[PATH_MAX + 64], sopath[PATH_MAX + 64];
   char tmp[PATH_MAX + 128];
-  cache_dir(o, dir, sizeof dir);
+  ms_cache_path(o->cache_dir, dir, sizeof dir);
   snprintf(cpath, sizeof cpath, "%s/%s.c", dir, rt_hash_hex(h, key));
   snprintf(sopath, sizeof sopath, "%.*sso", (int)strlen(cpath) - 1, cpath);
   int rc = -1;
@@ -255,7 +255,7 @@ int ms_build(const char *src, const char *ldflags, const ms_opts *o,
   } else if (access(sopath, R_OK) == 0) {
     if (hit) *hit = 1;
     rc = 0;
-  } else if (mkdirs(dir)) {
+  } else if (ms_mkdirs(dir)) {
     rt_str_printf(log, "cannot create cache directory %s: %s\n", dir,
                   strerror(errno));
   } else if (write_atomic(cpath, src, log) == 0) {

@@ -23,6 +23,7 @@
 ** worker that runs rk_run once to warm up, then once under PAPI.
 */
 #include "ms.h"
+#include "../targets/tg.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -215,25 +216,12 @@ static double timed_sample(void *c) {
 
 /* Size in bytes of the highest-level cache of cpu0 (sysfs), or 64 MiB. */
 static size_t llc_bytes(void) {
+  hw_cache hc[16];
+  int n = hw_caches(hc, 16), best_level = 0;
   size_t best = (size_t)64 << 20;
-  int best_level = 0;
-  for (int i = 0; i < 16; i++) {
-    char path[96];
-    int level = 0;
-    unsigned long kb = 0;
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-    FILE *f = fopen(path, "r");
-    if (!f) break;
-    int ok = fscanf(f, "%d", &level) == 1;
-    fclose(f);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    if (!ok || !(f = fopen(path, "r"))) continue;
-    if (fscanf(f, "%luK", &kb) == 1 && level > best_level) {
-      best_level = level;
-      best = (size_t)kb << 10;
-    }
-    fclose(f);
-  }
+  for (int i = 0; i < n; i++)
+    if (hc[i].bytes > 0 && hc[i].level > best_level)
+      best_level = hc[i].level, best = (size_t)hc[i].bytes;
   return best;
 }
 

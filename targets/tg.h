@@ -37,4 +37,19 @@ char *tg_desc_json(const tg_desc *d);
 /* The host CPU (targets/host/hw.c). */
 int hw_describe(tg_desc *d, rt_err *err);
 
+/* One of cpu0's caches as sysfs lists it (the text as sysfs writes it,
+** and parsed: bytes 0 when unreadable, ways 0 when unknown). */
+typedef struct hw_cache {
+  int level;                 /* 1, 2, 3, ... */
+  int instruction;           /* 1: an instruction cache */
+  char type[16], size[16], shared[64];   /* "Data", "48K", "0-1" */
+  double bytes;
+  int ways;
+  int sharers;               /* CPUs in shared (at least 1) */
+} hw_cache;
+/* cpu0's caches in sysfs index order, at most max into c; how many. */
+int hw_caches(hw_cache *c, int max);
+/* The data or unified (instr: the instruction) cache of a level, or NULL. */
+const hw_cache *hw_cache_find(const hw_cache *c, int n, int level, int instr);
+
 #endif

@@ -30,6 +30,7 @@
 
 #include "cost_model/cm.h"
 #include "measure/ms.h"
+#include "targets/tg.h"
 
 #define LINE 64
 #define SLACK 8   /* lines: stack, the output's line, rounding */
@@ -411,6 +412,29 @@ static void test_papi(void **state) {
   sp_free(sp);
 }
 
+/* The host's cache list (targets/host/hw.c), which sizes the simulated
+** caches, against this file's own sysfs reading; and the ways the
+** ceilings record come from it. */
+static void test_hw_caches(void **state) {
+  (void)state;
+  hw_cache hc[16];
+  int n = hw_caches(hc, 16), found = 0;
+  for (int level = 1; level <= 3; level++) {
+    const hw_cache *h = hw_cache_find(hc, n, level, 0);
+    double want = sysfs_size(level);
+    if (!want) {
+      assert_true(!h || h->bytes == 0);
+      continue;
+    }
+    assert_non_null(h);
+    assert_true(h->bytes == want);
+    assert_true(h->sharers >= 1);
+    found++;
+  }
+  assert_true(found >= 1 || n == 0);
+  assert_null(hw_cache_find(hc, n, 9, 0));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_stream_cold),
@@ -421,6 +445,7 @@ int main(void) {
     cmocka_unit_test(test_shim_cachegrind),
     cmocka_unit_test(test_undecodable),
     cmocka_unit_test(test_papi),
+    cmocka_unit_test(test_hw_caches),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -53,6 +53,55 @@ static void sysfs(const char *path, char *out, size_t cap) {
   if (f) fclose(f);
 }
 
+/* Number of CPUs in a sysfs list such as "0-3,8,10-11" (at least 1). */
+static int cpu_list_count(const char *s) {
+  int n = 0;
+  while (*s) {
+    char *end;
+    long a = strtol(s, &end, 10), b = a;
+    if (end == s) break;
+    if (*end == '-') b = strtol(end + 1, &end, 10);
+    n += (int)(b - a + 1);
+    s = *end == ',' ? end + 1 : end;
+  }
+  return n > 0 ? n : 1;
+}
+
+int hw_caches(hw_cache *c, int max) {
+  int n = 0;
+  for (int i = 0; i < 16 && n < max; i++) {
+    char base[96], path[160], level[16], ways[16];
+    snprintf(base, sizeof base, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
+    snprintf(path, sizeof path, "%s/level", base);
+    sysfs(path, level, sizeof level);
+    if (!level[0]) break;
+    hw_cache *h = &c[n++];
+    memset(h, 0, sizeof *h);
+    h->level = atoi(level);
+    snprintf(path, sizeof path, "%s/type", base);
+    sysfs(path, h->type, sizeof h->type);
+    h->instruction = !strcmp(h->type, "Instruction");
+    snprintf(path, sizeof path, "%s/size", base);
+    sysfs(path, h->size, sizeof h->size);
+    char *end;
+    h->bytes = strtod(h->size, &end);
+    h->bytes *= *end == 'K' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 1.0;
+    snprintf(path, sizeof path, "%s/shared_cpu_list", base);
+    sysfs(path, h->shared, sizeof h->shared);
+    h->sharers = cpu_list_count(h->shared);
+    snprintf(path, sizeof path, "%s/ways_of_associativity", base);
+    sysfs(path, ways, sizeof ways);
+    h->ways = atoi(ways) > 0 ? atoi(ways) : 0;
+  }
+  return n;
+}
+
+const hw_cache *hw_cache_find(const hw_cache *c, int n, int level, int instr) {
+  for (int i = 0; i < n; i++)
+    if (c[i].level == level && c[i].instruction == !!instr) return &c[i];
+  return NULL;
+}
+
 /* Number of distinct (package, core) pairs: physical cores. */
 static int physical_cores(int cpus) {
   int n = 0, *ids = calloc((size_t)cpus, sizeof *ids);
@@ -100,22 +149,13 @@ int hw_describe(tg_desc *d, rt_err *err) {
   tg_desc_add(d, "cores", "%d", physical_cores(cpus));
   tg_desc_add(d, "isa", "%s", isa);
   tg_desc_add(d, "simd_bits", "%d", simd);
-  for (int i = 0; i < 8; i++) {
-    char base[96], path[160], level[16], type[32], size[32], share[64];
-    snprintf(base, sizeof base, "/sys/devices/system/cpu/cpu0/cache/index%d", i);
-    snprintf(path, sizeof path, "%s/level", base);
-    sysfs(path, level, sizeof level);
-    if (!level[0]) break;
-    snprintf(path, sizeof path, "%s/type", base);
-    sysfs(path, type, sizeof type);
-    snprintf(path, sizeof path, "%s/size", base);
-    sysfs(path, size, sizeof size);
-    snprintf(path, sizeof path, "%s/shared_cpu_list", base);
-    sysfs(path, share, sizeof share);
-    if (!strcmp(type, "Instruction")) continue;
+  hw_cache caches[8];
+  int nc = hw_caches(caches, 8);
+  for (int i = 0; i < nc; i++) {
+    if (caches[i].instruction) continue;
     char key[32];
-    snprintf(key, sizeof key, "L%s%s", level, strcmp(type, "Data") ? "" : "d");
-    tg_desc_add(d, key, "%s (shared by cpus %s)", size, share);
+    snprintf(key, sizeof key, "L%d%s", caches[i].level, strcmp(caches[i].type, "Data") ? "" : "d");
+    tg_desc_add(d, key, "%s (shared by cpus %s)", caches[i].size, caches[i].shared);
   }
   tg_desc_add(d, "compiler", "%s", cc);
   tg_desc_add(d, "cflags", "%s", HW_CFLAGS);
