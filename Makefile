@@ -14,13 +14,17 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
 SAN     ?=
+# The CUDA target includes the toolkit's headers only: the driver, NVRTC,
+# cuBLAS and CUPTI are loaded at run time (targets/cuda/gd.h).
+CUDA_HOME ?= /usr/local/cuda
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
-             -Wstrict-prototypes -Wmissing-prototypes -I. -MMD -MP $(SAN) $(CFLAGS)
+             -Wstrict-prototypes -Wmissing-prototypes -I. -isystem $(CUDA_HOME)/include \
+             -MMD -MP $(SAN) $(CFLAGS)
 # GSL is linked statically: its CBLAS must not be visible to the candidates
 # the harness dlopens (a baseline calling cblas_sgemm would bind to it).
 LDLIBS_ALL = -ljansson -lsqlite3 -lz -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lpapi -ldl -lm $(LDLIBS)
 
-ROOMS   = common search_spaces tuner cost_model measure db targets targets/host
+ROOMS   = common search_spaces tuner cost_model measure db targets targets/host targets/cuda
 LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))
 CLI_SRC = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)

@@ -68,6 +68,10 @@ typedef struct hk_kernel {
   ** NULL (then the best available code is the reference). *ldflags gets
   ** the link flags it needs (e.g. "-lopenblas"). */
   char *(*baseline)(const hk_problem *pb, const char **ldflags);
+  /* Device targets only (targets/cuda/gk.h): source of a plain reference
+  ** in the target's language, run on the device to verify candidates; the
+  ** host's kernels leave it NULL. */
+  char *(*device_reference)(const hk_problem *pb);
 } hk_kernel;
 
 extern const hk_kernel *const hk_kernels[];   /* NULL-terminated */

@@ -1,0 +1,111 @@
+/*
+** gd.h -- the CUDA libraries as rooftune reaches them: loaded at run time
+** with dlopen, never linked. The driver (libcuda.so.1), NVRTC
+** (libnvrtc.so.13), cuBLAS (libcublas.so.13) and CUPTI (libcupti.so.13)
+** are looked up on the loader's path, then under $CUDA_HOME (default
+** /usr/local/cuda) lib64/ and extras/CUPTI/lib64/. A machine without them
+** still builds and runs rooftune; the cuda target is then absent, with the
+** reason.
+**
+** Invariants:
+**  1. The driver is initialised (gd_driver_init) only inside a worker
+**     child: a process that called cuInit cannot fork children that use
+**     CUDA, and a faulting kernel poisons its context. The parent learns
+**     the device's description through gd_describe, which asks a child.
+**  2. Driver entry points come from cuGetProcAddress for the CUDA_VERSION
+**     of the headers built against, so the versioned symbols (_v2, _v3)
+**     are the ones the headers mean.
+**  3. NVRTC needs no GPU: code generators' output compiles on any machine
+**     with the toolkit (tests do this).
+*/
+#ifndef GD_H
+#define GD_H
+
+#include <stddef.h>
+
+#include <cuda.h>
+
+#include "../../common/rt.h"
+#include "../tg.h"
+
+/* ---- The driver (in a worker child only: invariant 1) ---- */
+#define GD_DRIVER_FNS(X) \
+  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount) \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) \
+  X(cuDeviceGetUuid) X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSynchronize) \
+  X(cuCtxSetCurrent) X(cuCtxGetCurrent) \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) \
+  X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) \
+  X(cuMemcpyDtoD) X(cuMemsetD32) X(cuMemsetD32Async) X(cuMemsetD8Async) \
+  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \
+  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) \
+  X(cuEventSynchronize) X(cuEventElapsedTime) \
+  X(cuGetErrorName) X(cuGetErrorString) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+
+typedef struct gd_driver {
+#define GD_FIELD(name) __typeof__(&name) name;
+  GD_DRIVER_FNS(GD_FIELD)
+#undef GD_FIELD
+} gd_driver;
+extern gd_driver gd_cu;   /* filled by gd_driver_init */
+
+/* Load libcuda.so.1, fill gd_cu, cuInit(0). 0, or -1 with err (no
+** driver, no device, an entry point missing). Idempotent. */
+int gd_driver_init(rt_err *err);
+/* "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access ..." into buf. */
+const char *gd_errstr(CUresult r, char *buf, size_t cap);
+/* Create a context on device ordinal dev and make it current. */
+int gd_context(int dev, CUcontext *ctx, rt_err *err);
+
+/* ---- The device's description (asked of a child: invariant 1) ---- */
+typedef struct gd_props {
+  char name[128];
+  int cc_major, cc_minor;      /* compute capability */
+  int sms, warp, clock_khz, mem_clock_khz, bus_bits;
+  int max_threads_block, max_threads_sm, max_blocks_sm;
+  int regs_block, regs_sm;
+  int smem_block, smem_block_optin, smem_sm;   /* bytes */
+  int l2_bytes;
+  double mem_bytes;
+  int driver_version;          /* 13000 */
+} gd_props;
+/* The properties of device ordinal dev, from a forked child (cached in
+** this process after the first success). 0, or -1 with err. */
+int gd_props_get(int dev, gd_props *p, rt_err *err);
+/* The target's description (tg_desc keys, fingerprint) of device dev:
+** the tg_target.describe of "cuda:N". */
+int gd_describe(int dev, tg_desc *d, rt_err *err);
+/* The device ordinal of a target name: "cuda" 0, "cuda:N" N; -1 when the
+** name is not a CUDA target. */
+int gd_target_device(const char *target);
+
+/* ---- NVRTC (invariant 3) ---- */
+/* Whether NVRTC loads here (*why says why not). */
+int gd_nvrtc_available(const char **why);
+/* "nvrtc 13.0" into buf (or "nvrtc unavailable"). */
+const char *gd_nvrtc_version(char *buf, size_t cap);
+/* Compile CUDA C++ source src for sm_<cc_major><cc_minor> into a cubin
+** (malloc'ed into *image, *size bytes) with the options GD_NVRTC_OPTS plus
+** extra (space-separated, may be NULL). The compiler's log goes to log
+** (when not NULL) on success and on failure. 0; 1: compile error (the log
+** says why); -1 with err: NVRTC is not there or failed itself. */
+#define GD_NVRTC_OPTS "-std=c++17 -default-device"
+int gd_nvrtc_compile(const char *src, int cc_major, int cc_minor, const char *extra,
+                     void **image, size_t *size, rt_str *log, rt_err *err);
+
+/* ---- cuBLAS (baselines; in a worker child) ---- */
+/* Load libcublas and run C = A*B (row-major M x K times K x N, float32,
+** FP32 arithmetic: CUBLAS_PEDANTIC_MATH, no tensor cores) on the current
+** context's stream s. The handle is created on the first call. 0, or -1
+** with err. */
+int gd_cublas_sgemm(CUstream s, int M, int N, int K, CUdeviceptr A, CUdeviceptr B,
+                    CUdeviceptr C, rt_err *err);
+const char *gd_cublas_version(char *buf, size_t cap);
+
+/* ---- dlopen helper shared by the loaders ---- */
+/* dlopen the first of names[] (NULL-terminated) found on the loader's path
+** or under $CUDA_HOME/{lib64,extras/CUPTI/lib64}; NULL with *why. */
+void *gd_dlopen(const char *const *names, const char **why);
+
+#endif
