@@ -3,11 +3,12 @@
 ** on hand-written kernels in the gk.h ABI whose results are known: a
 ** vector add, a shared-memory block reduction, warp shuffles (down, xor,
 ** up, broadcast) and a ballot, a tiled matrix multiply in dynamic shared
-** memory against a naive loop, a two-launch plan with a zeroed workspace;
-** and the errors it must report instead of hanging or passing: divergent
-** or skipped __syncthreads, a deadlock between a warp exchange and a
-** block barrier, out-of-bounds writes (canary and guard page), a written
-** input, an endless loop; the rewrite of extern __shared__.
+** memory against a naive loop, a two-launch plan with a zeroed workspace,
+** a missing barrier exposed by the reverse schedule; and the errors it
+** must report instead of hanging or passing: divergent or skipped
+** __syncthreads, a deadlock between a warp exchange and a block barrier,
+** out-of-bounds writes (canary and guard page), a written input, an
+** endless loop; the rewrite of extern __shared__.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -258,6 +259,29 @@ static void test_workspace_plan(void **state) {
   free(x);
 }
 
+/* A missing barrier between writing s[t] and reading s[t-1]: hidden when
+** the threads run in order, a wrong (NaN) value in reverse order. */
+static void test_missing_barrier(void **state) {
+  (void)state;
+  float x[64], y[64];
+  fill(x, 64, 9);
+  hk_buf bd[2] = {{"x", 64, 0}, {"y", 64, 1}};
+  float *d[2] = {x, y};
+  const char *src = "//@rk launch k 1 1 1 64 1 1 256 b0 b1\n"
+                    "extern \"C\" __global__ void k(const float *x, float *y) {\n"
+                    "  extern __shared__ float s[];\n"
+                    "  unsigned t = threadIdx.x;\n"
+                    "  s[t] = x[t];\n"
+                    "  y[t] = t ? s[t - 1] : 0.0f;\n"
+                    "}\n";
+  rt_err err = {0};
+  assert_int_equal(emu_run_src(src, bd, 2, d, NULL, &err), 0);
+  for (int t = 1; t < 64; t++) assert_true(y[t] == x[t - 1]);
+  emu_opts rev = {.reverse = 1};
+  assert_int_equal(emu_run_src(src, bd, 2, d, &rev, &err), 0);
+  for (int t = 1; t < 64; t++) assert_true(isnan(y[t]));
+}
+
 static const char *const bad_sync_src[] = {
     /* a barrier half the block skips */
     "//@rk launch k 1 1 1 256 1 1 0 b0\n"
@@ -386,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_warp_shuffles),
       cmocka_unit_test(test_tiled_gemm),
       cmocka_unit_test(test_workspace_plan),
+      cmocka_unit_test(test_missing_barrier),
       cmocka_unit_test(test_divergent_sync),
       cmocka_unit_test(test_out_of_bounds),
       cmocka_unit_test(test_errors),

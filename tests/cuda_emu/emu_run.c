@@ -406,7 +406,7 @@ static struct {
   void *args[GK_MAXARG];
   emu_fiber *f;
   emu_warp *w;
-  int nthr, cur;
+  int nthr, cur, reverse;
   int live, arrived, bline, exited;
   emu_u3 exited_tid;
   char *stacks;
@@ -586,11 +586,13 @@ static void run_block(void) {
   E.arrived = E.exited = 0;
   while (E.live > 0) {
     int ran = 0;
-    for (int i = 0; i < E.nthr; i++)
+    for (int k = 0; k < E.nthr; k++) {
+      int i = E.reverse ? E.nthr - 1 - k : k;
       if (E.f[i].state == F_READY) {
         ran = 1;
         switch_to(i);
       }
+    }
     if (!ran) deadlock();
   }
 }
@@ -658,6 +660,7 @@ static void child_main(const char *so_path, const gk_plan *p, emu_area *buf, int
                        emu_area *ws, const hk_buf *b, const emu_opts *o, emu_shared *sh) {
   memset(&E, 0, sizeof E);
   E.sh = sh;
+  E.reverse = o->reverse;
   sh->step = -1;
   alarm(o->timeout_s);
   static char altstack[1 << 16];

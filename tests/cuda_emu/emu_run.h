@@ -24,10 +24,15 @@
 ** lane that exited or reading a lane that did not take part; deadlocks;
 ** segfaults with the buffer whose guard page was hit (out of bounds);
 ** writes into the canaries around a buffer; a modified input; timeouts.
-** Not detected: races (fibers never interleave between barriers, so a
-** missing __syncthreads is visible only when it reorders a read and a
-** write across a barrier-free stretch), out-of-bounds accesses of static
-** __shared__ arrays, and floating-point differences (no FMA contraction).
+** Not detected: races as such (a thread runs alone from one barrier to
+** the next, in thread order or its reverse (emu_opts.reverse), and the
+** last thread to arrive at a barrier runs on first; a missing barrier
+** shows only as the wrong values it lets a thread read), reads of static
+** __shared__ memory before it is written (it is zero in the first block
+** and keeps the previous block's values after that), out-of-bounds
+** accesses of static __shared__ arrays, shared memory beyond 48 KiB
+** declared statically; floating-point results differ from the GPU's in
+** rounding (no FMA contraction; fmaf is exact).
 */
 #ifndef EMU_RUN_H
 #define EMU_RUN_H
@@ -40,6 +45,10 @@ typedef struct emu_opts {
   int runs;             /* run the whole plan this many times (0: 1), as
                         ** the harness's timed repeats (no reset between) */
   size_t stack_bytes;   /* per thread (0: 256 KiB) */
+  int reverse;          /* resume a block's threads from the last one: a
+                        ** missing barrier shows as a wrong result when a
+                        ** thread reads what a thread scheduled after it
+                        ** writes, so run both orders to expose both ways */
 } emu_opts;
 
 /* Run src's plan p on the buffers described by b[0..nbuf-1] (as
