@@ -258,6 +258,21 @@ static int run_logged(char *const *argv, const char *log) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int emu_available(const char **why) {
+  char prelude[4096];
+  rt_project_path(EMU_PRELUDE, prelude, sizeof prelude);
+  if (access(prelude, R_OK)) {
+    *why = "tests/cuda_emu/emu_prelude.h not found (run from the project root)";
+    return 0;
+  }
+  char *argv[] = {getenv("EMU_CXX") ? getenv("EMU_CXX") : "g++", "--version", NULL};
+  if (run_logged(argv, "/dev/null") != 0) {
+    *why = "no C++ compiler (g++, or $EMU_CXX) to build emulated kernels";
+    return 0;
+  }
+  return 1;
+}
+
 /* Compile src (already rewritten) into a cached .so; its path into so. */
 static int emu_compile(const char *src, char *so, size_t cap, rt_err *err) {
   char prelude[4096], abi[4096];

@@ -51,6 +51,10 @@ typedef struct emu_opts {
                         ** writes, so run both orders to expose both ways */
 } emu_opts;
 
+/* Whether the emulator can run here: the C++ compiler ($EMU_CXX or g++)
+** runs and the prelude is found. 0 with *why saying what is missing. */
+int emu_available(const char **why);
+
 /* Run src's plan p on the buffers described by b[0..nbuf-1] (as
 ** hk_kernel.buffers gives them): data[i] holds b[i].n floats; inputs are
 ** read, outputs (b[i].out) are written with the kernel's results. o may be
