@@ -139,7 +139,7 @@ int cmd_bench(int argc, char **argv) {
     return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host", a.target);
   tg_desc desc;
   rt_err err = {0};
-  if (tg->describe(&desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
+  if (tg->describe(a.target, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
   db *d = db_open(a.db_path, 1, &err);
   if (!d) return cli_fail("bench", "%s", err.msg);
   char *dj = tg_desc_json(&desc), *json = NULL, measured[32];

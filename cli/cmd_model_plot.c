@@ -364,7 +364,7 @@ static void target_model(roof *r) {
   const tg_target *t = tg_find(r->target);
   tg_desc d;
   snprintf(r->model, sizeof r->model, "fingerprint %.12s", r->fingerprint);
-  if (t && !t->describe(&d, NULL) && !strcmp(d.fingerprint, r->fingerprint) && *tg_desc_get(&d, "model"))
+  if (t && !t->describe(r->target, &d, NULL) && !strcmp(d.fingerprint, r->fingerprint) && *tg_desc_get(&d, "model"))
     snprintf(r->model, sizeof r->model, "%s", tg_desc_get(&d, "model"));
 }
 
