@@ -42,6 +42,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# cupti_profiler_host.h includes the C++ header <string>: ms_cupti.c (C)
+# finds the empty file measure/cupti_c/string instead.
+$(BUILD)/measure/ms_cupti.o: CFLAGS_ALL += -isystem measure/cupti_c
+
 $(BUILD)/librooftune.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

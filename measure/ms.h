@@ -121,4 +121,32 @@ int ms_parse_events(const char *list, char names[][48], int max, rt_err *err);
 int ms_counters_count(char names[][48], int nev, void (*fn)(void *ctx),
                       void *ctx, long long *vals, rt_err *err);
 
+/* ---- CUPTI: GPU counters (ms_cupti.c; libcupti loaded with gd_dlopen) ---- */
+#define MS_CUPTI_MAXM 32       /* metrics per call at most */
+/* Whether CUPTI's range profiler works here: libcupti loads, and a forked
+** child opens a profiling session on device 0 (this process never
+** initialises the driver). Probed once; *why says why not. */
+int ms_cupti_available(const char **why);
+/* Count metrics names[0..n-1] over one call run(ctx) that launches kernels
+** on the current CUDA context (in the worker child): auto ranges (one per
+** launch), kernel replay. Counters are summed over the ranges; ratios
+** (ms_cupti_is_ratio) are averaged weighted by each range's
+** gpu__time_duration.sum (collected too when not asked for). 0: vals
+** filled; -1 with err ("counters unavailable: ...", "unknown metric ..."). */
+int ms_cupti_count(const char *const *names, int n, void (*run)(void *ctx), void *ctx,
+                   double *vals, rt_err *err);
+/* The default metrics, NULL-terminated. */
+extern const char *const ms_cupti_default_metrics[];
+/* Host side, no GPU: the replay passes ms_cupti_count needs for names on
+** chip ("GH100"), the duration weight included; -1 with err naming an
+** unknown metric or chip. */
+int ms_cupti_passes(const char *chip, const char *const *names, int n, rt_err *err);
+/* The combining rule (exposed for tests): a ratio is a name holding ".pct",
+** ".ratio", ".per_", "per_second" or ".peak_". out[i] from v[r*n + i] over
+** nr ranges: the sum, or for ratios sum(v*w)/sum(w) (the plain mean when w
+** is NULL or sums to 0). */
+int ms_cupti_is_ratio(const char *name);
+void ms_cupti_reduce(const char *const *names, int n, const double *v, const double *w,
+                     int nr, double *out);
+
 #endif

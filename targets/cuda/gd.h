@@ -32,7 +32,7 @@
 #define GD_DRIVER_FNS(X) \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount) \
   X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) \
-  X(cuDeviceGetUuid) X(cuCtxCreate) X(cuCtxDestroy) X(cuCtxSynchronize) \
+  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSynchronize) \
   X(cuCtxSetCurrent) X(cuCtxGetCurrent) \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) \
   X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) \

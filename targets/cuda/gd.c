@@ -1,0 +1,445 @@
+/*
+** gd.c -- the CUDA libraries loaded at run time (gd.h): the dlopen search,
+** the driver's entry points through cuGetProcAddress, the device's
+** properties asked of a forked child (so the calling process never
+** initialises the driver and can keep forking workers), the target
+** description and fingerprint, NVRTC compilation to cubin, and cuBLAS SGEMM
+** for the baseline.
+*/
+#include "gd.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cublas_api.h>
+#include <nvrtc.h>
+
+/* ---- dlopen ---- */
+
+void *gd_dlopen(const char *const *names, const char **why) {
+  static char msg[512];
+  const char *home = getenv("CUDA_HOME");
+  if (!home || !*home) home = "/usr/local/cuda";
+  static const char *const dirs[] = {"", "lib64/", "extras/CUPTI/lib64/", "targets/x86_64-linux/lib/"};
+  for (int i = 0; names[i]; i++)
+    for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+      char path[1024];
+      if (d == 0) snprintf(path, sizeof path, "%s", names[i]);
+      else snprintf(path, sizeof path, "%s/%s%s", home, dirs[d], names[i]);
+      void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      if (h) return h;
+    }
+  snprintf(msg, sizeof msg, "%s not found (loader path, %s/lib64, %s/extras/CUPTI/lib64)",
+           names[0], home, home);
+  if (why) *why = msg;
+  return NULL;
+}
+
+/* ---- the driver ---- */
+
+gd_driver gd_cu;
+static int driver_ok;
+
+const char *gd_errstr(CUresult r, char *buf, size_t cap) {
+  const char *name = NULL, *text = NULL;
+  if (gd_cu.cuGetErrorName) gd_cu.cuGetErrorName(r, &name);
+  if (gd_cu.cuGetErrorString) gd_cu.cuGetErrorString(r, &text);
+  snprintf(buf, cap, "%s: %s", name ? name : "CUDA error", text ? text : "(no description)");
+  if (!name) snprintf(buf, cap, "CUDA error %d", (int)r);
+  return buf;
+}
+
+int gd_driver_init(rt_err *err) {
+  if (driver_ok) return 0;
+  static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+  const char *why = NULL;
+  void *h = gd_dlopen(names, &why);
+  if (!h) {
+    rt_err_set(err, "no CUDA driver: %s", why);
+    return -1;
+  }
+  typedef CUresult (*gpa_fn)(const char *, void **, int, cuuint64_t,
+                             CUdriverProcAddressQueryResult *);
+  gpa_fn gpa = (gpa_fn)(uintptr_t)dlsym(h, "cuGetProcAddress_v2");
+  if (!gpa) {
+    rt_err_set(err, "CUDA driver too old: no cuGetProcAddress_v2 (need a CUDA %d.%d driver)",
+               CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10);
+    return -1;
+  }
+#define GD_LOAD(name)                                                              \
+  {                                                                                \
+    void *p = NULL;                                                                \
+    CUdriverProcAddressQueryResult q;                                              \
+    if (gpa(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &q) || !p) {     \
+      rt_err_set(err, "CUDA driver lacks %s for CUDA %d (status %d)", #name,       \
+                 CUDA_VERSION, (int)q);                                            \
+      return -1;                                                                   \
+    }                                                                              \
+    memcpy(&gd_cu.name, &p, sizeof p);                                             \
+  }
+  GD_DRIVER_FNS(GD_LOAD)
+#undef GD_LOAD
+  CUresult r = gd_cu.cuInit(0);
+  if (r) {
+    char b[256];
+    rt_err_set(err, "cuInit: %s", gd_errstr(r, b, sizeof b));
+    return -1;
+  }
+  driver_ok = 1;
+  return 0;
+}
+
+int gd_context(int dev, CUcontext *ctx, rt_err *err) {
+  if (gd_driver_init(err)) return -1;
+  CUdevice d;
+  int n = 0;
+  char b[256];
+  CUresult r = gd_cu.cuDeviceGetCount(&n);
+  if (!r && dev >= n) {
+    rt_err_set(err, "no CUDA device %d (%d present)", dev, n);
+    return -1;
+  }
+  if (r || (r = gd_cu.cuDeviceGet(&d, dev)) || (r = gd_cu.cuDevicePrimaryCtxRetain(ctx, d)) ||
+      (r = gd_cu.cuCtxSetCurrent(*ctx))) {
+    rt_err_set(err, "CUDA context on device %d: %s", dev, gd_errstr(r, b, sizeof b));
+    return -1;
+  }
+  return 0;
+}
+
+int gd_target_device(const char *target) {
+  if (!strcmp(target, "cuda")) return 0;
+  if (strncmp(target, "cuda:", 5) || !target[5]) return -1;
+  char *end;
+  long v = strtol(target + 5, &end, 10);
+  return *end || v < 0 || v > 1024 ? -1 : (int)v;
+}
+
+/* ---- properties, from a child ---- */
+
+static int child_props(int dev, gd_props *p, rt_err *err) {
+  CUcontext ctx;
+  if (gd_context(dev, &ctx, err)) return -1;
+  CUdevice d;
+  gd_cu.cuDeviceGet(&d, dev);
+  memset(p, 0, sizeof *p);
+  gd_cu.cuDeviceGetName(p->name, sizeof p->name, d);
+  static const struct { CUdevice_attribute a; size_t off; } attrs[] = {
+#define A(attr, field) {CU_DEVICE_ATTRIBUTE_##attr, offsetof(gd_props, field)}
+    A(COMPUTE_CAPABILITY_MAJOR, cc_major), A(COMPUTE_CAPABILITY_MINOR, cc_minor),
+    A(MULTIPROCESSOR_COUNT, sms), A(WARP_SIZE, warp), A(CLOCK_RATE, clock_khz),
+    A(MEMORY_CLOCK_RATE, mem_clock_khz), A(GLOBAL_MEMORY_BUS_WIDTH, bus_bits),
+    A(MAX_THREADS_PER_BLOCK, max_threads_block),
+    A(MAX_THREADS_PER_MULTIPROCESSOR, max_threads_sm),
+    A(MAX_BLOCKS_PER_MULTIPROCESSOR, max_blocks_sm),
+    A(MAX_REGISTERS_PER_BLOCK, regs_block), A(MAX_REGISTERS_PER_MULTIPROCESSOR, regs_sm),
+    A(MAX_SHARED_MEMORY_PER_BLOCK, smem_block),
+    A(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, smem_block_optin),
+    A(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, smem_sm), A(L2_CACHE_SIZE, l2_bytes),
+#undef A
+  };
+  for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
+    int v = 0;
+    gd_cu.cuDeviceGetAttribute(&v, attrs[i].a, d);
+    memcpy((char *)p + attrs[i].off, &v, sizeof v);
+  }
+  size_t mem = 0;
+  gd_cu.cuDeviceTotalMem(&mem, d);
+  p->mem_bytes = (double)mem;
+  gd_cu.cuDriverGetVersion(&p->driver_version);
+  return 0;
+}
+
+static int read_full(int fd, void *buf, size_t n, double deadline) {
+  size_t got = 0;
+  while (got < n) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double left = deadline - ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+    if (left <= 0) return -1;
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int pr = poll(&pf, 1, (int)(left * 1000) + 1);
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr <= 0) return -1;
+    ssize_t k = read(fd, (char *)buf + got, n - got);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    got += (size_t)k;
+  }
+  return 0;
+}
+
+int gd_props_get(int dev, gd_props *p, rt_err *err) {
+  static gd_props cache[8];
+  static int cached[8];
+  if (dev >= 0 && dev < 8 && cached[dev]) {
+    *p = cache[dev];
+    return 0;
+  }
+  struct { int rc; gd_props p; char msg[512]; } rep;
+  int fds[2];
+  if (pipe(fds)) {
+    rt_err_set(err, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    rt_err_set(err, "fork: %s", strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    rt_err e = {0};
+    memset(&rep, 0, sizeof rep);
+    rep.rc = child_props(dev, &rep.p, &e);
+    snprintf(rep.msg, sizeof rep.msg, "%s", e.msg);
+    ssize_t w = write(fds[1], &rep, sizeof rep);
+    _exit(w == (ssize_t)sizeof rep ? 0 : 1);
+  }
+  close(fds[1]);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int bad = read_full(fds[0], &rep, sizeof rep, (double)ts.tv_sec + 60.0);
+  close(fds[0]);
+  if (bad) kill(pid, SIGKILL);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (bad) {
+    rt_err_set(err, "CUDA device %d: the probe process died or hung (status %d)", dev, st);
+    return -1;
+  }
+  if (rep.rc) {
+    rt_err_set(err, "%s", rep.msg);
+    return -1;
+  }
+  *p = rep.p;
+  if (dev >= 0 && dev < 8) cache[dev] = rep.p, cached[dev] = 1;
+  return 0;
+}
+
+int gd_describe(int dev, tg_desc *d, rt_err *err) {
+  gd_props p;
+  if (gd_props_get(dev, &p, err)) return -1;
+  char nv[64];
+  memset(d, 0, sizeof *d);
+  tg_desc_add(d, "device", "%s", p.name);
+  tg_desc_add(d, "ordinal", "%d", dev);
+  tg_desc_add(d, "compute_capability", "%d.%d", p.cc_major, p.cc_minor);
+  tg_desc_add(d, "sms", "%d", p.sms);
+  tg_desc_add(d, "warp", "%d", p.warp);
+  tg_desc_add(d, "clock_mhz", "%d", p.clock_khz / 1000);
+  tg_desc_add(d, "memory", "%.1f GiB, %d-bit bus, %d MHz", p.mem_bytes / 1073741824.0,
+              p.bus_bits, p.mem_clock_khz / 1000);
+  tg_desc_add(d, "l2", "%d KiB", p.l2_bytes / 1024);
+  tg_desc_add(d, "smem", "%d KiB per SM, %d KiB per block (opt-in %d KiB)", p.smem_sm / 1024,
+              p.smem_block / 1024, p.smem_block_optin / 1024);
+  tg_desc_add(d, "registers", "%d per SM, %d per block", p.regs_sm, p.regs_block);
+  tg_desc_add(d, "threads", "%d per block, %d per SM, %d blocks per SM", p.max_threads_block,
+              p.max_threads_sm, p.max_blocks_sm);
+  tg_desc_add(d, "driver", "%d.%d", p.driver_version / 1000, p.driver_version % 1000 / 10);
+  tg_desc_add(d, "compiler", "%s", gd_nvrtc_version(nv, sizeof nv));
+  /* What makes timings comparable: the chip, its size and clocks, the
+  ** driver and the compiler. */
+  char fp[1024];
+  snprintf(fp, sizeof fp, "cuda|%s|%d.%d|%d|%d|%.0f|%d|%s", p.name, p.cc_major, p.cc_minor,
+           p.sms, p.clock_khz, p.mem_bytes, p.driver_version, nv);
+  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, fp, strlen(fp)), d->fingerprint);
+  return 0;
+}
+
+/* ---- NVRTC ---- */
+
+static struct {
+  int tried, ok;
+  const char *why;
+  nvrtcResult (*create)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                        const char *const *);
+  nvrtcResult (*compile)(nvrtcProgram, int, const char *const *);
+  nvrtcResult (*cubin_size)(nvrtcProgram, size_t *);
+  nvrtcResult (*cubin)(nvrtcProgram, char *);
+  nvrtcResult (*log_size)(nvrtcProgram, size_t *);
+  nvrtcResult (*log)(nvrtcProgram, char *);
+  nvrtcResult (*destroy)(nvrtcProgram *);
+  nvrtcResult (*version)(int *, int *);
+  const char *(*errstr)(nvrtcResult);
+} nv;
+
+static int nvrtc_load(void) {
+  if (nv.tried) return nv.ok;
+  nv.tried = 1;
+  static const char *const names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", NULL};
+  void *h = gd_dlopen(names, &nv.why);
+  if (!h) return 0;
+  static const struct { const char *sym; size_t off; } syms[] = {
+    {"nvrtcCreateProgram", offsetof(__typeof__(nv), create)},
+    {"nvrtcCompileProgram", offsetof(__typeof__(nv), compile)},
+    {"nvrtcGetCUBINSize", offsetof(__typeof__(nv), cubin_size)},
+    {"nvrtcGetCUBIN", offsetof(__typeof__(nv), cubin)},
+    {"nvrtcGetProgramLogSize", offsetof(__typeof__(nv), log_size)},
+    {"nvrtcGetProgramLog", offsetof(__typeof__(nv), log)},
+    {"nvrtcDestroyProgram", offsetof(__typeof__(nv), destroy)},
+    {"nvrtcVersion", offsetof(__typeof__(nv), version)},
+    {"nvrtcGetErrorString", offsetof(__typeof__(nv), errstr)},
+  };
+  for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
+    void *p = dlsym(h, syms[i].sym);
+    if (!p) {
+      static char msg[128];
+      snprintf(msg, sizeof msg, "NVRTC lacks %s", syms[i].sym);
+      nv.why = msg;
+      return 0;
+    }
+    memcpy((char *)&nv + syms[i].off, &p, sizeof p);
+  }
+  return nv.ok = 1;
+}
+
+int gd_nvrtc_available(const char **why) {
+  int ok = nvrtc_load();
+  if (!ok && why) *why = nv.why;
+  return ok;
+}
+
+const char *gd_nvrtc_version(char *buf, size_t cap) {
+  int maj = 0, min = 0;
+  if (!nvrtc_load() || nv.version(&maj, &min)) snprintf(buf, cap, "nvrtc unavailable");
+  else snprintf(buf, cap, "nvrtc %d.%d", maj, min);
+  return buf;
+}
+
+int gd_nvrtc_compile(const char *src, int cc_major, int cc_minor, const char *extra,
+                     void **image, size_t *size, rt_str *log, rt_err *err) {
+  if (!nvrtc_load()) {
+    rt_err_set(err, "NVRTC unavailable: %s", nv.why);
+    return -1;
+  }
+  /* Options: the fixed ones, the architecture, then extra split on spaces. */
+  char *opts = rt_malloc(strlen(GD_NVRTC_OPTS) + (extra ? strlen(extra) : 0) + 64);
+  sprintf(opts, "%s --gpu-architecture=sm_%d%d %s", GD_NVRTC_OPTS, cc_major, cc_minor,
+          extra ? extra : "");
+  const char *argv[64];
+  int argc = 0;
+  for (char *t = strtok(opts, " "); t && argc < 64; t = strtok(NULL, " ")) argv[argc++] = t;
+  nvrtcProgram prog;
+  nvrtcResult r = nv.create(&prog, src, "rooftune.cu", 0, NULL, NULL);
+  if (r) {
+    free(opts);
+    rt_err_set(err, "nvrtcCreateProgram: %s", nv.errstr(r));
+    return -1;
+  }
+  r = nv.compile(prog, argc, argv);
+  free(opts);
+  size_t ls = 0;
+  if (log && !nv.log_size(prog, &ls) && ls > 1) {
+    char *l = rt_malloc(ls);
+    if (!nv.log(prog, l)) rt_str_printf(log, "%s", l);
+    free(l);
+  }
+  int rc = 0;
+  if (r == NVRTC_ERROR_COMPILATION) {
+    rc = 1;
+  } else if (r) {
+    rt_err_set(err, "nvrtcCompileProgram: %s", nv.errstr(r));
+    rc = -1;
+  } else if ((r = nv.cubin_size(prog, size)) || *size == 0) {
+    rt_err_set(err, "nvrtcGetCUBINSize: %s", r ? nv.errstr(r) : "empty cubin");
+    rc = -1;
+  } else {
+    *image = rt_malloc(*size);
+    if ((r = nv.cubin(prog, *image))) {
+      free(*image);
+      *image = NULL;
+      rt_err_set(err, "nvrtcGetCUBIN: %s", nv.errstr(r));
+      rc = -1;
+    }
+  }
+  nv.destroy(&prog);
+  return rc;
+}
+
+/* ---- cuBLAS ---- */
+
+static struct {
+  int tried;
+  const char *why;
+  cublasHandle_t h;
+  cublasStatus_t (*create)(cublasHandle_t *);
+  cublasStatus_t (*set_stream)(cublasHandle_t, cudaStream_t);
+  cublasStatus_t (*set_math)(cublasHandle_t, cublasMath_t);
+  cublasStatus_t (*version)(cublasHandle_t, int *);
+  cublasStatus_t (*sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                          const float *, const float *, int, const float *, int, const float *,
+                          float *, int);
+} cb;
+
+static int cublas_load(rt_err *err) {
+  if (cb.h) return 0;
+  if (cb.tried) {
+    rt_err_set(err, "cuBLAS unavailable: %s", cb.why);
+    return -1;
+  }
+  cb.tried = 1;
+  static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so", NULL};
+  void *h = gd_dlopen(names, &cb.why);
+  if (h) {
+    void *p[5] = {dlsym(h, "cublasCreate_v2"), dlsym(h, "cublasSetStream_v2"),
+                  dlsym(h, "cublasSetMathMode"), dlsym(h, "cublasGetVersion_v2"),
+                  dlsym(h, "cublasSgemm_v2")};
+    for (int i = 0; i < 5; i++)
+      if (!p[i]) cb.why = "libcublas lacks an entry point", h = NULL;
+    if (h) {
+      memcpy(&cb.create, &p[0], sizeof p[0]);
+      memcpy(&cb.set_stream, &p[1], sizeof p[0]);
+      memcpy(&cb.set_math, &p[2], sizeof p[0]);
+      memcpy(&cb.version, &p[3], sizeof p[0]);
+      memcpy(&cb.sgemm, &p[4], sizeof p[0]);
+      cublasStatus_t s = cb.create(&cb.h);
+      if (s == CUBLAS_STATUS_SUCCESS) s = cb.set_math(cb.h, CUBLAS_PEDANTIC_MATH);
+      if (s != CUBLAS_STATUS_SUCCESS) {
+        static char msg[64];
+        snprintf(msg, sizeof msg, "cublasCreate/SetMathMode: status %d", (int)s);
+        cb.why = msg;
+        cb.h = NULL;
+      }
+    }
+  }
+  if (!cb.h) {
+    rt_err_set(err, "cuBLAS unavailable: %s", cb.why);
+    return -1;
+  }
+  return 0;
+}
+
+int gd_cublas_sgemm(CUstream s, int M, int N, int K, CUdeviceptr A, CUdeviceptr B,
+                    CUdeviceptr C, rt_err *err) {
+  if (cublas_load(err)) return -1;
+  cublasStatus_t st = cb.set_stream(cb.h, (cudaStream_t)s);
+  const float one = 1.0f, zero = 0.0f;
+  /* Row-major C = A*B is column-major C^T = B^T * A^T. */
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = cb.sgemm(cb.h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, (const float *)(uintptr_t)B, N,
+                  (const float *)(uintptr_t)A, K, &zero, (float *)(uintptr_t)C, N);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    rt_err_set(err, "cublasSgemm: status %d", (int)st);
+    return -1;
+  }
+  return 0;
+}
+
+const char *gd_cublas_version(char *buf, size_t cap) {
+  rt_err e = {0};
+  int v = 0;
+  if (cublas_load(&e) || cb.version(cb.h, &v)) snprintf(buf, cap, "cuBLAS unavailable");
+  else snprintf(buf, cap, "cuBLAS %d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+  return buf;
+}
