@@ -6,7 +6,7 @@
 #include "gk.h"
 
 const hk_kernel *const gk_kernels[] = {
-  &gk_reduction, &gk_transpose, &gk_stencil, NULL,
+  &gk_gemm, &gk_reduction, &gk_transpose, &gk_stencil, NULL,
 };
 
 const hk_kernel *gk_find(const char *name) {
