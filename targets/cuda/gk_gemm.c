@@ -55,7 +55,8 @@
 ** threads, warps 4 x 2, lanes 4 x 8, each thread 2 x 2 sub-tiles of 4 x 4;
 ** per BK step one float4 of A and one of B per thread from global memory,
 ** then 8 k steps of 2+2 LDS.128 and 64 FFMA, one __syncthreads; 16.6 KB of
-** shared memory; about 120 registers (estimated).
+** shared memory; 124 registers and no spills (NVRTC 13, sm_90), so two
+** blocks (16 warps) fit an SM.
 */
 #include <float.h>
 #include <stdio.h>
