@@ -101,6 +101,14 @@ typedef struct cm_bench_opts {
 void cm_bench_opts_default(cm_bench_opts *o);
 /* Measure the host's ceilings. 0, or -1 with err. */
 int cm_bench_host(const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
+/* Measure the ceilings of CUDA device ordinal dev (cm_bench_cuda.c): the
+** microbenchmarks compiled with NVRTC here, run in a forked child that is
+** killed when it overruns (this process never initialises the driver).
+** [0] figures are one SM, [1] all SMs (threads = the SM count); L1 is
+** shared memory. 0, or -1 with err (no driver or device, timeout, ...). */
+int cm_bench_cuda(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
+/* The CUDA C++ source of those microbenchmarks (for tests). */
+const char *cm_bench_cuda_source(void);
 /* JSON text of c (caller frees) and its inverse (-1 with err naming the
 ** field that is missing or wrong). */
 char *cm_ceilings_json(const cm_ceilings *c);
