@@ -429,19 +429,21 @@ void cm_tmodel_reset(cm_tmodel *m);
 
 /* ---- What the database keeps for the model (cm_store.c) ---- */
 struct db;
-/* The latest ceilings of a target. None stored: with measure set, measure
-** them now (cm_bench_host, default options; a note on stderr) and store
+/* The latest ceilings of a target (named target: "host", "cuda:N"). None
+** stored: with measure set, measure them now (cm_bench_host or
+** cm_bench_cuda, default options; a note on stderr) and store
 ** them, *fresh = 1; otherwise -1 with err saying how to measure them. */
-int cm_ceilings_load(struct db *d, int64_t target_id, int measure, cm_ceilings *ce,
-                     int *fresh, rt_err *err);
+int cm_ceilings_load(struct db *d, int64_t target_id, const char *target, int measure,
+                     cm_ceilings *ce, int *fresh, rt_err *err);
 /* Version `version` (0: the latest) of kernel k's coefficients on a target
 ** into c; none stored and version 0: the defaults (c->version 0). */
 int cm_coefs_load(struct db *d, int64_t target_id, const cm_kmodel *k, int version,
                   cm_coefs *c, rt_err *err);
 /* The tuner's model of a workload on a target: ceilings (measured now if
 ** missing) and the latest calibration. NULL with err. */
-cm_tmodel *cm_tmodel_open(struct db *d, int64_t target_id, const char *kernel,
-                          const hk_problem *pb, const sp_space *sp, int flush, rt_err *err);
+cm_tmodel *cm_tmodel_open(struct db *d, int64_t target_id, const char *target,
+                          const char *kernel, const hk_problem *pb, const sp_space *sp,
+                          int flush, rt_err *err);
 
 /* ---- Accuracy of a ranking (cm_metrics.c) ---- */
 double cm_spearman(const double *x, const double *y, int n);   /* ties: mid-ranks */

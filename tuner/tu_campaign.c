@@ -576,7 +576,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
                     .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};
   if (S->needs_model) {   /* this target's ceilings and latest calibration */
-    if (!(c.model = cm_tmodel_open(c.d, c.target_id, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
+    if (!(c.model = cm_tmodel_open(c.d, c.target_id, o.target, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
       db_campaign_end(c.d, c.id, "stopped", NULL);
       goto out;
     }
