@@ -3,7 +3,10 @@
 ** FLOP/s per instruction class, bandwidth per memory level, one thread and
 ** all threads; cost_model/cm_bench.c measures them), stored with the
 ** target (name + fingerprint) in the database and reused until --force
-** measures again. Prints a table, or the stored JSON with --json.
+** measures again. Prints a table, or the stored JSON with --json. On a
+** CUDA target (cuda:N; "cuda" is cuda:0, stored as cuda:0) the figures are
+** one SM and all SMs (cost_model/cm_bench_cuda.c) and the description and
+** fingerprint are gd_describe's.
 */
 #include <getopt.h>
 #include <math.h>
@@ -14,23 +17,26 @@
 
 #include "../cost_model/cm.h"
 #include "../db/db.h"
+#include "../targets/cuda/gd.h"
 #include "../targets/tg.h"
 #include "cli.h"
 
-static const char bench_usage[] = "[--target host] [--db F] [--json] [--quick] [--threads N] [--force]";
+static const char bench_usage[] = "[--target host|cuda:N] [--db F] [--json] [--quick] [--threads N] [--force]";
 
 static const char bench_help[] =
     "Measure the target's ceilings -- peak FP32 FLOP/s of each instruction class and\n"
     "read bandwidth of each memory level, on one thread and on all -- and store them\n"
     "with the target in the database. Stored ceilings of the same target (name and\n"
     "fingerprint) are shown instead of measuring again, whatever --quick and\n"
-    "--threads say, unless --force is given.\n\n"
+    "--threads say, unless --force is given. On cuda:N the figures are one SM and\n"
+    "all SMs, and L1 is shared memory.\n\n"
     "options:\n"
-    "  --target T     the target (default host)\n"
+    "  --target T     the target: host (default) or cuda:N (cuda is cuda:0)\n"
     "  --db F         the database (default rooftune.db, created when missing)\n"
     "  --json         the ceilings as JSON on stdout\n"
-    "  --quick        a short, coarse run (a sweep to 64 MiB, 10 ms points)\n"
-    "  --threads N    threads of the multi-thread figures (default: every CPU)\n"
+    "  --quick        a short, coarse run (host: a sweep to 64 MiB; cuda: to 256 MiB;\n"
+    "                 10 ms points)\n"
+    "  --threads N    threads of the multi-thread figures (default: every CPU; host only)\n"
     "  --force        measure even when ceilings are stored\n";
 
 enum { B_TARGET = 1, B_DB, B_JSON, B_QUICK, B_THREADS, B_FORCE, B_HELP };
@@ -74,8 +80,11 @@ static int parse(int argc, char **argv, bench_args *a) {
     }
   }
   if (optind < argc) return cli_usage("bench", bench_usage, "unexpected argument '%s'", argv[optind]);
-  if (!tg_find(a->target))
+  int dev = gd_target_device(a->target);
+  if (!tg_find(a->target) && dev < 0)
     return cli_usage("bench", bench_usage, "unknown target '%s' (rooftune targets lists them)", a->target);
+  if (dev >= 0 && a->threads)
+    return cli_usage("bench", bench_usage, "--threads applies to the host only, not to '%s'", a->target);
   return 0;
 }
 
@@ -98,33 +107,42 @@ static double level_ws(const cm_ceilings *c, int l, int m) {
   return NAN;
 }
 
-static void print_table(const cm_ceilings *c, const char *target, const char *fingerprint) {
+/* gpu: the figures are one SM and all SMs, L1 is shared memory, and there
+** is no L3 (cm_bench_cuda repeats L2's figures there). */
+static void print_table(const cm_ceilings *c, const char *target, const char *fingerprint, int gpu) {
   char a[32], b[32], t[32];
-  snprintf(t, sizeof t, "%d thread%s", c->threads, c->threads == 1 ? "" : "s");
+  const char *one = gpu ? "1 SM" : "1 thread", *unit = gpu ? "SM" : "thread";
+  snprintf(t, sizeof t, "%d %s%s", c->threads, unit, c->threads == 1 ? "" : "s");
   printf("ceilings of %s (fingerprint %.12s), measured %s in %.1f s\n\n", target, fingerprint,
          c->measured, c->seconds);
-  printf("compute, FP32 GFLOP/s  %10s %12s\n", "1 thread", t);
+  printf("compute, FP32 GFLOP/s  %10s %12s\n", one, t);
   for (int k = 0; k < c->nclass; k++)
     printf("  %-12s %4d bits %10.2f %12.2f\n", c->cls[k].name, c->cls[k].bits,
            c->cls[k].flops[0] * 1e-9, c->cls[k].flops[1] * 1e-9);
   printf("  %-20s %10.2f %12.2f\n\n", "peak", c->peak[0] * 1e-9, c->peak[1] * 1e-9);
-  printf("memory, read GB/s      %10s %12s  working set per thread\n", "1 thread", t);
+  printf("memory, read GB/s      %10s %12s  working set%s\n", one, t, gpu ? "" : " per thread");
   for (int l = 0; l < CM_NLEVEL; l++) {
+    if (gpu && l == 2) continue;
     char cap[32] = "";
     if (c->cache[l] > 0) fmt_bytes(c->cache[l], cap, sizeof cap);
-    printf("  %-4s %-15s %10.2f %12.2f  %s / %s\n", level_names[l], cap, c->bw[l][0] * 1e-9,
-           c->bw[l][1] * 1e-9, fmt_bytes(level_ws(c, l, 0), a, sizeof a),
-           fmt_bytes(level_ws(c, l, 1), b, sizeof b));
+    if (gpu && l != 1)   /* shared memory, DRAM: not one sweep point */
+      printf("  %-4s %-15s %10.2f %12.2f  %s\n", l ? level_names[l] : "smem", cap,
+             c->bw[l][0] * 1e-9, c->bw[l][1] * 1e-9, l ? "read or copy, the faster" : "");
+    else
+      printf("  %-4s %-15s %10.2f %12.2f  %s / %s\n", level_names[l], cap, c->bw[l][0] * 1e-9,
+             c->bw[l][1] * 1e-9, fmt_bytes(level_ws(c, l, 0), a, sizeof a),
+             fmt_bytes(level_ws(c, l, 1), b, sizeof b));
   }
   /* The levels come out in order on sane hardware; say so when not. */
   for (int m = 0; m < 2; m++)
     for (int l = 0; l + 1 < CM_NLEVEL; l++)
-      if (c->bw[l + 1][m] > c->bw[l][m])
+      if (!(gpu && l == 1) && c->bw[l + 1][m] > c->bw[l][m])
         printf("  note: %s is faster than %s on %s (%.2f > %.2f GB/s): the levels are out of "
-               "order%s\n", level_names[l + 1], level_names[l], m ? t : "1 thread",
+               "order%s\n", level_names[l + 1], level_names[l], m ? t : one,
                c->bw[l + 1][m] * 1e-9, c->bw[l][m] * 1e-9,
                l + 1 == 3 ? "; the DRAM working set may still be partly cached" : "");
-  printf("\nsweep, read GB/s (working set per thread: 1 thread / %s)\n", t);
+  if (gpu) printf("\nsweep, read GB/s (working set: %s / %s)\n", one, t);
+  else printf("\nsweep, read GB/s (working set per thread: 1 thread / %s)\n", t);
   for (int k = 0; k < c->nsweep; k++)
     printf(k % 3 == 2 || k + 1 == c->nsweep ? "  %9s %7.1f / %.1f\n" : "  %9s %7.1f / %-7.1f",
            fmt_bytes(c->sweep[k].bytes, a, sizeof a), c->sweep[k].bw[0] * 1e-9, c->sweep[k].bw[1] * 1e-9);
@@ -134,12 +152,14 @@ int cmd_bench(int argc, char **argv) {
   bench_args a;
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  const tg_target *tg = tg_find(a.target);
-  if (strcmp(a.target, "host"))
-    return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host", a.target);
+  int dev = gd_target_device(a.target);
+  char name[32];
+  if (dev >= 0) snprintf(name, sizeof name, "cuda:%d", dev), a.target = name;
+  if (dev < 0 && strcmp(a.target, "host"))
+    return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host and cuda:N", a.target);
   tg_desc desc;
   rt_err err = {0};
-  if (tg->describe(&desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
+  if (tg_describe(a.target, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
   db *d = db_open(a.db_path, 1, &err);
   if (!d) return cli_fail("bench", "%s", err.msg);
   char *dj = tg_desc_json(&desc), *json = NULL, measured[32];
@@ -170,8 +190,8 @@ int cmd_bench(int argc, char **argv) {
     if (a.quick) o.quick = 1, o.time_per_point = 0.01, o.repeats = 3;
     if (isatty(STDERR_FILENO))
       fprintf(stderr, "rooftune bench: measuring the ceilings of %s (%s)...\n", a.target,
-              a.quick ? "a few seconds" : "about a minute");
-    if (cm_bench_host(&o, &c, &err)) {
+              a.quick ? "a few seconds" : dev >= 0 ? "under a minute" : "about a minute");
+    if (dev >= 0 ? cm_bench_cuda(dev, &o, &c, &err) : cm_bench_host(&o, &c, &err)) {
       cli_fail("bench", "%s", err.msg);
       goto out;
     }
@@ -182,7 +202,7 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (a.json) printf("%s\n", json);
-  else print_table(&c, a.target, desc.fingerprint);
+  else print_table(&c, a.target, desc.fingerprint, dev >= 0);
   rc = EXIT_OK;
 out:
   free(dj);

@@ -183,8 +183,8 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
       return cli_usage(cmd, usage, "--%s is required", option_help[i].name);
   if (o->version && o->defaults)
     return cli_usage(cmd, usage, "--version and --defaults exclude each other");
-  if (strcmp(o->target, "host"))
-    return cli_usage(cmd, usage, "target '%s' has no cost model yet (host only)", o->target);
+  if (!tg_find(o->target))
+    return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets)", o->target);
   return 0;
 }
 
@@ -206,16 +206,29 @@ static void mctx_close(mctx *m) { db_close(m->d); }
 static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, int create) {
   rt_err err = {0};
   memset(m, 0, sizeof *m);
-  if (need_kernel && !(m->hk = hk_find(o->kernel)))
-    return cli_fail(cmd, "unknown kernel '%s' (rooftune kernels)", o->kernel);
-  if (need_kernel && !(m->km = cm_kmodel_find(o->kernel)))
+  const tg_target *t = tg_find(o->target);
+  int dev = tg_device(o->target);
+  if (need_kernel && !(m->hk = tg_kernel(t, o->kernel)))
+    return cli_fail(cmd, "unknown kernel '%s' on %s (rooftune kernels --target %s)", o->kernel,
+                    t->name, t->name);
+  if (need_kernel && !(m->km = cm_kmodel_find_on(dev >= 0 ? "cuda" : "host", o->kernel)))
     return cli_fail(cmd, "kernel %s has no cost model", o->kernel);
-  if (hw_describe(&m->desc, &err)) return cli_fail(cmd, "%s", err.msg);
   if (!(m->d = db_open(o->db, create, &err))) return cli_fail(cmd, "%s", err.msg);
-  char *dj = tg_desc_json(&m->desc);
-  int rc = db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
-  free(dj);
-  if (rc || (need_kernel && cm_ceilings_load(m->d, m->target_id, 1, &m->ce, NULL, &err))) {
+  int rc;
+  if (t->describe(o->target, &m->desc, &err) == 0) {
+    char *dj = tg_desc_json(&m->desc);
+    rc = db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
+    free(dj);
+  } else if (dev >= 0) {   /* a device's results examined without it */
+    rt_err why = err;
+    memset(&err, 0, sizeof err);
+    if ((rc = db_target_latest(m->d, o->target, &m->target_id, &err)) == 1)
+      rt_err_set(&err, "%s is not here (%s) and %s holds no results of it", o->target, why.msg,
+                 o->db);
+  } else {
+    rc = -1;
+  }
+  if (rc || (need_kernel && cm_ceilings_load(m->d, m->target_id, o->target, 1, &m->ce, NULL, &err))) {
     mctx_close(m);
     return cli_fail(cmd, "%s", err.msg);
   }

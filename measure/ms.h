@@ -42,8 +42,10 @@ typedef struct ms_opts {
   const char *cache_dir;  /* compile cache ($XDG_CACHE_HOME/rooftune/cc) */
   const char *cflags;     /* MS_DEFAULT_CFLAGS (NULL: the same); ms_build
                           ** always adds -shared */
-  const char *events;     /* counters, comma-separated (NULL: defaults) */
+  const char *events;     /* counters, comma-separated (NULL: defaults:
+                          ** PAPI's, or CUPTI's on a CUDA device) */
   int counters;           /* 1: also run the counter pass */
+  int device;             /* -1: the host; N: CUDA device N (ms_cuda.c) */
 } ms_opts;
 void ms_opts_default(ms_opts *o);
 #define MS_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC"
@@ -66,13 +68,20 @@ typedef struct ms_result {
   int counters;                /* 1: ev_* hold values; 0: unavailable */
   int nev;
   char ev_name[MS_MAXEV][48];
-  long long ev_val[MS_MAXEV];
+  double ev_val[MS_MAXEV];      /* counts (PAPI), or CUPTI's metric values */
 } ms_result;
 
 /* Build src (plus extra link flags) into a shared object in the cache.
 ** 0: *so_path set (cap bytes). -1: compile error, log holds its text. */
 int ms_build(const char *src, const char *ldflags, const ms_opts *o,
              char *so_path, size_t cap, int *hit, rt_str *log);
+
+/* Build n candidate sources into the compile cache at once, jobs children
+** in parallel (0: one per online CPU), so that the ms_measure calls that
+** follow find them there. Compile errors are left for ms_measure to
+** report; a build that takes over 5 minutes is killed. */
+void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_opts *o,
+                 int jobs);
 
 /* The compile-cache key ms_build would use for (src, ldflags, o's cflags
 ** and the compiler): 32 hex digits. Identifies what a measurement ran. */

@@ -83,10 +83,27 @@ static struct {
 #undef CP_FIELD
 } cp;
 
+/* libcupti dlopens libnvperf_host.so with RTLD_DEEPBIND, which the
+** AddressSanitizer runtime refuses by aborting the process: a sanitized
+** build has no CUPTI (and says so). */
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_CUPTI_WHY "libcupti loads libnvperf with RTLD_DEEPBIND, which AddressSanitizer refuses"
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_CUPTI_WHY "libcupti loads libnvperf with RTLD_DEEPBIND, which AddressSanitizer refuses"
+#endif
+#endif
+
 /* Load libcupti.so.13 and every entry point, once. 0, or -1 with *why. */
 static int cupti_load(const char **why) {
   static int state;              /* 0 not tried, 1 loaded, -1 failed */
   static char reason[512];
+#ifdef NO_CUPTI_WHY
+  if (state == 0) {
+    snprintf(reason, sizeof reason, "%s", NO_CUPTI_WHY);
+    state = -1;
+  }
+#endif
   if (state == 0) {
     static const char *const names[] = {"libcupti.so.13", "libcupti.so", NULL};
     const char *w = NULL;

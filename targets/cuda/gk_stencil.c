@@ -22,8 +22,10 @@
 **         'smem': a block loads its tile grown by a halo of tb rows (and
 **         tb rounded up to vec columns) into shared memory, runs tb steps
 **         there on a region shrinking by one cell per step (overlapped
-**         temporal blocking: redundant halo work), ping-ponging two
-**         shared buffers, and writes the tile's centre; STEPS % tb steps,
+**         temporal blocking: redundant halo work; each thread steps
+**         strips of rx rows of one column, consecutive threads taking
+**         consecutive columns), ping-ponging two shared buffers, and
+**         writes the tile's centre; STEPS % tb steps,
 **         if any, run in a last launch of the same code with that depth.
 **   by    threads of a block along y (threadIdx.x, contiguous);
 **   bx    threads of a block along x (threadIdx.y, rows);
@@ -116,23 +118,22 @@ static void smem_kernel(rt_str *s, int vec, int tb, int rem) {
   rt_str_printf(s,
     "  }\n"
     "  __syncthreads();\n"
-    "  #pragma unroll 1\n"
-    "  for (int k = 1; k <= NT; k++) {\n"
+    "  #pragma unroll\n"
+    "  for (int k = 1; k <= NT; k++) {   /* region [r0, r1) x [c0, c1): RX-row strips */\n"
     "    const int r0 = k, r1 = R - k, c0 = HY - NT + k, c1 = W - c0;\n"
-    "    for (int c = c0 + (int)threadIdx.x; c < c1; c += BY) {\n"
-    "      const int gy = ys + c;\n"
+    "    const int nc = c1 - c0, ns = (r1 - r0 + RX - 1) / RX;\n"
+    "    for (int q = tid; q < nc * ns; q += BX * BY) {\n"
+    "      const int c = c0 + q %% nc, rb = r0 + q / nc * RX, gy = ys + c;\n"
     "      const bool yin = gy >= 1 && gy <= NY;\n"
-    "      for (int rb = r0 + (int)threadIdx.y * RX; rb < r1; rb += BX * RX) {\n"
-    "        float up = a[(rb - 1) * W + c], ce = a[rb * W + c];\n"
-    "        #pragma unroll\n"
-    "        for (int i = 0; i < RX; i++) {\n"
-    "          const int r = rb + i, gx = xs + r;\n"
-    "          if (r < r1) {\n"
-    "            const float dn = a[(r + 1) * W + c];\n"
-    "            b[r * W + c] = yin && gx >= 1 && gx <= NX ? C0 * ce + C1 * ((up + dn) + "
+    "      float up = a[(rb - 1) * W + c], ce = a[rb * W + c];\n"
+    "      #pragma unroll\n"
+    "      for (int i = 0; i < RX; i++) {\n"
+    "        const int r = rb + i, gx = xs + r;\n"
+    "        if (r < r1) {\n"
+    "          const float dn = a[(r + 1) * W + c];\n"
+    "          b[r * W + c] = yin && gx >= 1 && gx <= NX ? C0 * ce + C1 * ((up + dn) + "
     "(a[r * W + c - 1] + a[r * W + c + 1])) : ce;\n"
-    "            up = ce;\n            ce = dn;\n"
-    "          }\n"
+    "          up = ce;\n          ce = dn;\n"
     "        }\n"
     "      }\n"
     "    }\n"
