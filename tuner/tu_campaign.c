@@ -118,6 +118,32 @@ static char *counters_json(const ms_result *r) {
   return s;
 }
 
+/* A device trial's CUPTI counts as the cost model reads them (the
+** counters table, source "cupti"): bytes through the L2 and from DRAM
+** (read + write), with every metric beside them. */
+static int store_cupti(camp *c, const int *cfg, const ms_result *r, rt_err *err) {
+  double v[3] = {NAN, 0, 0};
+  int have[3] = {0, 0, 0};
+  static const char *const names[3] = {"lts__t_bytes.sum", "dram__bytes_read.sum",
+                                        "dram__bytes_write.sum"};
+  for (int i = 0; i < r->nev; i++)
+    for (int j = 0; j < 3; j++)
+      if (!strcmp(r->ev_name[i], names[j])) v[j] = r->ev_val[i], have[j] = 1;
+  json_t *j = json_object();
+  if (have[0]) json_object_set_new(j, "L2", json_real(v[0]));
+  if (have[1] && have[2]) json_object_set_new(j, "DRAM", json_real(v[1] + v[2]));
+  json_t *all = json_object();
+  for (int i = 0; i < r->nev; i++) json_object_set_new(all, r->ev_name[i], json_real(r->ev_val[i]));
+  json_object_set_new(j, "metrics", all);
+  char *data = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  char *config = sp_config_json(c->sp, cfg);
+  int rc = db_counters_put(c->d, c->target_id, c->workload_id, config, "cupti", data, err);
+  free(config);
+  free(data);
+  json_decref(j);
+  return rc;
+}
+
 /* ---- The objective ---- */
 
 /* Build a batch's schedules in parallel before they are measured one by
@@ -207,6 +233,7 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
         char *cj = r.counters ? counters_json(&r) : NULL;
         t.counters_json = cj;
         rc = store(c, cfg, &t, hash, "measured", &tr.id, err);
+        if (!rc && cj && c->ms.device >= 0) rc = store_cupti(c, cfg, &r, err);
         free(cj);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
         tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
