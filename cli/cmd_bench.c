@@ -123,6 +123,9 @@ static void print_table(const cm_ceilings *c, const char *target, const char *fi
   printf("memory, read GB/s      %10s %12s  working set%s\n", one, t, gpu ? "" : " per thread");
   for (int l = 0; l < CM_NLEVEL; l++) {
     if (gpu && l == 2) continue;
+    if (gpu && l == 3 && c->dram_copy[1] > 0)
+      printf("  %-20s %10.2f %12.2f  copy, bytes read + written\n", "DRAM copy",
+             c->dram_copy[0] * 1e-9, c->dram_copy[1] * 1e-9);
     char cap[32] = "";
     if (c->cache[l] > 0) fmt_bytes(c->cache[l], cap, sizeof cap);
     if (gpu && l != 1)   /* shared memory, DRAM: not one sweep point */

@@ -780,7 +780,9 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
     goto out;
   }
   /* Byte terms: the capacity shares of each level fitted to counted
-  ** traffic (a grid: the model's traffic is a step function of them). */
+  ** traffic (a grid: the model's traffic is a step function of them). On
+  ** a GPU the grid starts at 0.05 (the H200's counts put the L2's reuse
+  ** between waves near nothing; the coefficient must stay positive). */
   cm_coefs_default(m.km, &start);
   int fixed[CM_MAXCOEF];
   for (int j = 0; j < m.km->ncoef; j++) fixed[j] = m.km->coefs[j].hold;
@@ -798,7 +800,7 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
       continue;
     }
     double best = berr0[l], bestv = start.v[ci];
-    for (double v = 0.25; v <= 1.0001; v += 0.05) {
+    for (double v = caps == cap_names_gpu ? 0.05 : 0.25; v <= 1.0001; v += 0.05) {
       cm_coefs t = start;
       t.v[ci] = v;
       double r, e = byte_error(&m, &ss, ct, nct, l + 1, &t, cold, &r);

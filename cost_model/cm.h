@@ -88,6 +88,8 @@ typedef struct cm_ceilings {
   cm_sweep_pt sweep[CM_MAXSWEEP];
   char measured[32];            /* UTC date and time of the measurement */
   double seconds;               /* how long the bench took */
+  double dram_copy[2];          /* GPU: DRAM copy bandwidth counting bytes
+                                ** read + written, 1 SM / all (0: none) */
   cm_gpu gpu;                   /* the device (JSON member "gpu", written
                                 ** when gpu.sms > 0; absent: zeros) */
 } cm_ceilings;

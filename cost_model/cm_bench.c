@@ -550,6 +550,7 @@ char *cm_ceilings_json(const cm_ceilings *c) {
   }
   json_object_set_new(j, "classes", cls);
   json_object_set_new(j, "peak", jpair(c->peak));
+  if (c->dram_copy[1] > 0) json_object_set_new(j, "dram_copy", jpair(c->dram_copy));
   for (int l = 0; l < CM_NLEVEL; l++) {
     json_object_set_new(bw, level_names[l], jpair(c->bw[l]));
     json_object_set_new(cache, level_names[l], jnum(c->cache[l]));
@@ -675,6 +676,8 @@ static int parse_root(json_t *j, cm_ceilings *c, rt_err *err) {
   for (int k = 0; k < c->nclass; k++)
     if (parse_class(json_array_get(v, (size_t)k), k, &c->cls[k], err)) return -1;
   if (!(v = need(j, "peak", "peak", err)) || get_nums(v, "peak", 2, c->peak, err)) return -1;
+  if ((v = json_object_get(j, "dram_copy")) && get_nums(v, "dram_copy", 2, c->dram_copy, err))
+    return -1;   /* optional: GPU ceilings only */
   json_t *bw = need(j, "bw", "bw", err), *cache = bw ? need(j, "cache", "cache", err) : NULL;
   if (!bw || !cache) return -1;
   if (!json_is_object(bw) || !json_is_object(cache)) {

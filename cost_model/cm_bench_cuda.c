@@ -382,8 +382,10 @@ static int run_all(gpu *g, CUmodule mod, report *rep, rt_err *err) {
     }
   }
   if (copy_bw(g, bc, rep->copy_bw, err)) return -1;
-  for (int m = 0; m < 2; m++)
+  for (int m = 0; m < 2; m++) {
     c->bw[3][m] = fmax(rep->read_bw[m], rep->copy_bw[m]);
+    c->dram_copy[m] = rep->copy_bw[m];
+  }
   return 0;
 }
 

@@ -58,6 +58,7 @@ typedef struct ms_stats {
 } ms_stats;
 
 #define MS_MAXEV 8
+#define MS_EVNAME 64          /* bytes of an event or metric name, NUL included */
 typedef struct ms_result {
   ms_status status;
   char msg[512];               /* compiler error excerpt, signal, ... */
@@ -67,7 +68,7 @@ typedef struct ms_result {
   int cache_hit;               /* the build came from the compile cache */
   int counters;                /* 1: ev_* hold values; 0: unavailable */
   int nev;
-  char ev_name[MS_MAXEV][48];
+  char ev_name[MS_MAXEV][MS_EVNAME];
   double ev_val[MS_MAXEV];      /* counts (PAPI), or CUPTI's metric values */
 } ms_result;
 
@@ -121,13 +122,13 @@ void ms_stats_compute(double *x, int n, ms_stats *st);
 
 /* Counters: whether this machine has them (probed once; *why says why
 ** not), and parsing of an event list ("A, B": trimmed, no empty names,
-** names <= 47 chars, no duplicates, at most max; NULL: the defaults).
+** names < MS_EVNAME chars, no duplicates, at most max; NULL: the defaults).
 ** Returns the number of names, or -1 with err set. */
 int ms_counters_available(const char **why);
-int ms_parse_events(const char *list, char names[][48], int max, rt_err *err);
+int ms_parse_events(const char *list, char names[][MS_EVNAME], int max, rt_err *err);
 /* Count events names[0..nev-1] over one call fn(ctx) in this process
 ** (initialises PAPI; the worker child calls it). 0: vals filled; -1: err. */
-int ms_counters_count(char names[][48], int nev, void (*fn)(void *ctx),
+int ms_counters_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx),
                       void *ctx, long long *vals, rt_err *err);
 
 /* ---- CUPTI: GPU counters (ms_cupti.c; libcupti loaded with gd_dlopen) ---- */

@@ -75,11 +75,11 @@ int ms_counters_available(const char **why) {
   return avail;
 }
 
-int ms_parse_events(const char *list, char names[][48], int max, rt_err *err) {
+int ms_parse_events(const char *list, char names[][MS_EVNAME], int max, rt_err *err) {
   if (!list) {
     int n = (int)(sizeof default_events / sizeof *default_events);
     if (n > max) n = max;
-    for (int i = 0; i < n; i++) snprintf(names[i], 48, "%s", default_events[i]);
+    for (int i = 0; i < n; i++) snprintf(names[i], MS_EVNAME, "%s", default_events[i]);
     return n;
   }
   int n = 0;
@@ -95,9 +95,9 @@ int ms_parse_events(const char *list, char names[][48], int max, rt_err *err) {
       rt_err_set(err, "event %d of \"%s\" is empty", n + 1, list);
       return -1;
     }
-    if (len > 47) {
-      rt_err_set(err, "event name \"%.*s\" is longer than 47 characters",
-                 (int)len, a);
+    if (len > MS_EVNAME - 1) {
+      rt_err_set(err, "event name \"%.*s\" is longer than %d characters",
+                 (int)len, a, MS_EVNAME - 1);
       return -1;
     }
     if (n == max) {
@@ -117,7 +117,7 @@ int ms_parse_events(const char *list, char names[][48], int max, rt_err *err) {
   }
 }
 
-int ms_counters_count(char names[][48], int nev, void (*fn)(void *ctx),
+int ms_counters_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx),
                       void *ctx, long long *vals, rt_err *err) {
   char why[256];
   if (papi_init(why, sizeof why)) {

@@ -438,7 +438,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
     return -1;
   }
   /* Metrics: CUPTI's names (the PAPI parser checks the shape). */
-  char ev[MS_MAXEV][48];
+  char ev[MS_MAXEV][MS_EVNAME];
   const char *evp[MS_MAXEV];
   int nev = 0;
   if (o->counters) {

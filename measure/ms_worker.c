@@ -224,7 +224,7 @@ enum { PASS_TIME, PASS_COUNT };
 
 /* Build the report of one pass in the child (never returns). */
 static void child_main(int fd, const ms_workload *w, const char *so,
-                       const ms_opts *o, int pass, char ev[][48], int nev) {
+                       const ms_opts *o, int pass, char ev[][MS_EVNAME], int nev) {
   report rep;
   memset(&rep, 0, sizeof rep);
   rep.status = MS_OK;
@@ -340,7 +340,7 @@ typedef struct host_child {
   const char *so;
   const ms_opts *o;
   int pass, nev;
-  char (*ev)[48];
+  char (*ev)[MS_EVNAME];
 } host_child;
 
 static void host_child_main(int fd, void *ctx) {
@@ -349,7 +349,7 @@ static void host_child_main(int fd, void *ctx) {
 }
 
 static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
-                      int pass, char ev[][48], int nev, report *rep) {
+                      int pass, char ev[][MS_EVNAME], int nev, report *rep) {
   host_child h = {w, so, o, pass, nev, ev};
   return ms__run_worker(host_child_main, &h, o->timeout, rep);
 }
@@ -439,7 +439,7 @@ int ms_measure(ms_workload *w, const char *src, const char *ldflags,
                const ms_opts *o, ms_result *r) {
   if (w->k->device_reference) return ms__measure_cuda(w, src, o, r);
   memset(r, 0, sizeof *r);
-  char ev[MS_MAXEV][48];
+  char ev[MS_MAXEV][MS_EVNAME];
   int nev = 0;
   if (o->counters) {
     rt_err err = {0};

@@ -479,7 +479,7 @@ static void test_counters(void **state) {
 
 static void test_parse_events(void **state) {
   (void)state;
-  char names[MS_MAXEV][48];
+  char names[MS_MAXEV][MS_EVNAME];
   rt_err err = {0};
   assert_int_equal(ms_parse_events("PAPI_TOT_CYC,PAPI_L1_DCM", names, MS_MAXEV, &err), 2);
   assert_string_equal(names[0], "PAPI_TOT_CYC");
@@ -500,7 +500,7 @@ static void test_parse_events(void **state) {
     {"", "event 1 of \"\" is empty"},
     {"A,,B", "event 2 of \"A,,B\" is empty"},
     {"A, ", "event 2"},
-    {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "longer than 47"},
+    {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "longer than 63"},
     {"a,b,c,d,e,f,g,h,i", "too many events"},
     {"A, B ,A", "\"A\" is listed twice"},
   };

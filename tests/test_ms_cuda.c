@@ -118,7 +118,7 @@ static void right_then_wrong_then_right(void **state) {
     {"y[i] = 2.0f * x[i]; if (i == 5) x[i] = 0;", MS_WRONG_RESULT, "wrote to its input x"},
     {"y[i] = 2.0f * x[i]; if (i == 5) ((float *)16)[0] = 1;", MS_RUNTIME_ERROR,
      "CUDA_ERROR_ILLEGAL_ADDRESS"},
-    {"volatile int k = 1; while (k) {} y[i] = x[i];", MS_TIMEOUT, "timeout"},
+    {"volatile float *v = x; while (v[0] < 2.0f) {} y[i] = x[i];", MS_TIMEOUT, "timeout"},
     {"y[i] = 2.0f * x[i] +;", MS_COMPILE_ERROR, "compile error"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {

@@ -82,7 +82,8 @@ static void push_rec(camp *c, const trial_rec *t) {
 static void source_hash(camp *c, const char *src, char out[33]) {
   char key[33], extra[64];
   ms_build_key(src, NULL, &c->ms, key);
-  snprintf(extra, sizeof extra, "flush=%d", c->ms.flush_cache);
+  /* A campaign that counts reuses only trials that were counted too. */
+  snprintf(extra, sizeof extra, "flush=%d%s", c->ms.flush_cache, c->ms.counters ? ",counters=1" : "");
   rt_hash h = rt_hash_bytes(RT_HASH_INIT, key, 32);
   rt_hash_hex(rt_hash_bytes(h, extra, strlen(extra)), out);
 }

@@ -8,8 +8,13 @@
 #   smoke  the target, the GPU tests, the ceilings, every kernel's default
 #          schedule with counters, cuBLAS, and a random sample of gemm
 #          schedules with counters (the calibration data)
+#   main   the GPU tests, the ceilings, cuBLAS and every kernel's default
+#          with counters, the gemm model calibrated on the random sample,
+#          then the model-guided gemm campaign at 4096^3 with counters
 #   gemm   the model-guided gemm campaign at 4096^3 with counters
 #   mem    the memory-bound kernels (reduction, transpose, stencil)
+# A step interrupted at the call's deadline stops like Ctrl-C: a campaign
+# keeps what it stored and can be resumed (tune --resume).
 #
 # Everything is measured with the L2 flushed between repeats (--flush).
 set -u
@@ -20,11 +25,15 @@ DB=experiments/results/h200/h200.db
 mkdir -p experiments/results/h200 "$out"
 export ROOFTUNE_CACHE=/tmp/rt-cache
 log="$out/$phase.log"
-step() {   # step SECONDS NAME COMMAND...: run, log, keep going
+end=$(( $(date +%s) + ${BUDGET_S:-550} ))   # the call's 10 minutes, with room to copy back
+step() {   # step SECONDS NAME COMMAND...: run (within what is left), log, keep going
   lim=$1 name=$2
   shift 2
-  echo "=== $name ($(date -u +%T))" | tee -a "$log"
-  timeout "$lim" "$@" >>"$log" 2>&1
+  left=$(( end - $(date +%s) ))
+  [ "$left" -lt "$lim" ] && lim=$left
+  if [ "$lim" -le 5 ]; then echo "=== $name: skipped, no time left" | tee -a "$log"; return; fi
+  echo "=== $name (limit ${lim}s, $(date -u +%T))" | tee -a "$log"
+  timeout -s INT -k 10 "$lim" "$@" >>"$log" 2>&1
   echo "=== $name: exit $? ($(date -u +%T))" | tee -a "$log"
 }
 G="M=4096,N=4096,K=4096"
@@ -43,15 +52,42 @@ smoke)
   done
   step 240 "gemm random" "$RT" tune --target cuda:0 --kernel gemm --set "$G" --strategy random --budget 60 --seed 7 --flush --counters --no-pin --db "$DB"
   ;;
+main)
+  for t in test_gd test_ms_cuda test_cm_bench_cuda; do
+    step 60 "$t" "$B/tests/$t"
+  done
+  step 90 bench "$RT" bench --target cuda:0 --db "$DB"
+  step 30 cublas "$RT" baseline --target cuda:0 --kernel gemm --set "$G" --flush --json
+  for w in "gemm $G" "reduction N=268435456" "transpose M=16384,N=16384" "stencil NX=16382,NY=16382,STEPS=4"; do
+    set -- $w
+    step 40 "default $1" "$RT" measure --target cuda:0 --kernel "$1" --set "$2" --config default --flush --counters --json
+  done
+  step 60 "calibrate gemm" "$RT" model calibrate --target cuda:0 --kernel gemm --set "$G" --flush --db "$DB"
+  step 400 "gemm model" "$RT" tune --target cuda:0 --kernel gemm --set "$G" --strategy model --budget 150 --flush --counters --db "$DB"
+  ;;
 gemm)
   step 540 "gemm model" "$RT" tune --target cuda:0 --kernel gemm --set "$G" --strategy model --budget 200 --flush --counters --db "$DB"
   ;;
 mem)
-  step 170 reduction "$RT" tune --target cuda:0 --kernel reduction --set N=268435456 --strategy model --budget 60 --flush --counters --db "$DB"
-  step 170 transpose "$RT" tune --target cuda:0 --kernel transpose --set M=16384,N=16384 --strategy model --budget 60 --flush --counters --db "$DB"
-  step 170 stencil "$RT" tune --target cuda:0 --kernel stencil --set NX=16382,NY=16382,STEPS=4 --strategy model --budget 60 --flush --counters --db "$DB"
+  step 60 test_ms_cuda "$B/tests/test_ms_cuda"
+  step 60 bench "$RT" bench --target cuda:0 --db "$DB" --force
+  # W: the schedule to count (default: the model-guided gemm campaign's winner)
+  W=${W:-$(sqlite3 "$DB" "SELECT config FROM trials t JOIN campaigns c ON c.id = t.campaign_id WHERE c.strategy = 'model' AND t.status = 'ok' ORDER BY t.time LIMIT 1" 2>/dev/null)}
+  [ -n "$W" ] || W=default
+  step 40 "gemm winner counted" "$RT" measure --target cuda:0 --kernel gemm --set "$G" --config "$W" --flush --counters --json
+  step 130 reduction "$RT" tune --target cuda:0 --kernel reduction --set N=268435456 --strategy model --budget 50 --flush --counters --db "$DB"
+  step 130 transpose "$RT" tune --target cuda:0 --kernel transpose --set M=16384,N=16384 --strategy model --budget 50 --flush --counters --db "$DB"
+  step 130 stencil "$RT" tune --target cuda:0 --kernel stencil --set NX=16382,NY=16382,STEPS=4 --strategy model --budget 50 --flush --counters --db "$DB"
+  step 150 "gemm random counted" "$RT" tune --target cuda:0 --kernel gemm --set "$G" --strategy random --budget 60 --seed 11 --flush --counters --no-pin --db "$DB"
   ;;
-*) echo "usage: $0 smoke|gemm|mem OUT" >&2; exit 2 ;;
+finish)   # what the mem phase's 10 minutes left: the winner counted, the campaigns resumed
+  W=${W:-default}
+  step 40 "gemm winner counted" "$RT" measure --target cuda:0 --kernel gemm --set "$G" --config "$W" --flush --counters --json
+  for id in ${RESUME:-}; do
+    step 170 "resume $id" "$RT" tune --resume "$id" --db "$DB"
+  done
+  ;;
+*) echo "usage: $0 smoke|main|gemm|mem|finish OUT" >&2; exit 2 ;;
 esac
 cp "$DB" "$out/" 2>/dev/null
 tail -n 60 "$log"

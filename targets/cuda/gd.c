@@ -257,7 +257,7 @@ int gd_describe(int dev, tg_desc *d, rt_err *err) {
   return 0;
 }
 
-/* ---- NVRTC ---- */
+/* ---- NVRTC (in children only: see nv_run) ---- */
 
 static struct {
   int tried, ok;
@@ -304,67 +304,181 @@ static int nvrtc_load(void) {
   return nv.ok = 1;
 }
 
+/* NVRTC runs only in forked children: a process that loaded libnvrtc
+** forks children whose cuInit fails (CUDA_ERROR_NOT_INITIALIZED, seen on
+** the H200), and the harness forks its workers from the caller. A child
+** does one NVRTC task and writes its answer to a pipe: an int status, then
+** two length-prefixed byte strings (the cubin or the version, the log or
+** the reason). */
+typedef struct nv_answer {
+  int status;                  /* 0 ok, 1 compile error, -1 NVRTC failed */
+  char *a, *b;                 /* malloc'ed, NUL-terminated */
+  size_t na, nb;
+} nv_answer;
+
+static int write_all(int fd, const void *p, size_t n) {
+  for (size_t off = 0; off < n;) {
+    ssize_t k = write(fd, (const char *)p + off, n - off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    off += (size_t)k;
+  }
+  return 0;
+}
+
+static void send_answer(int fd, int status, const void *a, size_t na, const char *b) {
+  size_t nb = b ? strlen(b) : 0;
+  if (write_all(fd, &status, sizeof status) || write_all(fd, &na, sizeof na) ||
+      (na && write_all(fd, a, na)) || write_all(fd, &nb, sizeof nb) || (nb && write_all(fd, b, nb)))
+    _exit(1);
+  _exit(0);
+}
+
+/* Read one length-prefixed string (at most 1 GiB). */
+static int read_blob(int fd, char **p, size_t *n, double deadline) {
+  if (read_full(fd, n, sizeof *n, deadline) || *n > ((size_t)1 << 30)) return -1;
+  *p = rt_malloc(*n + 1);
+  (*p)[*n] = 0;
+  return *n ? read_full(fd, *p, *n, deadline) : 0;
+}
+
+typedef struct nv_task {
+  int kind;                    /* 0 probe (version or why), 1 compile */
+  const char *src, *extra;
+  int maj, min;
+} nv_task;
+
+static void nv_child(int fd, const nv_task *t) {
+  if (!nvrtc_load()) send_answer(fd, -1, NULL, 0, nv.why);
+  if (t->kind == 0) {
+    int maj = 0, min = 0;
+    char v[64];
+    nv.version(&maj, &min);
+    snprintf(v, sizeof v, "nvrtc %d.%d", maj, min);
+    send_answer(fd, 0, v, strlen(v), NULL);
+  }
+  /* Options: the fixed ones, the architecture, then extra split on spaces. */
+  char *opts = rt_malloc(strlen(GD_NVRTC_OPTS) + (t->extra ? strlen(t->extra) : 0) + 64);
+  sprintf(opts, "%s --gpu-architecture=sm_%d%d %s", GD_NVRTC_OPTS, t->maj, t->min,
+          t->extra ? t->extra : "");
+  const char *argv[64];
+  int argc = 0;
+  for (char *tok = strtok(opts, " "); tok && argc < 64; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  nvrtcProgram prog;
+  char msg[256];
+  nvrtcResult r = nv.create(&prog, t->src, "rooftune.cu", 0, NULL, NULL);
+  if (r) {
+    snprintf(msg, sizeof msg, "nvrtcCreateProgram: %s", nv.errstr(r));
+    send_answer(fd, -1, NULL, 0, msg);
+  }
+  r = nv.compile(prog, argc, argv);
+  size_t ls = 0;
+  char *log = NULL;
+  if (!nv.log_size(prog, &ls) && ls > 1) {
+    log = rt_malloc(ls);
+    if (nv.log(prog, log)) log[0] = 0;
+  }
+  if (r == NVRTC_ERROR_COMPILATION) send_answer(fd, 1, NULL, 0, log);
+  if (r) {
+    snprintf(msg, sizeof msg, "nvrtcCompileProgram: %s", nv.errstr(r));
+    send_answer(fd, -1, NULL, 0, msg);
+  }
+  size_t n = 0;
+  if ((r = nv.cubin_size(prog, &n)) || n == 0) {
+    snprintf(msg, sizeof msg, "nvrtcGetCUBINSize: %s", r ? nv.errstr(r) : "empty cubin");
+    send_answer(fd, -1, NULL, 0, msg);
+  }
+  char *img = rt_malloc(n);
+  if ((r = nv.cubin(prog, img))) {
+    snprintf(msg, sizeof msg, "nvrtcGetCUBIN: %s", nv.errstr(r));
+    send_answer(fd, -1, NULL, 0, msg);
+  }
+  send_answer(fd, 0, img, n, log);
+}
+
+/* Run task t in a child; 0 with *ans filled, -1 with err (the child died,
+** hung for 10 minutes, or could not be forked). */
+static int nv_run(const nv_task *t, nv_answer *ans, rt_err *err) {
+  memset(ans, 0, sizeof *ans);
+  int fds[2];
+  if (pipe(fds)) {
+    rt_err_set(err, "pipe: %s", strerror(errno));
+    return -1;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]), close(fds[1]);
+    rt_err_set(err, "fork: %s", strerror(errno));
+    return -1;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    nv_child(fds[1], t);
+  }
+  close(fds[1]);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double deadline = (double)ts.tv_sec + 600;
+  int bad = read_full(fds[0], &ans->status, sizeof ans->status, deadline) ||
+            read_blob(fds[0], &ans->a, &ans->na, deadline) ||
+            read_blob(fds[0], &ans->b, &ans->nb, deadline);
+  close(fds[0]);
+  if (bad) kill(pid, SIGKILL);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (bad) {
+    free(ans->a), free(ans->b);
+    rt_err_set(err, "NVRTC's process died or hung (wait status %d)", st);
+    return -1;
+  }
+  return 0;
+}
+
+/* The probe's answer, asked once per process. */
+static struct { int done, ok; char version[64], why[600]; } probe;
+
+static void nv_probe(void) {
+  if (probe.done) return;
+  probe.done = 1;
+  nv_answer a;
+  rt_err err = {0};
+  nv_task t = {.kind = 0};
+  if (nv_run(&t, &a, &err)) {
+    snprintf(probe.why, sizeof probe.why, "%s", err.msg);
+    return;
+  }
+  probe.ok = a.status == 0;
+  snprintf(probe.ok ? probe.version : probe.why, sizeof probe.why, "%s",
+           probe.ok ? a.a : a.b);
+  free(a.a), free(a.b);
+}
+
 int gd_nvrtc_available(const char **why) {
-  int ok = nvrtc_load();
-  if (!ok && why) *why = nv.why;
-  return ok;
+  nv_probe();
+  if (!probe.ok && why) *why = probe.why;
+  return probe.ok;
 }
 
 const char *gd_nvrtc_version(char *buf, size_t cap) {
-  int maj = 0, min = 0;
-  if (!nvrtc_load() || nv.version(&maj, &min)) snprintf(buf, cap, "nvrtc unavailable");
-  else snprintf(buf, cap, "nvrtc %d.%d", maj, min);
+  nv_probe();
+  snprintf(buf, cap, "%s", probe.ok ? probe.version : "nvrtc unavailable");
   return buf;
 }
 
 int gd_nvrtc_compile(const char *src, int cc_major, int cc_minor, const char *extra,
                      void **image, size_t *size, rt_str *log, rt_err *err) {
-  if (!nvrtc_load()) {
-    rt_err_set(err, "NVRTC unavailable: %s", nv.why);
-    return -1;
+  nv_task t = {.kind = 1, .src = src, .extra = extra, .maj = cc_major, .min = cc_minor};
+  nv_answer a;
+  if (nv_run(&t, &a, err)) return -1;
+  if (log && a.nb) rt_str_printf(log, "%s", a.b);
+  if (a.status < 0) rt_err_set(err, "NVRTC: %s", a.b);
+  if (a.status == 0) {
+    *image = a.a, *size = a.na;
+    a.a = NULL;
   }
-  /* Options: the fixed ones, the architecture, then extra split on spaces. */
-  char *opts = rt_malloc(strlen(GD_NVRTC_OPTS) + (extra ? strlen(extra) : 0) + 64);
-  sprintf(opts, "%s --gpu-architecture=sm_%d%d %s", GD_NVRTC_OPTS, cc_major, cc_minor,
-          extra ? extra : "");
-  const char *argv[64];
-  int argc = 0;
-  for (char *t = strtok(opts, " "); t && argc < 64; t = strtok(NULL, " ")) argv[argc++] = t;
-  nvrtcProgram prog;
-  nvrtcResult r = nv.create(&prog, src, "rooftune.cu", 0, NULL, NULL);
-  if (r) {
-    free(opts);
-    rt_err_set(err, "nvrtcCreateProgram: %s", nv.errstr(r));
-    return -1;
-  }
-  r = nv.compile(prog, argc, argv);
-  free(opts);
-  size_t ls = 0;
-  if (log && !nv.log_size(prog, &ls) && ls > 1) {
-    char *l = rt_malloc(ls);
-    if (!nv.log(prog, l)) rt_str_printf(log, "%s", l);
-    free(l);
-  }
-  int rc = 0;
-  if (r == NVRTC_ERROR_COMPILATION) {
-    rc = 1;
-  } else if (r) {
-    rt_err_set(err, "nvrtcCompileProgram: %s", nv.errstr(r));
-    rc = -1;
-  } else if ((r = nv.cubin_size(prog, size)) || *size == 0) {
-    rt_err_set(err, "nvrtcGetCUBINSize: %s", r ? nv.errstr(r) : "empty cubin");
-    rc = -1;
-  } else {
-    *image = rt_malloc(*size);
-    if ((r = nv.cubin(prog, *image))) {
-      free(*image);
-      *image = NULL;
-      rt_err_set(err, "nvrtcGetCUBIN: %s", nv.errstr(r));
-      rc = -1;
-    }
-  }
-  nv.destroy(&prog);
-  return rc;
+  free(a.a), free(a.b);
+  return a.status;
 }
 
 /* ---- cuBLAS ---- */
