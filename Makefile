@@ -5,6 +5,10 @@
 #   make asan       the same tests under AddressSanitizer + UBSan (build-asan/)
 #   make bench      speed benchmarks of the space engine (see bench/)
 #   make demo       the README's first command
+#   make device-bundle  a folder to carry to the GPU machine: bin/rooftune,
+#                   lib/ (the shared libraries that machine lacks), space
+#                   files, tests, run script (BUNDLE, default
+#                   $(BUILD)/device-bundle; scripts/device-bundle.sh)
 #
 # Objects go to $(BUILD)/ mirroring the source tree; headers are tracked
 # with -MMD. Every room's .c files form librooftune.a; the CLI and the
@@ -35,7 +39,7 @@ CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan bench demo deps clean install
+.PHONY: all test asan bench demo deps clean install device-bundle
 all: $(BUILD)/rooftune $(TESTS) $(BUILD)/librtdb.a $(BUILD)/librtdb.so $(BUILD)/rtdb.pc
 
 $(BUILD)/%.o: %.c
@@ -98,6 +102,21 @@ install: $(BUILD)/rooftune $(BUILD)/librtdb.a $(BUILD)/librtdb.so
 	install -m 644 targets/host/*.json $(DESTDIR)$(PREFIX)/share/rooftune/targets/host/
 	install -d $(DESTDIR)$(PREFIX)/share/rooftune/cost_model
 	install -m 644 cost_model/cm_shim512.h $(DESTDIR)$(PREFIX)/share/rooftune/cost_model/
+
+# The GPU machine's bundle: the program and the tests linked again with the
+# run path $ORIGIN/../lib as DT_RPATH (which, unlike RUNPATH, also serves
+# the bundled libraries' own dependencies: libpapi's libpfm).
+BUNDLE ?= $(BUILD)/device-bundle
+BUNDLE_LDFLAGS = -Wl,-rpath,'$$ORIGIN/../lib' -Wl,--disable-new-dtags
+BUNDLE_TESTS = $(filter-out %/test_install,$(TESTS:$(BUILD)/tests/%=$(BUILD)/bundle-link/tests/%))
+$(BUILD)/bundle-link/rooftune: $(CLI_OBJ) $(BUILD)/librooftune.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) $(LDFLAGS) $(BUNDLE_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/bundle-link/tests/%: $(BUILD)/tests/%.o $(BUILD)/librooftune.a
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) $(LDFLAGS) $(BUNDLE_LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
+device-bundle: $(BUILD)/bundle-link/rooftune $(BUNDLE_TESTS)
+	@scripts/device-bundle.sh $(BUILD) $(BUNDLE)
 
 # The README's commands: they install what is missing, then build and run.
 deps:
