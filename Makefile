@@ -46,6 +46,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+# cupti_profiler_host.h includes the C++ header <string>: ms_cupti.c (C)
+# finds the empty file measure/cupti_c/string instead.
+$(BUILD)/measure/ms_cupti.o: CFLAGS_ALL += -isystem measure/cupti_c
+
 $(BUILD)/librooftune.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -53,7 +57,14 @@ $(BUILD)/librooftune.a: $(LIB_OBJ)
 $(BUILD)/rooftune: $(CLI_OBJ) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/librooftune.a
+# The tests' CUDA emulator (tests/cuda_emu/emu_run.h) is linked into every
+# test program and never into librooftune.
+TEST_EXTRA = $(BUILD)/tests/cuda_emu/emu_run.o
+$(BUILD)/tests/cuda_emu/emu_run.o: tests/cuda_emu/emu_run.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_EXTRA) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/librooftune.a

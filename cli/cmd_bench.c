@@ -155,13 +155,11 @@ int cmd_bench(int argc, char **argv) {
   int dev = gd_target_device(a.target);
   char name[32];
   if (dev >= 0) snprintf(name, sizeof name, "cuda:%d", dev), a.target = name;
-  const tg_target *tg = dev >= 0 ? NULL : tg_find(a.target);
   if (dev < 0 && strcmp(a.target, "host"))
     return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host and cuda:N", a.target);
   tg_desc desc;
   rt_err err = {0};
-  if (dev >= 0 ? gd_describe(dev, &desc, &err) : tg->describe(&desc, &err))
-    return cli_fail("bench", "%s: %s", a.target, err.msg);
+  if (tg_describe(a.target, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
   db *d = db_open(a.db_path, 1, &err);
   if (!d) return cli_fail("bench", "%s", err.msg);
   char *dj = tg_desc_json(&desc), *json = NULL, measured[32];

@@ -40,20 +40,21 @@ static const struct option hlong[] = {
 };
 
 static const char measure_usage[] =
-    "--target host --kernel K --set VAR=VAL,... --config JSON|default [--json]\n"
+    "--target T --kernel K --set VAR=VAL,... --config JSON|default [--json]\n"
     "       [--counters] [--events LIST] [--ci FRACTION] [--time-cap SECONDS]\n"
     "       [--timeout SECONDS] [--min-reps N] [--flush] [--pin CPU]";
 static const char baseline_usage[] =
-    "--target host --kernel K --set VAR=VAL,... [--json] [harness options as for measure]";
+    "--target T --kernel K --set VAR=VAL,... [--json] [harness options as for measure]";
 
 static const char measure_help[] =
-    "  --target T         target (rooftune targets); default host\n"
+    "  --target T         target (rooftune targets): host (default), cuda:N\n"
     "  --kernel K         kernel template (rooftune kernels)\n"
     "  --set VAR=VAL,...  problem variables of the workload\n"
     "  --config JSON      the schedule, or 'default' for the space's defaults\n"
     "  --json             machine-readable output\n"
     "  --counters         also collect hardware counters (a separate run)\n"
-    "  --events LIST      counter events, comma-separated (PAPI names)\n"
+    "  --events LIST      counter events, comma-separated (PAPI names; CUPTI metric\n"
+    "                     names on cuda:N)\n"
     "  --ci FRACTION      stop timing when the 95%% CI half-width of the median is below\n"
     "                     this fraction of it (default 0.01)\n"
     "  --time-cap S       at most S seconds of timed repeats (default 2)\n"
@@ -109,25 +110,33 @@ static int parse_hopts(int argc, char **argv, const char *cmd, const char *usage
     }
   }
   if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
-  if (!tg_find(o->target))
+  const tg_target *t = tg_find(o->target);
+  if (!t)
     return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets lists them)", o->target);
-  if (strcmp(o->target, "host"))
-    return cli_usage(cmd, usage, "target '%s' has no kernels to measure yet", o->target);
+  o->ms.device = tg_device(o->target);
   if (!o->kernel) return cli_usage(cmd, usage, "--kernel K is required (rooftune kernels lists them)");
-  if (!hk_find(o->kernel))
-    return cli_usage(cmd, usage, "unknown kernel '%s' (rooftune kernels lists them)", o->kernel);
+  if (!tg_kernel(t, o->kernel))
+    return cli_usage(cmd, usage, "unknown kernel '%s' on target %s (rooftune kernels --target %s "
+                     "lists them)", o->kernel, t->name, t->name);
   if (need_config && !o->config)
     return cli_usage(cmd, usage, "--config JSON (or --config default) is required");
   return 0;
 }
 
 /* Load the kernel's space with the bindings. NULL after reporting. */
-static sp_space *load_space(const hk_kernel *k, const char *set, const char *cmd) {
+static sp_space *load_space(const hk_kernel *k, const char *target, const char *user_set,
+                            const char *cmd) {
   char path[4096];
   rt_err err = {0};
+  char *set = tg_bindings(target, user_set, &err);
+  if (!set) {
+    cli_fail(cmd, "%s: %s", target, err.msg);
+    return NULL;
+  }
   sx_arena *arena = sx_arena_new();  /* the space copies what it keeps */
   sp_binding *b = NULL;
-  int nb = set ? sp_parse_bindings(set, arena, &b, &err) : 0;
+  int nb = *set ? sp_parse_bindings(set, arena, &b, &err) : 0;
+  free(set);
   sp_space *sp = nb < 0 ? NULL : sp_load_file(rt_project_path(k->space, path, sizeof path), b, nb, &err);
   free(b);
   sx_arena_free(arena);
@@ -153,7 +162,10 @@ static void print_result(const char *what, const hk_kernel *k, const hk_problem 
   double t = r->t.median, gflops = t > 0 ? k->flops(pb) / t * 1e-9 : 0,
          gbs = t > 0 ? k->min_bytes(pb) / t * 1e-9 : 0;
   const char *why = NULL;
-  if (o->counters && !r->counters) ms_counters_available(&why);
+  if (o->counters && !r->counters) {
+    if (o->ms.device < 0) ms_counters_available(&why);
+    else why = r->msg[0] ? r->msg : "CUPTI returned no values";
+  }
   if (o->json) {
     jw w;
     jw_init(&w, stdout);
@@ -186,7 +198,12 @@ static void print_result(const char *what, const hk_kernel *k, const hk_problem 
     jw_key(&w, "counters");
     if (r->counters) {
       jw_begin(&w, '{');
-      for (int i = 0; i < r->nev; i++) { jw_key(&w, r->ev_name[i]); jw_int(&w, r->ev_val[i]); }
+      for (int i = 0; i < r->nev; i++) {
+        char v[32];
+        snprintf(v, sizeof v, "%.17g", r->ev_val[i]);
+        jw_key(&w, r->ev_name[i]);
+        jw_raw(&w, v);
+      }
       jw_end(&w, '}');
     } else {
       jw_raw(&w, "null");
@@ -208,7 +225,7 @@ static void print_result(const char *what, const hk_kernel *k, const hk_problem 
   printf("spent    compile %.3f s%s, verify %.3f s, measure %.3f s\n", r->compile_s,
          r->cache_hit ? " (cache hit)" : "", r->verify_s, r->bench_s);
   if (r->counters)
-    for (int i = 0; i < r->nev; i++) printf("counter  %-16s %lld\n", r->ev_name[i], r->ev_val[i]);
+    for (int i = 0; i < r->nev; i++) printf("counter  %-16s %.17g\n", r->ev_name[i], r->ev_val[i]);
   else if (why)
     printf("counters unavailable: %s\n", why);
 }
@@ -233,8 +250,8 @@ int cmd_measure(int argc, char **argv) {
   hopts o;
   int rc = parse_hopts(argc, argv, "measure", measure_usage, 1, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  const hk_kernel *k = hk_find(o.kernel);
-  sp_space *sp = load_space(k, o.set, "measure");
+  const hk_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
+  sp_space *sp = load_space(k, o.target, o.set, "measure");
   if (!sp) return EXIT_FAIL;
   int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg), failed;
   rt_err err = {0};
@@ -263,8 +280,8 @@ int cmd_baseline(int argc, char **argv) {
   hopts o;
   int rc = parse_hopts(argc, argv, "baseline", baseline_usage, 0, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
-  const hk_kernel *k = hk_find(o.kernel);
-  sp_space *sp = load_space(k, o.set, "baseline");
+  const hk_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
+  sp_space *sp = load_space(k, o.target, o.set, "baseline");
   if (!sp) return EXIT_FAIL;
   hk_problem pb;
   hk_problem_from_space(&pb, sp);
@@ -298,10 +315,11 @@ int cmd_targets(int argc, char **argv) {
   for (const tg_target *t = tg_targets; t->name; t++) {
     tg_desc d;
     rt_err err = {0};
-    int ok = t->describe(&d, &err) == 0;
+    const char *inst = strcmp(t->name, "cuda") ? t->name : "cuda:0";
+    int ok = t->describe(inst, &d, &err) == 0;
     if (json) {
       jw_begin(&w, '{');
-      jw_key(&w, "name"); jw_str(&w, t->name);
+      jw_key(&w, "name"); jw_str(&w, inst);
       jw_key(&w, "summary"); jw_str(&w, t->summary);
       jw_key(&w, "available"); jw_bool(&w, ok);
       if (ok) {
@@ -315,7 +333,7 @@ int cmd_targets(int argc, char **argv) {
       jw_end(&w, '}');
       continue;
     }
-    printf("%s -- %s\n", t->name, t->summary);
+    printf("%s -- %s\n", inst, t->summary);
     if (!ok) {
       printf("  not available: %s\n", err.msg);
       continue;
@@ -329,22 +347,25 @@ int cmd_targets(int argc, char **argv) {
 
 int cmd_kernels(int argc, char **argv) {
   int json = 0;
+  const tg_target *t = tg_find("host");
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--target") && i + 1 < argc && !strcmp(argv[i + 1], "host")) i++;
-    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: rooftune kernels [--target host] [--json]\n\nThe kernel templates of a "
-             "target with their problem variables (bind them with --set).\n");
+    else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
+      if (!(t = tg_find(argv[++i])))
+        return cli_usage("kernels", "[--target T] [--json]", "unknown target '%s'", argv[i]);
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      printf("usage: rooftune kernels [--target T] [--json]\n\nThe kernel templates of a "
+             "target (default host) with their problem variables (bind them with --set).\n");
       return EXIT_OK;
     } else {
-      return cli_usage("kernels", "[--target host] [--json]", "unexpected argument '%s'", argv[i]);
+      return cli_usage("kernels", "[--target T] [--json]", "unexpected argument '%s'", argv[i]);
     }
   }
   jw w;
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
-  for (int i = 0; hk_kernels[i]; i++) {
-    const hk_kernel *k = hk_kernels[i];
+  for (int i = 0; t->kernels[i]; i++) {
+    const hk_kernel *k = t->kernels[i];
     char path[4096];
     json_error_t je;
     json_t *root = json_load_file(rt_project_path(k->space, path, sizeof path), 0, &je);

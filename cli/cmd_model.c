@@ -183,8 +183,8 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
       return cli_usage(cmd, usage, "--%s is required", option_help[i].name);
   if (o->version && o->defaults)
     return cli_usage(cmd, usage, "--version and --defaults exclude each other");
-  if (strcmp(o->target, "host"))
-    return cli_usage(cmd, usage, "target '%s' has no cost model yet (host only)", o->target);
+  if (!tg_find(o->target))
+    return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets)", o->target);
   return 0;
 }
 
@@ -194,6 +194,7 @@ typedef struct mctx {
   db *d;
   tg_desc desc;
   int64_t target_id;
+  const char *target;          /* "host", "cuda:N" */
   const hk_kernel *hk;
   const cm_kmodel *km;
   cm_ceilings ce;
@@ -206,16 +207,30 @@ static void mctx_close(mctx *m) { db_close(m->d); }
 static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, int create) {
   rt_err err = {0};
   memset(m, 0, sizeof *m);
-  if (need_kernel && !(m->hk = hk_find(o->kernel)))
-    return cli_fail(cmd, "unknown kernel '%s' (rooftune kernels)", o->kernel);
-  if (need_kernel && !(m->km = cm_kmodel_find(o->kernel)))
+  const tg_target *t = tg_find(o->target);
+  int dev = tg_device(o->target);
+  m->target = o->target;
+  if (need_kernel && !(m->hk = tg_kernel(t, o->kernel)))
+    return cli_fail(cmd, "unknown kernel '%s' on %s (rooftune kernels --target %s)", o->kernel,
+                    t->name, t->name);
+  if (need_kernel && !(m->km = cm_kmodel_find_on(dev >= 0 ? "cuda" : "host", o->kernel)))
     return cli_fail(cmd, "kernel %s has no cost model", o->kernel);
-  if (hw_describe(&m->desc, &err)) return cli_fail(cmd, "%s", err.msg);
   if (!(m->d = db_open(o->db, create, &err))) return cli_fail(cmd, "%s", err.msg);
-  char *dj = tg_desc_json(&m->desc);
-  int rc = db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
-  free(dj);
-  if (rc || (need_kernel && cm_ceilings_load(m->d, m->target_id, 1, &m->ce, NULL, &err))) {
+  int rc;
+  if (t->describe(o->target, &m->desc, &err) == 0) {
+    char *dj = tg_desc_json(&m->desc);
+    rc = db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
+    free(dj);
+  } else if (dev >= 0) {   /* a device's results examined without it */
+    rt_err why = err;
+    memset(&err, 0, sizeof err);
+    if ((rc = db_target_latest(m->d, o->target, &m->target_id, &err)) == 1)
+      rt_err_set(&err, "%s is not here (%s) and %s holds no results of it", o->target, why.msg,
+                 o->db);
+  } else {
+    rc = -1;
+  }
+  if (rc || (need_kernel && cm_ceilings_load(m->d, m->target_id, o->target, 1, &m->ce, NULL, &err))) {
     mctx_close(m);
     return cli_fail(cmd, "%s", err.msg);
   }
@@ -412,17 +427,20 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
              flops / ms.t * 1e-9, 100 * (p.time / ms.t - 1));
     else
       printf("measured   not in %s for this target and workload\n", o->db);
-    static const char *const sources[] = {"papi", "cachegrind"};
+    /* Counted: a warm PAPI run, one cold cachegrind run, or CUPTI on a
+    ** device after an L2 flush (as the campaign measured). */
+    static const char *const sources[] = {"papi", "cachegrind", "cupti"};
+    static const int cold[] = {0, 1, 1};
     int64_t wid;
     char hash[33];
     db_config_hash(canon, hash);
     int have_wid = !workload_id(&m, sp, &pb, &wid, &err);
-    for (int si = 0; si < 2 && have_wid; si++) {
+    for (int si = 0; si < 3 && have_wid; si++) {
       double cb[CM_NLEVEL];
       if (counted_of(&m, wid, hash, sources[si], cb, &err) != 1) continue;
-      cm_pred pc;   /* the model for the counted run: cold for cachegrind */
-      if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, si == 1, &pc, &err)) continue;
-      printf("counted    %s (%s run):", sources[si], si ? "one cold" : "a warm");
+      cm_pred pc;
+      if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, cold[si], &pc, &err)) continue;
+      printf("counted    %s (%s run):", sources[si], cold[si] ? "one cold" : "a warm");
       for (int l = 1; l < CM_NLEVEL; l++)
         if (isfinite(cb[l]))
           printf("  %s %.4g B (model %.4g)", cm_bound_name(CM_LEVEL(l)), cb[l], pc.w.bytes[l]);
@@ -621,7 +639,11 @@ static char *acc_json_text(const acc *a) {
 
 /* ---- Counted traffic and the byte terms ---- */
 
+/* The capacity share fitted to the counted bytes of level L2, L3, DRAM:
+** on a host each cache's share sets the fills of the level below it; on a
+** GPU the L2's share sets DRAM traffic (and L2 bytes have none). */
 static const char *const cap_names[3] = {"cap_L1", "cap_L2", "cap_L3"};
+static const char *const cap_names_gpu[3] = {NULL, NULL, "cap_L2"};
 
 static int coef_index(const cm_kmodel *k, const char *name) {
   for (int i = 0; i < k->ncoef; i++)
@@ -640,6 +662,19 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
                          char *source, rt_err *err) {
   int n = 0;
   const char *why = NULL;
+  if (tg_device(m->target) >= 0) {   /* CUPTI's counts, stored by tune --counters */
+    strcpy(source, "cupti");
+    int64_t wid;
+    if (workload_id(m, ss->w[0].sp, &ss->w[0].pb, &wid, err)) return 0;
+    for (int i = 0; i < ss->n && n < want; i++) {
+      if (!train[i] || ss->s[i].sp != ss->w[0].sp) continue;
+      if (counted_of(m, wid, ss->hash[i], source, out[n].bytes, err) != 1) continue;
+      out[n++].idx = i;
+    }
+    if (!n) rt_err_set(err, "no trial of the training set has CUPTI counts (tune --counters on "
+                       "the device)");
+    return n;
+  }
   int papi = ms_counters_available(&why);
   if (!papi && !cm_cachegrind_available(&why)) {
     rt_err_set(err, "no counters and no cachegrind here (%s)", why);
@@ -754,8 +789,9 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
   int nct = o->counters > 0 ? count_traffic(&m, &ss, train, o->counters, ct, source, &err) : 0;
   double berr0[3] = {NAN, NAN, NAN}, berr1[3] = {NAN, NAN, NAN}, brat0[3], brat1[3];
   int cold = strcmp(source, "papi") != 0;
+  const char *const *caps = tg_device(m.target) >= 0 ? cap_names_gpu : cap_names;
   for (int l = 0; l < 3; l++) {
-    int ci = coef_index(m.km, cap_names[l]);
+    int ci = caps[l] ? coef_index(m.km, caps[l]) : -1;
     berr0[l] = nct ? byte_error(&m, &ss, ct, nct, l + 1, &start, cold, &brat0[l]) : NAN;
     if (ci < 0 || !nct || isnan(berr0[l])) {
       berr1[l] = berr0[l], brat1[l] = nct ? brat0[l] : NAN;
@@ -828,10 +864,10 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
       printf("bytes      %d schedules counted with %s; model/counted (median) per level, before -> after:\n",
              nct, source);
       for (int l = 0; l < 3; l++) {
-        int ci = coef_index(m.km, cap_names[l]);
+        int ci = caps[l] ? coef_index(m.km, caps[l]) : -1;
         printf("             %-5s %.3f -> %.3f  (median |log error| %.3f -> %.3f)",
                cm_bound_name(CM_LEVEL(l + 1)), brat0[l], brat1[l], berr0[l], berr1[l]);
-        if (ci >= 0) printf("  %s = %.2f", cap_names[l], start.v[ci]);
+        if (ci >= 0) printf("  %s = %.2f", caps[l], start.v[ci]);
         printf("\n");
       }
     } else if (o->counters > 0) {

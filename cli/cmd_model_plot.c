@@ -279,10 +279,10 @@ static int load_points(roof *r) {
 /* The workload's flops and compulsory bytes from the host kernel with the
 ** key's problem variables. 0, or an exit code after reporting. */
 static int load_workload(roof *r) {
-  const hk_kernel *k = hk_find(r->kernel);
+  const hk_kernel *k = tg_kernel(tg_find(r->target), r->kernel);
   if (!k)
-    return cli_fail(CMD, "kernel '%s' is not a host kernel: its flops and compulsory bytes are unknown",
-                    r->kernel);
+    return cli_fail(CMD, "kernel '%s' is not a kernel of %s: its flops and compulsory bytes are "
+                    "unknown", r->kernel, r->target);
   rt_err err = {0};
   char path[4096], *text = cli_key_bindings(r->key);
   sx_arena *a = sx_arena_new();
@@ -364,8 +364,10 @@ static void target_model(roof *r) {
   const tg_target *t = tg_find(r->target);
   tg_desc d;
   snprintf(r->model, sizeof r->model, "fingerprint %.12s", r->fingerprint);
-  if (t && !t->describe(&d, NULL) && !strcmp(d.fingerprint, r->fingerprint) && *tg_desc_get(&d, "model"))
-    snprintf(r->model, sizeof r->model, "%s", tg_desc_get(&d, "model"));
+  if (t && !t->describe(r->target, &d, NULL) && !strcmp(d.fingerprint, r->fingerprint)) {
+    const char *name = *tg_desc_get(&d, "model") ? tg_desc_get(&d, "model") : tg_desc_get(&d, "device");
+    if (*name) snprintf(r->model, sizeof r->model, "%s", name);
+  }
 }
 
 /* ---- Output ---- */

@@ -196,9 +196,10 @@ static int load_input_space(const ropts *o, const char *cmd, sp_space **sp) {
   char path[4096];
   const char *space = o->space;
   if (!space) {
-    const hk_kernel *k = o->kernel ? hk_find(o->kernel) : NULL;
-    if (!k) return cli_fail(cmd, "--space T1 is needed: '%s' is not a host kernel with a space of its own",
-                            o->kernel ? o->kernel : "(no --kernel)");
+    const char *target = o->target ? o->target : "host";
+    const hk_kernel *k = o->kernel ? tg_kernel(tg_find(target), o->kernel) : NULL;
+    if (!k) return cli_fail(cmd, "--space T1 is needed: '%s' is not a kernel of %s with a space of its own",
+                            o->kernel ? o->kernel : "(no --kernel)", target);
     space = rt_project_path(k->space, path, sizeof path);
   }
   sx_arena *arena = sx_arena_new();
@@ -230,7 +231,8 @@ static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) 
   if (d && db_trials(d, f, first_campaign, &campaign, &err) >= 0 && campaign &&
       !db_campaign_get(d, campaign, &info, &err)) {
     kernel = info.kernel;
-    if (!(km = cm_kmodel_find(kernel)) || !hk_find(kernel)) {
+    const char *kind = tg_device(info.target) >= 0 ? "cuda" : "host";
+    if (!(km = cm_kmodel_find_on(kind, kernel)) || !tg_kernel(tg_find(info.target), kernel)) {
       snprintf(in->why_no_model, sizeof in->why_no_model, "kernel %s has no cost model", kernel);
     } else {
       cm_ceilings ce;
@@ -239,7 +241,7 @@ static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) 
       int flush = json_is_true(json_object_get(opt, "flush"));
       json_decref(opt);
       hk_problem_from_space(&in->pb, in->sp);
-      if (cm_ceilings_load(d, info.target_id, 0, &ce, NULL, &err) ||
+      if (cm_ceilings_load(d, info.target_id, info.target, 0, &ce, NULL, &err) ||
           cm_coefs_load(d, info.target_id, km, 0, &c, &err))
         snprintf(in->why_no_model, sizeof in->why_no_model, "%s", err.msg);
       else

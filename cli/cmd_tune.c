@@ -19,12 +19,12 @@
 #define DEFAULT_BUDGET "64"
 
 static const char tune_usage[] =
-    "[--target host] --kernel K [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
+    "[--target T] --kernel K [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
     "       [--time-limit SECONDS] [--seed S] [--db F] [--no-pin] [--json] [harness options]\n"
     "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]";
 
 static const char tune_help[] =
-    "  --target T         where to tune (default host)\n"
+    "  --target T         where to tune: host (default) or cuda:N (rooftune targets)\n"
     "  --kernel K         the kernel template (rooftune kernels)\n"
     "  --set VAR=VAL,...  the workload's problem variables\n"
     "  --space FILE       a space file of the kernel's parameters (a subset of their values)\n"
@@ -39,10 +39,11 @@ static const char tune_help[] =
     "  --json             the report as JSON on stdout\n"
     "harness options (as for rooftune measure):\n"
     "  --ci F  --time-cap S  --timeout S  --min-reps N  --flush\n"
+    "  --counters         also count every verified schedule (PAPI; CUPTI on cuda:N), stored per trial\n"
     "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n";
 
 enum { T_TARGET = 1, T_KERNEL, T_SET, T_STRATEGY, T_BUDGET, T_TIME, T_SEED, T_DB, T_NOPIN,
-       T_RESUME, T_BATCH, T_JSON, T_CI, T_CAP, T_TIMEOUT, T_REPS, T_FLUSH, T_SPACE, T_HELP };
+       T_RESUME, T_BATCH, T_JSON, T_CI, T_CAP, T_TIMEOUT, T_REPS, T_FLUSH, T_SPACE, T_COUNTERS, T_HELP };
 
 static const struct option tlong[] = {
   {"target", required_argument, 0, T_TARGET}, {"kernel", required_argument, 0, T_KERNEL},
@@ -54,6 +55,7 @@ static const struct option tlong[] = {
   {"ci", required_argument, 0, T_CI}, {"time-cap", required_argument, 0, T_CAP},
   {"timeout", required_argument, 0, T_TIMEOUT}, {"min-reps", required_argument, 0, T_REPS},
   {"flush", no_argument, 0, T_FLUSH}, {"space", required_argument, 0, T_SPACE},
+  {"counters", no_argument, 0, T_COUNTERS},
   {"help", no_argument, 0, T_HELP}, {0, 0, 0, 0},
 };
 
@@ -95,6 +97,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_NOPIN: o->no_pin = 1; break;
     case T_JSON: *json = 1; break;
     case T_FLUSH: o->ms.flush_cache = 1; break;
+    case T_COUNTERS: o->ms.counters = 1; break;
     case T_HELP: help(); return -1;
     case T_TIME:
     case T_CAP:

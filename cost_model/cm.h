@@ -21,7 +21,16 @@
 **  3. Prediction is deterministic and pure: no clock, no randomness.
 **  4. Byte terms count lines filled into a level from the next one out
 **     (64-byte lines; write-allocate; write-backs are not counted), the
-**     quantity cachegrind and the cache-miss counters report.
+**     quantity cachegrind and the cache-miss counters report. On a GPU
+**     (cm_kmodel.target "cuda") they count what the device's counters
+**     count instead: L1 = shared-memory wavefronts x 128 bytes plus the
+**     global bytes through l1tex (l1tex__t_bytes), L2 = bytes of L2
+**     requests (lts__t_bytes: reads, writes, atomics), L3 = 0 (no such
+**     level: its ceiling is 0), DRAM = bytes read plus bytes written
+**     (dram__bytes_read + dram__bytes_write: stores need no fill, and
+**     write-backs during the kernel cost it bandwidth).
+**  5. Models are per target kind: the host's ("host") and the CUDA
+**     target's ("cuda") share the kernel names; cm_kmodel_find_on picks.
 */
 #ifndef CM_H
 #define CM_H
@@ -45,10 +54,27 @@ typedef struct cm_class {       /* one instruction class of the peak bench */
   int fma;                      /* 1: fused multiply-add (2 flops/lane) */
   double flops[2];              /* FLOP/s: [0] one thread, [1] all threads */
 } cm_class;
+/* A GPU's properties (the fields of targets/cuda/gd.h's gd_props the
+** models need); all 0 on a host. */
+typedef struct cm_gpu {
+  int cc_major, cc_minor;       /* compute capability */
+  int sms;                      /* streaming multiprocessors */
+  int warp;                     /* threads per warp (32) */
+  int max_threads_block, max_threads_sm, max_blocks_sm;
+  int regs_block, regs_sm;      /* 32-bit registers */
+  int smem_sm;                  /* shared memory per SM, bytes */
+  int smem_block_optin;         /* most one block may ask for, bytes */
+  int l2_bytes;
+  int clock_khz;                /* SM clock */
+} cm_gpu;
 typedef struct cm_sweep_pt {    /* bandwidth of one working-set size */
   double bytes;                 /* working set */
   double bw[2];                 /* read bytes/s: one thread, all threads */
 } cm_sweep_pt;
+/* On a GPU: threads = SMs; peak[0] one SM's FP32 FMA FLOP/s, peak[1] all
+** SMs'; bw[L1] shared memory + L1, bw[L2] L2, bw[L3] 0 (none), bw[DRAM]
+** HBM, each [0] one SM, [1] all SMs ([0] 0: scaled from [1] by SMs);
+** cache[L1] shared memory per SM, cache[L2] the L2; gpu set. */
 typedef struct cm_ceilings {
   int threads;                  /* threads of the multi-thread figures */
   int nclass;
@@ -62,6 +88,8 @@ typedef struct cm_ceilings {
   cm_sweep_pt sweep[CM_MAXSWEEP];
   char measured[32];            /* UTC date and time of the measurement */
   double seconds;               /* how long the bench took */
+  cm_gpu gpu;                   /* the device (JSON member "gpu", written
+                                ** when gpu.sms > 0; absent: zeros) */
 } cm_ceilings;
 
 typedef struct cm_bench_opts {
@@ -100,7 +128,16 @@ typedef struct cm_work {
                                 ** call overhead) */
   double serial_frac;           /* fraction of flops outside the parallel
                                 ** region (packing done once, ...) */
+  double launches;              /* GPU kernel launches and memsets of one
+                                ** run (fixed_s each; 0 or 1: one call) */
+  double mem_eff[CM_NLEVEL];    /* share of each level's ceiling the
+                                ** schedule's memory parallelism sustains
+                                ** (a GPU's bytes in flight against the
+                                ** latency: Little's law), in (0, 1]; 0: 1 */
 } cm_work;
+/* On a GPU a model's threads are the SMs that get blocks and imbalance is
+** the busiest SM's blocks over the mean; trips are the blocks of a run
+** (trip_s per block round of the busiest SM). */
 
 /* What a model knows of the machine: capacities and registers. */
 typedef struct cm_machine {
@@ -111,6 +148,7 @@ typedef struct cm_machine {
   int simd_floats;              /* float32 lanes per register (16) */
   int flush;                    /* 1: caches flushed between repeats, so
                                 ** compulsory traffic comes from DRAM */
+  cm_gpu gpu;                   /* the device's properties (0 on a host) */
 } cm_machine;
 void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c);
 
@@ -152,6 +190,20 @@ enum { CM_C_COMPUTE, CM_C_L1, CM_C_L2, CM_C_L3, CM_C_DRAM, CM_C_OVERLAP,
   {"thread_s", 4e-6, CM_POS, "fork/join cost per extra thread, seconds", 0}, \
   {"trip_s", 1e-9, CM_POS, "cost per generated inner-loop trip, seconds", 0}
 
+/* The same rows for a GPU model, with a GPU's defaults: fixed_s is paid
+** per launch (cm_work.launches), thread_s per SM that gets blocks, trip_s
+** per block of the busiest SM. */
+#define CM_GPU_GENERIC_COEFS \
+  {"eff_compute", 0.85, CM_POS, "fraction of the FP32 FMA peak the best code reaches", 0}, \
+  {"eff_L1", 0.8, CM_POS, "fraction of the shared-memory/L1 ceiling reached", 0}, \
+  {"eff_L2", 0.7, CM_POS, "fraction of the L2 ceiling reached", 0}, \
+  {"eff_L3", 1.0, CM_POS, "unused on a GPU (no L3)", 1}, \
+  {"eff_DRAM", 0.85, CM_POS, "fraction of the HBM ceiling reached", 0}, \
+  {"overlap", 3.0, CM_GE1, "p of the p-norm joining the bounds (1: no overlap)", 0}, \
+  {"fixed_s", 4e-6, CM_POS, "cost per kernel launch or memset, seconds", 0}, \
+  {"thread_s", 1e-9, CM_POS, "cost per SM that gets blocks, seconds", 0}, \
+  {"trip_s", 2e-7, CM_POS, "cost per block the busiest SM runs (start, prologue, epilogue), seconds", 0}
+
 typedef struct cm_kmodel {
   const char *kernel;           /* "gemm" */
   int neff;
@@ -163,6 +215,7 @@ typedef struct cm_kmodel {
   ** coefficients (byte-term factors, ...) at c->v[CM_C_EFF0 + neff ...]. */
   int (*work)(const hk_problem *pb, const sp_space *sp, const int *cfg,
               const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err);
+  const char *target;           /* target kind: "host" (NULL: "host"), "cuda" */
 } cm_kmodel;
 
 /* ---- Reuse analysis of a loop nest (cm_nest.c), shared by the models ----
@@ -233,9 +286,55 @@ double cm_nest_overhang(double row, double lf);
 double cm_nest_footprint(const cm_nest *n, int line);
 
 extern const cm_kmodel *const cm_kmodels[];   /* NULL-terminated */
-const cm_kmodel *cm_kmodel_find(const char *kernel);  /* NULL if none */
+/* The model of kernel on target kind ("host", "cuda"; NULL: "host"), or
+** NULL if none. */
+const cm_kmodel *cm_kmodel_find_on(const char *target_kind, const char *kernel);
+const cm_kmodel *cm_kmodel_find(const char *kernel);  /* the host's */
 extern const cm_kmodel cm_gemm, cm_conv2d, cm_stencil, cm_transpose,
     cm_reduction;
+/* The CUDA target's (cm_gpu_gemm.c, cm_gpu_mem.c). */
+extern const cm_kmodel cm_gpu_gemm, cm_gpu_reduction, cm_gpu_transpose,
+    cm_gpu_stencil;
+
+/* ---- GPU occupancy and waves (cm_gpu.c), shared by the GPU models ----
+** CUDA's occupancy rules (cuda_occupancy.h): blocks per SM limited by
+** warps (max_threads_sm / warp over the block's warps), by the block limit,
+** by registers (regs x warp rounded up to 256 per warp, allocated per
+** quarter-SM sub-partition: floor(regs_sm / 4 / per_warp) x 4 warps), and
+** by shared memory (smem + 1 KiB reserved on cc >= 8, rounded up to 128
+** bytes, against smem_sm). 0 when one block does not fit. */
+typedef struct cm_occ {
+  int blocks;                   /* resident blocks per SM */
+  int by_warps, by_blocks, by_regs, by_smem;   /* each limit alone */
+  int warps;                    /* resident warps per SM (blocks x warps) */
+} cm_occ;
+void cm_gpu_occupancy(const cm_gpu *g, int threads_block, int regs_thread,
+                      double smem_block, cm_occ *o);
+/* How nblocks blocks of a grid spread over the SMs when bps fit on one:
+** active SMs, the busiest SM's blocks (ceil(nblocks / sms)), waves
+** (nblocks / (sms x bps), whole and fractional). */
+typedef struct cm_waves {
+  int active;                   /* SMs that get a block */
+  double per_sm;                /* blocks of the busiest SM */
+  double imbalance;             /* per_sm / (nblocks / active), >= 1 */
+  double waves, whole;          /* nblocks / (sms x bps), and its ceiling */
+  double tail;                  /* busiest SM's rounds: (per_sm / bps) /
+                                ** ceil(per_sm / bps), in (0, 1] */
+} cm_waves;
+void cm_gpu_waves(const cm_gpu *g, double nblocks, int bps, cm_waves *w);
+/* Average 32-byte sectors of a run of `bytes` contiguous bytes starting at
+** a 4-byte-aligned offset that advances by `stride` bytes from one run to
+** the next (row starts of a row-major array), over the offsets mod 32. */
+double cm_gpu_sectors(double bytes, double stride);
+/* The device a GPU model uses: m's; without one (ceilings of a host, a
+** model asked about before a GPU was benched), an H200 (sm_90) with the
+** space's device limits (problem variables sms, max_threads, max_smem,
+** regs_block) where it has them. */
+void cm_gpu_props(const cm_machine *m, const hk_problem *pb, cm_gpu *g);
+/* A parameter by name that a space may lack: its value, or dflt. */
+int64_t cm_param_int(const sp_space *sp, const int *cfg, const char *name, int64_t dflt);
+const char *cm_param_str(const sp_space *sp, const int *cfg, const char *name,
+                         const char *dflt);
 void cm_coefs_default(const cm_kmodel *k, cm_coefs *c);
 
 /* Coefficients as a JSON object {name: value} (caller frees) and back: a
@@ -330,19 +429,21 @@ void cm_tmodel_reset(cm_tmodel *m);
 
 /* ---- What the database keeps for the model (cm_store.c) ---- */
 struct db;
-/* The latest ceilings of a target. None stored: with measure set, measure
-** them now (cm_bench_host, default options; a note on stderr) and store
+/* The latest ceilings of a target (named target: "host", "cuda:N"). None
+** stored: with measure set, measure them now (cm_bench_host or
+** cm_bench_cuda, default options; a note on stderr) and store
 ** them, *fresh = 1; otherwise -1 with err saying how to measure them. */
-int cm_ceilings_load(struct db *d, int64_t target_id, int measure, cm_ceilings *ce,
-                     int *fresh, rt_err *err);
+int cm_ceilings_load(struct db *d, int64_t target_id, const char *target, int measure,
+                     cm_ceilings *ce, int *fresh, rt_err *err);
 /* Version `version` (0: the latest) of kernel k's coefficients on a target
 ** into c; none stored and version 0: the defaults (c->version 0). */
 int cm_coefs_load(struct db *d, int64_t target_id, const cm_kmodel *k, int version,
                   cm_coefs *c, rt_err *err);
 /* The tuner's model of a workload on a target: ceilings (measured now if
 ** missing) and the latest calibration. NULL with err. */
-cm_tmodel *cm_tmodel_open(struct db *d, int64_t target_id, const char *kernel,
-                          const hk_problem *pb, const sp_space *sp, int flush, rt_err *err);
+cm_tmodel *cm_tmodel_open(struct db *d, int64_t target_id, const char *target,
+                          const char *kernel, const hk_problem *pb, const sp_space *sp,
+                          int flush, rt_err *err);
 
 /* ---- Accuracy of a ranking (cm_metrics.c) ---- */
 double cm_spearman(const double *x, const double *y, int n);   /* ties: mid-ranks */

@@ -24,6 +24,8 @@
 #include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -521,6 +523,17 @@ static json_t *jpair(const double v[2]) {
   return a;
 }
 
+/* The GPU's properties as JSON members (cm.h cm_gpu): one table for the
+** writer and the parser. */
+#define GPU_FIELD(f) {#f, offsetof(cm_gpu, f)}
+static const struct { const char *name; size_t off; } gpu_fields[] = {
+  GPU_FIELD(cc_major), GPU_FIELD(cc_minor), GPU_FIELD(sms), GPU_FIELD(warp),
+  GPU_FIELD(max_threads_block), GPU_FIELD(max_threads_sm), GPU_FIELD(max_blocks_sm),
+  GPU_FIELD(regs_block), GPU_FIELD(regs_sm), GPU_FIELD(smem_sm),
+  GPU_FIELD(smem_block_optin), GPU_FIELD(l2_bytes), GPU_FIELD(clock_khz),
+};
+#define NGPU_FIELDS (sizeof gpu_fields / sizeof gpu_fields[0])
+
 char *cm_ceilings_json(const cm_ceilings *c) {
   json_t *j = json_object(), *cls = json_array(), *bw = json_object(), *cache = json_object(),
          *sweep = json_array();
@@ -554,6 +567,13 @@ char *cm_ceilings_json(const cm_ceilings *c) {
     json_array_append_new(sweep, p);
   }
   json_object_set_new(j, "sweep", sweep);
+  if (c->gpu.sms > 0) {
+    json_t *g = json_object();
+    for (size_t k = 0; k < NGPU_FIELDS; k++)
+      json_object_set_new(g, gpu_fields[k].name,
+                          json_integer(*(const int *)((const char *)&c->gpu + gpu_fields[k].off)));
+    json_object_set_new(j, "gpu", g);
+  }
   char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(j);
   return s;
@@ -687,6 +707,23 @@ static int parse_root(json_t *j, cm_ceilings *c, rt_err *err) {
     snprintf(f, sizeof f, "sweep[%d]", k);
     if (get_nums(json_array_get(v, (size_t)k), f, 3, x, err)) return -1;
     c->sweep[k] = (cm_sweep_pt){x[0], {x[1], x[2]}};
+  }
+  /* gpu: optional (a host's ceilings have none: zeros) */
+  json_t *g = json_object_get(j, "gpu");
+  if (g) {
+    if (!json_is_object(g)) {
+      rt_err_set(err, "gpu: expected an object");
+      return -1;
+    }
+    for (size_t k = 0; k < NGPU_FIELDS; k++) {
+      json_t *x = json_object_get(g, gpu_fields[k].name);
+      if (!x) continue;
+      if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > INT32_MAX) {
+        rt_err_set(err, "gpu.%s: expected a non-negative integer", gpu_fields[k].name);
+        return -1;
+      }
+      *(int *)((char *)&c->gpu + gpu_fields[k].off) = (int)json_integer_value(x);
+    }
   }
   return 0;
 }

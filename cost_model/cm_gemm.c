@@ -166,6 +166,7 @@ static int gemm_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_gemm = {
   .kernel = "gemm",
+  .target = "host",
   .neff = NEFF,
   .eff_names = gemm_eff,
   .ncoef = NCOEF,

@@ -18,14 +18,23 @@ const cm_kmodel *const cm_kmodels[] = {
   &cm_stencil,
   &cm_transpose,
   &cm_reduction,
+  &cm_gpu_gemm,
+  &cm_gpu_reduction,
+  &cm_gpu_transpose,
+  &cm_gpu_stencil,
   NULL,
 };
 
-const cm_kmodel *cm_kmodel_find(const char *kernel) {
+const cm_kmodel *cm_kmodel_find_on(const char *target_kind, const char *kernel) {
+  if (!target_kind) target_kind = "host";
   for (int i = 0; cm_kmodels[i]; i++)
-    if (!strcmp(cm_kmodels[i]->kernel, kernel)) return cm_kmodels[i];
+    if (!strcmp(cm_kmodels[i]->kernel, kernel) &&
+        !strcmp(cm_kmodels[i]->target ? cm_kmodels[i]->target : "host", target_kind))
+      return cm_kmodels[i];
   return NULL;
 }
+
+const cm_kmodel *cm_kmodel_find(const char *kernel) { return cm_kmodel_find_on("host", kernel); }
 
 const char *cm_bound_name(cm_bound b) {
   static const char *const names[CM_NBOUND] = {
@@ -43,7 +52,8 @@ void cm_coefs_default(const cm_kmodel *k, cm_coefs *c) {
 void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c) {
   memset(m, 0, sizeof *m);
   for (int i = 0; i < CM_NLEVEL; i++) m->cache[i] = c->cache[i], m->ways[i] = c->ways[i];
-  m->line = 64;
+  m->gpu = c->gpu;
+  m->line = c->gpu.sms > 0 ? 32 : 64;   /* a GPU's L2 moves 32-byte sectors */
   m->vector_regs = 32;
   m->simd_floats = 16;
   for (int i = 0; i < c->nclass; i++)
@@ -68,8 +78,11 @@ void cm_omp_static(double n, int th, int t, double *lo, double *hi) {
 }
 
 /* A ceiling for `threads` threads: linear between the one-thread and the
-** all-thread figures (the machine may share units between threads). */
+** all-thread figures (the machine may share units between threads); with
+** no one-thread figure (0), the all-thread one scaled by threads / all. */
 static double at_threads(const double v[2], int threads, int all) {
+  if (!(v[0] > 0) && v[1] > 0 && all > 1)
+    return v[1] * fmin(fmax(threads, 1), all) / all;
   if (threads <= 1 || all <= 1) return v[0];
   if (threads >= all) return v[1];
   return v[0] + (v[1] - v[0]) * (threads - 1) / (double)(all - 1);
@@ -94,7 +107,9 @@ void cm_time(const cm_kmodel *k, const cm_work *w, const cm_ceilings *ce,
   for (int l = 0; l < CM_NLEVEL; l++) {
     double bw = at_threads(ce->bw[l], th, ce->threads);
     p->ceiling[CM_LEVEL(l)] = bw;
-    p->t[CM_LEVEL(l)] = w->bytes[l] * imb / (bw * v[CM_C_L1 + l]);
+    /* a level the machine lacks (a GPU's L3: ceiling 0) has no work */
+    double me = w->mem_eff[l] > 0 ? fmin(w->mem_eff[l], 1) : 1;
+    p->t[CM_LEVEL(l)] = w->bytes[l] > 0 ? w->bytes[l] * imb / (bw * v[CM_C_L1 + l] * me) : 0;
   }
   /* Overlap of the bounds: a p-norm (p = 1 adds them, p -> inf: max). */
   double pn = v[CM_C_OVERLAP], s = 0, tmax = 0;
@@ -103,7 +118,7 @@ void cm_time(const cm_kmodel *k, const cm_work *w, const cm_ceilings *ce,
     for (int b = CM_COMPUTE; b <= CM_DRAM; b++) s += pow(p->t[b] / tmax, pn);
     s = tmax * pow(s, 1 / pn);
   }
-  p->t[CM_OVERHEAD] = v[CM_C_FIXED] + v[CM_C_THREAD] * (th - 1) +
+  p->t[CM_OVERHEAD] = v[CM_C_FIXED] * fmax(w->launches, 1) + v[CM_C_THREAD] * (th - 1) +
                       v[CM_C_TRIP] * w->trips * imb / th;
   p->time = s + p->t[CM_OVERHEAD];
   p->bound = CM_COMPUTE;
@@ -111,7 +126,8 @@ void cm_time(const cm_kmodel *k, const cm_work *w, const cm_ceilings *ce,
     if (p->t[b] > p->t[p->bound]) p->bound = (cm_bound)b;
   p->frac[CM_COMPUTE] = w->flops / p->time / ft;
   for (int l = 0; l < CM_NLEVEL; l++)
-    p->frac[CM_LEVEL(l)] = w->bytes[l] / p->time / p->ceiling[CM_LEVEL(l)];
+    p->frac[CM_LEVEL(l)] = p->ceiling[CM_LEVEL(l)] > 0
+                               ? w->bytes[l] / p->time / p->ceiling[CM_LEVEL(l)] : 0;
   p->frac[CM_OVERHEAD] = p->t[CM_OVERHEAD] / p->time;
 }
 

@@ -138,6 +138,7 @@ static int red_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_reduction = {
   .kernel = "reduction",
+  .target = "host",
   .neff = NEFF,
   .eff_names = red_eff,
   .ncoef = NCOEF,

@@ -10,10 +10,11 @@
 #include <string.h>
 
 #include "../db/db.h"
+#include "../targets/tg.h"
 #include "cm.h"
 
-int cm_ceilings_load(db *d, int64_t target_id, int measure, cm_ceilings *ce, int *fresh,
-                     rt_err *err) {
+int cm_ceilings_load(db *d, int64_t target_id, const char *target, int measure,
+                     cm_ceilings *ce, int *fresh, rt_err *err) {
   char *json = NULL;
   if (fresh) *fresh = 0;
   int found = db_ceilings_get(d, target_id, &json, NULL, err);
@@ -26,14 +27,15 @@ int cm_ceilings_load(db *d, int64_t target_id, int measure, cm_ceilings *ce, int
   }
   if (!measure) {
     rt_err_set(err, "no measured ceilings for this target in the database: "
-               "run rooftune bench --target host");
+               "run rooftune bench --target %s", target);
     return -1;
   }
   fprintf(stderr, "rooftune: no ceilings stored for this target: measuring them now "
           "(rooftune bench; they are kept for next time)\n");
   cm_bench_opts o;
   cm_bench_opts_default(&o);
-  if (cm_bench_host(&o, ce, err)) return -1;
+  int dev = tg_device(target);
+  if (dev >= 0 ? cm_bench_cuda(dev, &o, ce, err) : cm_bench_host(&o, ce, err)) return -1;
   json = cm_ceilings_json(ce);
   int rc = db_ceilings_put(d, target_id, ce->measured, json, NULL, err);
   free(json);
@@ -63,16 +65,16 @@ int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_
   return 0;
 }
 
-cm_tmodel *cm_tmodel_open(db *d, int64_t target_id, const char *kernel, const hk_problem *pb,
-                          const sp_space *sp, int flush, rt_err *err) {
-  const cm_kmodel *k = cm_kmodel_find(kernel);
+cm_tmodel *cm_tmodel_open(db *d, int64_t target_id, const char *target, const char *kernel,
+                          const hk_problem *pb, const sp_space *sp, int flush, rt_err *err) {
+  const cm_kmodel *k = cm_kmodel_find_on(tg_device(target) >= 0 ? "cuda" : "host", kernel);
   cm_ceilings ce;
   cm_coefs c;
   if (!k) {
     rt_err_set(err, "kernel %s has no cost model", kernel);
     return NULL;
   }
-  if (cm_ceilings_load(d, target_id, 1, &ce, NULL, err) ||
+  if (cm_ceilings_load(d, target_id, target, 1, &ce, NULL, err) ||
       cm_coefs_load(d, target_id, k, 0, &c, err))
     return NULL;
   return cm_tmodel_new(k, pb, sp, &ce, &c, flush);

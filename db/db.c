@@ -294,6 +294,11 @@ int db_target_id(db *d, const char *name, const char *fingerprint,
                       "sss", name, fingerprint, description_json), id, err) < 0 ? -1 : 0;
 }
 
+int db_target_latest(db *d, const char *name, int64_t *id, rt_err *err) {
+  return select_id(d, id, err, "SELECT id FROM targets WHERE name = ?1 ORDER BY id DESC LIMIT 1",
+                   "s", name);
+}
+
 int db_kernel_id(db *d, const char *name, const char *template_version, int64_t *id,
                  rt_err *err) {
   int rc = select_id(d, id, err, "SELECT id FROM kernels WHERE name = ?1 AND template_version = ?2",

@@ -61,6 +61,10 @@ int db_target_id(db *d, const char *name, const char *fingerprint,
                  const char *description_json, int64_t *id, rt_err *err);
 int db_kernel_id(db *d, const char *name, const char *template_version,
                  int64_t *id, rt_err *err);
+/* The most recently registered target of this name (any fingerprint): 0
+** with *id, 1 when there is none, -1 with err. For working on a device's
+** results where the device is not (cost-model commands on a copied db). */
+int db_target_latest(db *d, const char *name, int64_t *id, rt_err *err);
 /* Record the template's default schedule of a kernel (readers fall back
 ** to it when nothing near is pinned). */
 int db_kernel_set_default(db *d, int64_t kernel_id, const char *config_json,

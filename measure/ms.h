@@ -42,8 +42,10 @@ typedef struct ms_opts {
   const char *cache_dir;  /* compile cache ($XDG_CACHE_HOME/rooftune/cc) */
   const char *cflags;     /* MS_DEFAULT_CFLAGS (NULL: the same); ms_build
                           ** always adds -shared */
-  const char *events;     /* counters, comma-separated (NULL: defaults) */
+  const char *events;     /* counters, comma-separated (NULL: defaults:
+                          ** PAPI's, or CUPTI's on a CUDA device) */
   int counters;           /* 1: also run the counter pass */
+  int device;             /* -1: the host; N: CUDA device N (ms_cuda.c) */
 } ms_opts;
 void ms_opts_default(ms_opts *o);
 #define MS_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC"
@@ -66,13 +68,20 @@ typedef struct ms_result {
   int counters;                /* 1: ev_* hold values; 0: unavailable */
   int nev;
   char ev_name[MS_MAXEV][48];
-  long long ev_val[MS_MAXEV];
+  double ev_val[MS_MAXEV];      /* counts (PAPI), or CUPTI's metric values */
 } ms_result;
 
 /* Build src (plus extra link flags) into a shared object in the cache.
 ** 0: *so_path set (cap bytes). -1: compile error, log holds its text. */
 int ms_build(const char *src, const char *ldflags, const ms_opts *o,
              char *so_path, size_t cap, int *hit, rt_str *log);
+
+/* Build n candidate sources into the compile cache at once, jobs children
+** in parallel (0: one per online CPU), so that the ms_measure calls that
+** follow find them there. Compile errors are left for ms_measure to
+** report; a build that takes over 5 minutes is killed. */
+void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_opts *o,
+                 int jobs);
 
 /* The compile-cache key ms_build would use for (src, ldflags, o's cflags
 ** and the compiler): 32 hex digits. Identifies what a measurement ran. */
@@ -120,5 +129,33 @@ int ms_parse_events(const char *list, char names[][48], int max, rt_err *err);
 ** (initialises PAPI; the worker child calls it). 0: vals filled; -1: err. */
 int ms_counters_count(char names[][48], int nev, void (*fn)(void *ctx),
                       void *ctx, long long *vals, rt_err *err);
+
+/* ---- CUPTI: GPU counters (ms_cupti.c; libcupti loaded with gd_dlopen) ---- */
+#define MS_CUPTI_MAXM 32       /* metrics per call at most */
+/* Whether CUPTI's range profiler works here: libcupti loads, and a forked
+** child opens a profiling session on device 0 (this process never
+** initialises the driver). Probed once; *why says why not. */
+int ms_cupti_available(const char **why);
+/* Count metrics names[0..n-1] over one call run(ctx) that launches kernels
+** on the current CUDA context (in the worker child): auto ranges (one per
+** launch), kernel replay. Counters are summed over the ranges; ratios
+** (ms_cupti_is_ratio) are averaged weighted by each range's
+** gpu__time_duration.sum (collected too when not asked for). 0: vals
+** filled; -1 with err ("counters unavailable: ...", "unknown metric ..."). */
+int ms_cupti_count(const char *const *names, int n, void (*run)(void *ctx), void *ctx,
+                   double *vals, rt_err *err);
+/* The default metrics, NULL-terminated. */
+extern const char *const ms_cupti_default_metrics[];
+/* Host side, no GPU: the replay passes ms_cupti_count needs for names on
+** chip ("GH100"), the duration weight included; -1 with err naming an
+** unknown metric or chip. */
+int ms_cupti_passes(const char *chip, const char *const *names, int n, rt_err *err);
+/* The combining rule (exposed for tests): a ratio is a name holding ".pct",
+** ".ratio", ".per_", "per_second" or ".peak_". out[i] from v[r*n + i] over
+** nr ranges: the sum, or for ratios sum(v*w)/sum(w) (the plain mean when w
+** is NULL or sums to 0). */
+int ms_cupti_is_ratio(const char *name);
+void ms_cupti_reduce(const char *const *names, int n, const double *v, const double *w,
+                     int nr, double *out);
 
 #endif

@@ -12,6 +12,7 @@
 ** The --version line is cached per process (not thread-safe).
 */
 #include "ms.h"
+#include "ms_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -217,6 +218,10 @@ static void cc_argv(argv_t *cc) {
 }
 
 void ms_build_key(const char *src, const char *ldflags, const ms_opts *o, char key[33]) {
+  if (o->device >= 0) {
+    ms__cuda_key(src, o, key);
+    return;
+  }
   argv_t cc = {0};
   cc_argv(&cc);
   rt_hash_hex(build_key(src, ldflags, o->cflags ? o->cflags : MS_DEFAULT_CFLAGS, &cc), key);

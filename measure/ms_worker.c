@@ -23,6 +23,7 @@
 ** worker that runs rk_run once to warm up, then once under PAPI.
 */
 #include "ms.h"
+#include "ms_int.h"
 #include "../targets/tg.h"
 
 #include <dlfcn.h>
@@ -64,7 +65,8 @@ void ms_opts_default(ms_opts *o) {
   *o = (ms_opts){.ci_target = 0.01, .time_cap = 2.0, .min_reps = 5,
                  .max_reps = 10000, .warmup = 2, .timeout = 20.0,
                  .flush_cache = 0, .pin_cpu = -1, .cache_dir = NULL,
-                 .cflags = MS_DEFAULT_CFLAGS, .events = NULL, .counters = 0};
+                 .cflags = MS_DEFAULT_CFLAGS, .events = NULL, .counters = 0,
+                 .device = -1};
 }
 
 /* Signals a worker may die of, by name. */
@@ -90,19 +92,10 @@ static double now(void) {
 
 /* ---- workloads ---- */
 
-struct ms_workload {
-  const hk_kernel *k;
-  hk_problem pb;           /* its strings point into the caller's space */
-  int nbuf;
-  hk_buf b[HK_MAXBUF];
-  float *in[HK_MAXBUF];    /* input values (NULL for outputs) */
-  float *ref[HK_MAXBUF];   /* reference outputs (NULL for inputs) */
-  double tol;
-};
-
-static size_t buf_bytes(const hk_buf *b) {
+size_t ms__buf_bytes(const hk_buf *b) {
   return (size_t)(b->n > 0 ? b->n : 1) * sizeof(float);
 }
+#define buf_bytes ms__buf_bytes
 
 ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb) {
   hk_buf b[HK_MAXBUF];
@@ -126,6 +119,15 @@ ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb) {
     memcpy(work[i], w->in[i], buf_bytes(&b[i]));
   }
   gsl_rng_free(rng);
+  /* Device kernels are verified against their device reference; small
+  ** workloads also get the host reference, which checks the device
+  ** reference itself in every measurement (ms_cuda.c). */
+  double bytes = 0;
+  for (int i = 0; i < n; i++) bytes += (double)buf_bytes(&b[i]);
+  if (k->device_reference && (k->flops(pb) > MS_HOST_CHECK_FLOPS || bytes > 256e6)) {
+    for (int i = 0; i < n; i++) free(work[i]);
+    return w;
+  }
   k->reference(pb, work);
   for (int i = 0; i < n; i++) {
     if (b[i].out) w->ref[i] = work[i];
@@ -146,15 +148,15 @@ void ms_workload_free(ms_workload *w) {
 /* Worst relative error over the outputs; msg describes the first output
 ** beyond tolerance (left untouched when all pass). NaN/Inf count as
 ** infinitely wrong. */
-static double verify(const ms_workload *w, float *const *bufs, char *msg,
-                     size_t cap) {
+double ms__verify(const ms_workload *w, float *const *bufs, float *const *ref, char *msg,
+                  size_t cap) {
   double worst = 0;
   for (int i = 0; i < w->nbuf; i++) {
     if (!w->b[i].out) continue;
     double emax = 0, rmax = 0;
     int64_t at = 0;
     for (int64_t j = 0; j < w->b[i].n; j++) {
-      double o = bufs[i][j], r = w->ref[i][j];
+      double o = bufs[i][j], r = ref[i][j];
       double e = isfinite(o) ? fabs(o - r) : INFINITY;
       if (e > emax) emax = e, at = j;
       if (fabs(r) > rmax) rmax = fabs(r);
@@ -165,7 +167,7 @@ static double verify(const ms_workload *w, float *const *bufs, char *msg,
                "output %s wrong: max|out-ref|/max|ref| = %.3g > tolerance "
                "%.3g (at element %lld: %g, expected %g)",
                w->b[i].name, rel, w->tol, (long long)at, (double)bufs[i][at],
-               (double)w->ref[i][at]);
+               (double)ref[i][at]);
     if (rel > worst) worst = rel;
   }
   return worst;
@@ -173,14 +175,7 @@ static double verify(const ms_workload *w, float *const *bufs, char *msg,
 
 /* ---- the worker child ---- */
 
-/* What a worker sends back (fixed size, below PIPE_BUF: written at once). */
-typedef struct report {
-  int status;
-  char msg[256];
-  ms_stats t;
-  double max_err, verify_s, bench_s;
-  long long ev[MS_MAXEV];
-} report;
+typedef ms__report report;
 
 typedef int (*rk_fn)(float *const *bufs);
 
@@ -233,14 +228,7 @@ static void child_main(int fd, const ms_workload *w, const char *so,
   report rep;
   memset(&rep, 0, sizeof rep);
   rep.status = MS_OK;
-  setpgid(0, 0);
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < SIGRTMIN; s++) sigaction(s, &dfl, NULL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
+  ms__child_setup();
   void *h = NULL;
   rk_fn run = NULL;
   cpu_set_t cpus;
@@ -279,7 +267,7 @@ static void child_main(int fd, const ms_workload *w, const char *so,
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d", x.bad_rc);
     } else {
-      rep.max_err = verify(w, bufs, rep.msg, sizeof rep.msg);
+      rep.max_err = ms__verify(w, bufs, w->ref, rep.msg, sizeof rep.msg);
       if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
     }
     rep.verify_s = now() - t0;
@@ -300,13 +288,30 @@ static void child_main(int fd, const ms_workload *w, const char *so,
   } else if (rep.status == MS_OK) {
     rt_err err = {0};
     run_once(&x);
-    if (ms_counters_count(ev, nev, run_once, &x, rep.ev, &err)) {
+    long long vals[MS_MAXEV];
+    if (ms_counters_count(ev, nev, run_once, &x, vals, &err)) {
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "counters: %.240s", err.msg);
     }
+    for (int i = 0; i < nev; i++) rep.ev[i] = (double)vals[i];
   }
-  for (size_t off = 0; off < sizeof rep;) {
-    ssize_t k = write(fd, (char *)&rep + off, sizeof rep - off);
+  ms__send(fd, &rep);
+}
+
+void ms__child_setup(void) {
+  setpgid(0, 0);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < SIGRTMIN; s++) sigaction(s, &dfl, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+void ms__send(int fd, const ms__report *rep) {
+  for (size_t off = 0; off < sizeof *rep;) {
+    ssize_t k = write(fd, (const char *)rep + off, sizeof *rep - off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) break;
     off += (size_t)k;
@@ -329,10 +334,28 @@ static int reap(pid_t pid, double deadline, int *st) {
   return 1;
 }
 
-/* Run one pass in a worker. 0: rep filled (its status may be the
-** parent's verdict: timeout, killed by a signal); -1: fork/pipe failed. */
+/* The host worker's child: one pass over one shared object. */
+typedef struct host_child {
+  const ms_workload *w;
+  const char *so;
+  const ms_opts *o;
+  int pass, nev;
+  char (*ev)[48];
+} host_child;
+
+static void host_child_main(int fd, void *ctx) {
+  host_child *h = ctx;
+  child_main(fd, h->w, h->so, h->o, h->pass, h->ev, h->nev);
+}
+
 static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
                       int pass, char ev[][48], int nev, report *rep) {
+  host_child h = {w, so, o, pass, nev, ev};
+  return ms__run_worker(host_child_main, &h, o->timeout, rep);
+}
+
+int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, double timeout,
+                   ms__report *rep) {
   memset(rep, 0, sizeof *rep);
   int fd[2];
   if (pipe2(fd, O_CLOEXEC)) {
@@ -348,11 +371,12 @@ static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
   }
   if (pid == 0) {
     close(fd[0]);
-    child_main(fd[1], w, so, o, pass, ev, nev);
+    child(fd[1], ctx);
+    _exit(0);
   }
   setpgid(pid, pid);   /* also done by the child: no race on kill(-pid) */
   close(fd[1]);
-  double start = now(), deadline = start + o->timeout;
+  double start = now(), deadline = start + timeout;
   size_t got = 0;
   int timed_out = 0;
   while (got < sizeof *rep) {
@@ -413,6 +437,7 @@ static const char *log_excerpt(const char *log) {
 
 int ms_measure(ms_workload *w, const char *src, const char *ldflags,
                const ms_opts *o, ms_result *r) {
+  if (w->k->device_reference) return ms__measure_cuda(w, src, o, r);
   memset(r, 0, sizeof *r);
   char ev[MS_MAXEV][48];
   int nev = 0;
@@ -462,6 +487,6 @@ int ms_measure(ms_workload *w, const char *src, const char *ldflags,
   r->counters = 1;
   r->nev = nev;
   memcpy(r->ev_name, ev, sizeof ev[0] * (size_t)nev);
-  memcpy(r->ev_val, rep.ev, sizeof rep.ev);
+  for (int i = 0; i < nev; i++) r->ev_val[i] = (double)rep.ev[i];
   return 0;
 }

@@ -1,23 +1,95 @@
 /*
-** tg.c -- the target table and the key/value description helpers.
+** tg.c -- the target table, target names and instances, the device-limit
+** bindings of a target's spaces, and the key/value description helpers.
 */
 #include "tg.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "cuda/gd.h"
+#include "cuda/gk.h"
+#include "host/hk.h"
+
+static int host_describe(const char *instance, tg_desc *d, rt_err *err) {
+  (void)instance;
+  return hw_describe(d, err);
+}
+
+static int cuda_describe(const char *instance, tg_desc *d, rt_err *err) {
+  int dev = gd_target_device(instance);
+  if (dev < 0) dev = 0;
+  return gd_describe(dev, d, err);
+}
+
 const tg_target tg_targets[] = {
-  {"host", "the host CPU: C kernels compiled with the system compiler", hw_describe},
-  {NULL, NULL, NULL},
+  {"host", "the host CPU: C kernels compiled with the system compiler", host_describe, hk_kernels},
+  {"cuda", "NVIDIA GPUs through the CUDA driver: CUDA C++ compiled with NVRTC (cuda:N)",
+   cuda_describe, gk_kernels},
+  {NULL, NULL, NULL, NULL},
 };
 
 const tg_target *tg_find(const char *name) {
+  if (gd_target_device(name) >= 0) return &tg_targets[1];
   for (const tg_target *t = tg_targets; t->name; t++)
     if (!strcmp(t->name, name)) return t;
   return NULL;
+}
+
+const hk_kernel *tg_kernel(const tg_target *t, const char *name) {
+  for (int i = 0; t && t->kernels[i]; i++)
+    if (!strcmp(t->kernels[i]->name, name)) return t->kernels[i];
+  return NULL;
+}
+
+int tg_device(const char *name) { return gd_target_device(name); }
+
+int tg_describe(const char *name, tg_desc *d, rt_err *err) {
+  const tg_target *t = tg_find(name);
+  if (!t) {
+    rt_err_set(err, "unknown target '%s' (rooftune targets lists them)", name);
+    return -1;
+  }
+  return t->describe(name, d, err);
+}
+
+/* Whether "VAR=" starts one of the comma-separated bindings of set. */
+static int binds(const char *set, const char *var) {
+  size_t n = strlen(var);
+  for (const char *p = set; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+    while (*p == ' ') p++;
+    if (!strncmp(p, var, n) && (p[n] == '=' || p[n] == ' ')) return 1;
+  }
+  return 0;
+}
+
+int tg_limit_bindings(const char *name, const char *user_set, rt_str *out, rt_err *err) {
+  int dev = gd_target_device(name);
+  if (dev < 0) return 0;
+  gd_props p;
+  if (gd_props_get(dev, &p, err)) return -1;
+  const struct { const char *var; int val; } lim[] = {
+    {"max_threads", p.max_threads_block}, {"max_smem", p.smem_block_optin},
+    {"regs_block", p.regs_block}, {"sms", p.sms},
+  };
+  for (size_t i = 0; i < sizeof lim / sizeof *lim; i++)
+    if (!binds(user_set, lim[i].var))
+      rt_str_printf(out, "%s%s=%d", out->s && out->s[0] ? "," : "", lim[i].var, lim[i].val);
+  return 0;
+}
+
+char *tg_bindings(const char *name, const char *user_set, rt_err *err) {
+  rt_str s = {0};
+  rt_str_printf(&s, "%s", user_set ? user_set : "");
+  if (tg_limit_bindings(name, user_set, &s, err)) {
+    free(s.s);
+    return NULL;
+  }
+  return s.s;
 }
 
 void tg_desc_add(tg_desc *d, const char *key, const char *fmt, ...) {

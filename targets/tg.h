@@ -1,8 +1,9 @@
 /*
 ** tg.h -- the target table: where code can run. Each target describes
 ** itself as ordered key/value pairs (hardware, toolchain) plus a
-** fingerprint that identifies results measured on it. The host CPU is the
-** first target; the CUDA target joins the table in its own issue.
+** fingerprint that identifies results measured on it, and lists its kernel
+** templates. The host CPU is the first target; "cuda" is the CUDA GPUs,
+** one instance per device ("cuda:0", ...; "cuda" means "cuda:0").
 */
 #ifndef TG_H
 #define TG_H
@@ -18,15 +19,34 @@ typedef struct tg_desc {
   char fingerprint[33];   /* hex hash of what makes results comparable */
 } tg_desc;
 
+struct hk_kernel;
 typedef struct tg_target {
-  const char *name;       /* "host" */
+  const char *name;       /* "host", "cuda" */
   const char *summary;
-  /* Describe the target; -1 with err when it is not available here. */
-  int (*describe)(tg_desc *d, rt_err *err);
+  /* Describe instance (the name as given: "host", "cuda:1"); -1 with err
+  ** when it is not available here. */
+  int (*describe)(const char *instance, tg_desc *d, rt_err *err);
+  const struct hk_kernel *const *kernels;   /* NULL-terminated */
 } tg_target;
 
 extern const tg_target tg_targets[];        /* ends with a NULL name */
-const tg_target *tg_find(const char *name);  /* NULL if unknown */
+/* The target of a name ("host", "cuda", "cuda:N"); NULL if unknown. */
+const tg_target *tg_find(const char *name);
+/* Kernel template name of target t; NULL if it has none of that name. */
+const struct hk_kernel *tg_kernel(const tg_target *t, const char *name);
+/* The CUDA device ordinal of a target name; -1 for the host (ms_opts.device). */
+int tg_device(const char *name);
+/* Describe the target named name (an instance); -1 with err. */
+int tg_describe(const char *name, tg_desc *d, rt_err *err);
+/* Problem-variable bindings "VAR=VAL,..." for the device limits a space of
+** this target declares (max_threads, max_smem, regs_block, sms on CUDA),
+** from the device, leaving out any variable user_set binds; appended to
+** out (comma-separated), which is returned. Host: nothing. 0, or -1 with
+** err when the device cannot be asked. */
+int tg_limit_bindings(const char *name, const char *user_set, rt_str *out, rt_err *err);
+/* user_set (may be NULL) followed by the limit bindings: the --set text a
+** space of target name is loaded with (caller frees); NULL with err. */
+char *tg_bindings(const char *name, const char *user_set, rt_err *err);
 void tg_desc_add(tg_desc *d, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *tg_desc_get(const tg_desc *d, const char *key); /* "" if absent */

@@ -332,7 +332,7 @@ static int hand_work(const hk_problem *pb, const sp_space *sp, const int *cfg, c
   w->trips = 1e6;
   return 0;
 }
-static const cm_kmodel hand_model = {"hand", 1, one_eff, CM_NGENERIC + 1, hand_coefs, hand_work};
+static const cm_kmodel hand_model = {"hand", 1, one_eff, CM_NGENERIC + 1, hand_coefs, hand_work, "host"};
 
 static void test_time_by_hand(void **state) {
   (void)state;

@@ -69,7 +69,7 @@ static void test_host_description(void **state) {
   assert_null(tg_find("nonesuch"));
   tg_desc d, e;
   rt_err err = {0};
-  assert_int_equal(t->describe(&d, &err), 0);
+  assert_int_equal(t->describe("host", &d, &err), 0);
   FILE *f = fopen("/proc/cpuinfo", "r");
   char line[4096];
   int procs = 0;
@@ -82,10 +82,10 @@ static void test_host_description(void **state) {
   assert_true(strlen(tg_desc_get(&d, "L1d")) > 0);
   assert_true(strlen(tg_desc_get(&d, "L2")) > 0);
   assert_int_equal(strlen(d.fingerprint), 32);
-  assert_int_equal(t->describe(&e, &err), 0);
+  assert_int_equal(t->describe("host", &e, &err), 0);
   assert_string_equal(d.fingerprint, e.fingerprint);
   setenv("CC", "/nonexistent/cc", 1);
-  assert_int_equal(t->describe(&e, &err), 0);
+  assert_int_equal(t->describe("host", &e, &err), 0);
   unsetenv("CC");
   assert_string_not_equal(d.fingerprint, e.fingerprint);
 }

@@ -91,7 +91,7 @@ static sp_space *load(const char *text) {
 
 static tu_run *guided_run(sp_space *sp, fn f, synth_model *m, uint64_t seed, int64_t budget) {
   obj_ctx o = {sp, f, 0};
-  tu_objective obj = {synth_eval, &o};
+  tu_objective obj = {synth_eval, &o, NULL};
   tu_run_opts opts = {.strategy = &ts_model, .seed = seed, .max_evals = budget, .batch = 16,
                       .predict = sm_predict, .refit = sm_refit, .model = m};
   rt_err err = {0};
@@ -114,7 +114,7 @@ static void test_needs_model(void **state) {
   (void)state;
   sp_space *sp = load(small_space);
   obj_ctx o = {sp, bowl, 0};
-  tu_objective obj = {synth_eval, &o};
+  tu_objective obj = {synth_eval, &o, NULL};
   tu_run_opts opts = {.strategy = &ts_model, .seed = 1, .max_evals = 10};
   rt_err err = {0};
   assert_null(tu_run_strategy(sp, &obj, &opts, NULL, &err));

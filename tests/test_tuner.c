@@ -61,7 +61,7 @@ static sp_space *load_str(const char *text) {
 
 static tu_run *run_on(sp_space *sp, bowl *b, const char *strategy, uint64_t seed, int64_t evals,
                       double cost) {
-  tu_objective obj = {bowl_eval, b};
+  tu_objective obj = {bowl_eval, b, NULL};
   tu_run_opts o = {.strategy = tu_strategy_find(strategy), .seed = seed, .max_evals = evals,
                    .max_cost = cost};
   assert_non_null(o.strategy);
@@ -253,7 +253,7 @@ static void test_run_stall_and_invalid(void **state) {
   tu_strategy stuck = {.name = "stuck", .summary = "", .create = stuck_create,
                        .propose = stuck_propose, .observe = stuck_observe,
                        .destroy = stuck_destroy};
-  tu_objective obj = {bowl_eval, &b};
+  tu_objective obj = {bowl_eval, &b, NULL};
   tu_run_opts o = {.strategy = &stuck, .seed = 1, .max_evals = 10};
   rt_err err = {0};
   tu_run *r = tu_run_strategy(sp, &obj, &o, NULL, &err);

@@ -46,7 +46,7 @@ static inline double brute_optimum(sp_space *sp, fn f) {
 static inline tu_run *synth_run(sp_space *sp, const tu_strategy *s, fn f, uint64_t seed,
                                 int64_t budget, int batch) {
   obj_ctx o = {sp, f, 0};
-  tu_objective obj = {synth_eval, &o};
+  tu_objective obj = {synth_eval, &o, NULL};
   tu_run_opts opts = {.strategy = s, .seed = seed, .max_evals = budget, .batch = batch};
   rt_err err = {0};
   tu_run *r = tu_run_strategy(sp, &obj, &opts, NULL, &err);

@@ -138,6 +138,10 @@ typedef struct tu_objective {
   ** (harness failure, a configuration absent from a recording). */
   int (*eval)(void *ctx, const int *cfg, tu_obs *obs, rt_err *err);
   void *ctx;
+  /* Optional: the n configurations (valid, not yet evaluated) that eval
+  ** is about to get, in order, so that it can prepare them together
+  ** (build them in parallel). Changes no result. */
+  void (*prepare)(void *ctx, const int *cfgs, int n);
 } tu_objective;
 
 /* ---- Recordings (tu_replay.c): recorded results as the objective ---- */

@@ -29,6 +29,7 @@
 
 #include "../cost_model/cm.h"
 #include "../targets/host/hk.h"
+#include "../targets/cuda/gd.h"
 #include "../targets/tg.h"
 #include "tu.h"
 
@@ -108,7 +109,54 @@ static int reuse_row(void *ctx, const db_trial_row *r) {
   return 1;
 }
 
+/* The counter pass's values as a JSON object {name: value} (caller frees). */
+static char *counters_json(const ms_result *r) {
+  json_t *j = json_object();
+  for (int i = 0; i < r->nev; i++) json_object_set_new(j, r->ev_name[i], json_real(r->ev_val[i]));
+  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  json_decref(j);
+  return s;
+}
+
+/* A device trial's CUPTI counts as the cost model reads them (the
+** counters table, source "cupti"): bytes through the L2 and from DRAM
+** (read + write), with every metric beside them. */
+static int store_cupti(camp *c, const int *cfg, const ms_result *r, rt_err *err) {
+  double v[3] = {NAN, 0, 0};
+  int have[3] = {0, 0, 0};
+  static const char *const names[3] = {"lts__t_bytes.sum", "dram__bytes_read.sum",
+                                        "dram__bytes_write.sum"};
+  for (int i = 0; i < r->nev; i++)
+    for (int j = 0; j < 3; j++)
+      if (!strcmp(r->ev_name[i], names[j])) v[j] = r->ev_val[i], have[j] = 1;
+  json_t *j = json_object();
+  if (have[0]) json_object_set_new(j, "L2", json_real(v[0]));
+  if (have[1] && have[2]) json_object_set_new(j, "DRAM", json_real(v[1] + v[2]));
+  json_t *all = json_object();
+  for (int i = 0; i < r->nev; i++) json_object_set_new(all, r->ev_name[i], json_real(r->ev_val[i]));
+  json_object_set_new(j, "metrics", all);
+  char *data = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+  char *config = sp_config_json(c->sp, cfg);
+  int rc = db_counters_put(c->d, c->target_id, c->workload_id, config, "cupti", data, err);
+  free(config);
+  free(data);
+  json_decref(j);
+  return rc;
+}
+
 /* ---- The objective ---- */
+
+/* Build a batch's schedules in parallel before they are measured one by
+** one (tu_objective.prepare). */
+static void camp_prepare(void *ctx, const int *cfgs, int n) {
+  camp *c = ctx;
+  char **src = rt_malloc((size_t)n * sizeof *src);
+  int np = sp_nparams(c->sp);
+  for (int i = 0; i < n; i++) src[i] = c->k->codegen(&c->pb, c->sp, cfgs + (size_t)i * np);
+  ms_prebuild((const char *const *)src, n, NULL, &c->ms, 0);
+  for (int i = 0; i < n; i++) free(src[i]);
+  free(src);
+}
 
 static void obs_from(tu_obs *ob, int status, double time_s, double cost, tu_origin origin) {
   *ob = (tu_obs){.ok = status == MS_OK, .value = status == MS_OK ? time_s : NAN,
@@ -182,7 +230,11 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
           t.ci_lo_s = r.t.ci_lo, t.ci_hi_s = r.t.ci_hi, t.repeats = r.t.n, t.noisy = r.t.noisy;
         }
         t.compile_s = r.compile_s, t.verify_s = r.verify_s, t.bench_s = r.bench_s;
+        char *cj = r.counters ? counters_json(&r) : NULL;
+        t.counters_json = cj;
         rc = store(c, cfg, &t, hash, "measured", &tr.id, err);
+        if (!rc && cj && c->ms.device >= 0) rc = store_cupti(c, cfg, &r, err);
+        free(cj);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
         tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
                          r.t.noisy};
@@ -203,13 +255,14 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
 
 /* The campaign's options as stored (enough to resume it). */
 static char *options_json(const tu_campaign_opts *o) {
-  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b}",
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b, s:b}",
                         "target", o->target, "kernel", o->kernel, "set", o->set ? o->set : "",
                         "space", o->space ? o->space : "",
                         "strategy", o->strategy, "budget", o->budget, "time_limit", o->time_limit,
                         "seed", (json_int_t)o->seed, "batch", o->batch, "ci", o->ms.ci_target,
                         "time_cap", o->ms.time_cap, "min_reps", o->ms.min_reps,
-                        "timeout", o->ms.timeout, "flush", o->ms.flush_cache, "no_pin", o->no_pin);
+                        "timeout", o->ms.timeout, "flush", o->ms.flush_cache, "no_pin", o->no_pin,
+                        "counters", o->ms.counters);
   char *s = json_dumps(j, JSON_COMPACT);
   json_decref(j);
   return s;
@@ -222,14 +275,15 @@ static int options_from(const char *text, tu_campaign_opts *o, json_t **keep, rt
   json_int_t seed = 0;
   const char *set = NULL, *space = NULL;
   int no_pin = 0;
-  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s?s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b}",
+  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s?s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b, s?b}",
                            "target", &o->target, "kernel", &o->kernel, "set", &set,
                            "space", &space,
                            "strategy", &o->strategy, "budget", &o->budget, "time_limit",
                            &o->time_limit, "seed", &seed, "batch", &o->batch, "ci",
                            &o->ms.ci_target, "time_cap", &o->ms.time_cap, "min_reps",
                            &o->ms.min_reps, "timeout", &o->ms.timeout, "flush",
-                           &o->ms.flush_cache, "no_pin", &no_pin)) {
+                           &o->ms.flush_cache, "no_pin", &no_pin, "counters",
+                           &o->ms.counters)) {
     rt_err_set(err, "the campaign's stored options are not rooftune's: %s", je.text);
     json_decref(j);
     return -1;
@@ -266,7 +320,7 @@ static int load_space(camp *c, const char *set, const char *space, rt_err *err) 
   char path[4096];
   sx_arena *arena = sx_arena_new();
   sp_binding *b = NULL;
-  int nb = set ? sp_parse_bindings(set, arena, &b, err) : 0;
+  int nb = set && *set ? sp_parse_bindings(set, arena, &b, err) : 0;
   const char *file = space ? space : c->k->space;
   c->sp = nb < 0 ? NULL : sp_load_file(space ? space : rt_project_path(c->k->space, path, sizeof path),
                                        b, nb, err);
@@ -303,7 +357,8 @@ static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *
   char *dj = sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL) ? sp_config_json(c->sp, def) : NULL;
   db_campaign cr = {.strategy = o->strategy, .options_json = opts, .seed = (int64_t)o->seed,
                     .budget = c->budget, .source = "measured",
-                    .compiler = ms_compiler(compiler, sizeof compiler),
+                    .compiler = c->ms.device >= 0 ? gd_nvrtc_version(compiler, sizeof compiler)
+                                                  : ms_compiler(compiler, sizeof compiler),
                     .flags = c->ms.cflags ? c->ms.cflags : MS_DEFAULT_CFLAGS, .state = "running"};
   int rc = db_begin(c->d, err) ||
            db_target_id(c->d, o->target, desc->fingerprint, desc_json, &c->target_id, err) ||
@@ -483,11 +538,11 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   }
   const tg_target *tg = tg_find(o.target);
   tg_desc desc;
-  if (!tg || strcmp(o.target, "host")) {
-    rt_err_set(err, "target '%s' has no kernels to tune (rooftune targets)", o.target);
+  if (!tg) {
+    rt_err_set(err, "unknown target '%s' (rooftune targets)", o.target);
     goto out;
   }
-  if (tg->describe(&desc, err)) goto out;
+  if (tg->describe(o.target, &desc, err)) goto out;
   if (o.resume > 0 && strcmp(desc.fingerprint, info.fingerprint)) {
     rt_err_set(err, "campaign %lld was measured on another machine or toolchain (fingerprint %s, "
                "here %s): it cannot be continued here", (long long)o.resume, info.fingerprint,
@@ -495,17 +550,22 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     goto out;
   }
   const tu_strategy *S = tu_strategy_find(o.strategy);
-  if (!(c.k = hk_find(o.kernel))) {
-    rt_err_set(err, "unknown kernel '%s' (rooftune kernels)", o.kernel);
+  if (!(c.k = tg_kernel(tg, o.kernel))) {
+    rt_err_set(err, "unknown kernel '%s' on target %s (rooftune kernels --target %s)", o.kernel,
+               tg->name, tg->name);
     goto out;
   }
   if (!S) {
     rt_err_set(err, "unknown strategy '%s'", o.strategy);
     goto out;
   }
-  if (load_space(&c, o.set, o.space, err)) goto out;
+  char *set = tg_bindings(o.target, o.set, err);
+  int bad_space = !set || load_space(&c, set, o.space, err);
+  free(set);
+  if (bad_space) goto out;
   hk_problem_from_space(&c.pb, c.sp);
   c.ms = o.ms;
+  c.ms.device = tg_device(o.target);
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
   c.cfg_tmp = rt_malloc((size_t)sp_nparams(c.sp) * sizeof *c.cfg_tmp);
@@ -539,11 +599,11 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   }
   c.w = ms_workload_new(c.k, &c.pb);
   c.t0 = now_s();
-  tu_objective obj = {camp_eval, &c};
+  tu_objective obj = {camp_eval, &c, camp_prepare};
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
                     .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};
   if (S->needs_model) {   /* this target's ceilings and latest calibration */
-    if (!(c.model = cm_tmodel_open(c.d, c.target_id, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
+    if (!(c.model = cm_tmodel_open(c.d, c.target_id, o.target, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
       db_campaign_end(c.d, c.id, "stopped", NULL);
       goto out;
     }

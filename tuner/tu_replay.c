@@ -120,7 +120,7 @@ static int rec_eval(void *ctx, const int *cfg, tu_obs *obs, rt_err *err) {
   return 0;
 }
 
-tu_objective tu_rec_objective(tu_rec *r) { return (tu_objective){rec_eval, r}; }
+tu_objective tu_rec_objective(tu_rec *r) { return (tu_objective){rec_eval, r, NULL}; }
 
 double tu_rec_values(const tu_rec *r, double *values) {
   double best = NAN;

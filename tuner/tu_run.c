@@ -98,6 +98,17 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
   while (!failed && (end = ending(r, o, count)) < 0) {
     int k = S->propose(st, buf, batch), restart = k <= 0;
     r->proposals += k > 0 ? k : 0;
+    if (obj->prepare && k > 1) {   /* the new, valid proposals, in order */
+      int *fresh = rt_malloc((size_t)k * r->np * sizeof *fresh), nf = 0;
+      for (int i = 0; i < k; i++) {
+        const int *c = buf + (size_t)i * r->np;
+        tu_obs ob;
+        if (sp_valid(sp, c, NULL) && !known(r, c, &ob))
+          memcpy(fresh + (size_t)nf++ * r->np, c, (size_t)r->np * sizeof *c);
+      }
+      if (nf > 1) obj->prepare(obj->ctx, fresh, nf);
+      free(fresh);
+    }
     for (int i = 0; i < k && !restart; i++) {
       const int *c = buf + (size_t)i * r->np;
       tu_obs ob;

@@ -1,0 +1,175 @@
+/*
+** test_ms_cuda.c -- the CUDA harness (measure/ms_cuda.c) on a hand-made
+** device kernel, y = 2x over n floats: a right candidate verifies and is
+** timed; one that computes the wrong value, leaves outputs unwritten,
+** writes to its input, faults (an illegal address), hangs (an endless
+** loop) or does not compile gets the matching status, and a right
+** candidate measured after each of them is still fine (no state leaks
+** from a poisoned context). The device reference is checked against the
+** host reference through the harness itself: the reference measured as
+** a candidate verifies. A plan that asks more shared memory than the
+** device allows is a runtime error naming both. Without a CUDA device
+** every test reports "skipped: no CUDA device".
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "measure/ms.h"
+#include "targets/cuda/gd.h"
+
+#define N 1000003   /* odd: no schedule divides it */
+
+static int sc_buffers(const hk_problem *pb, hk_buf *b) {
+  (void)pb;
+  b[0] = (hk_buf){"x", N, 0};
+  b[1] = (hk_buf){"y", N, 1};
+  return 2;
+}
+static void sc_reference(const hk_problem *pb, float *const *b) {
+  (void)pb;
+  for (int i = 0; i < N; i++) b[1][i] = 2.0f * b[0][i];
+}
+static double sc_flops(const hk_problem *pb) { (void)pb; return N; }
+static double sc_bytes(const hk_problem *pb) { (void)pb; return 8.0 * N; }
+static double sc_tol(const hk_problem *pb) { (void)pb; return 0; }
+
+/* A candidate: body computes element i (in range) of y from x. */
+static char *cand(const char *body, int block) {
+  char *s = rt_malloc(2048);
+  snprintf(s, 2048,
+           "//@rk launch scale %d 1 1 %d 1 1 0 b0 b1\n"
+           "extern \"C\" __global__ void scale(float *x, float *y) {\n"
+           "  long i = (long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "  if (i >= %d) return;\n  %s\n}\n",
+           (N + block - 1) / block, block, N, body);
+  return s;
+}
+static char *sc_devref(const hk_problem *pb) {
+  (void)pb;
+  return cand("y[i] = 2.0f * x[i];", 128);
+}
+
+static const hk_kernel scale = {
+  .name = "scale", .summary = "y = 2x (test)", .buffers = sc_buffers,
+  .reference = sc_reference, .flops = sc_flops, .min_bytes = sc_bytes, .tolerance = sc_tol,
+  .device_reference = sc_devref,
+};
+
+static ms_workload *w;
+static ms_opts o;
+static char cache[64];
+
+static int setup(void **state) {
+  (void)state;
+  gd_props p;
+  rt_err err = {0};
+  if (gd_props_get(0, &p, &err)) return 0;   /* tests skip */
+  snprintf(cache, sizeof cache, "/tmp/rt-mscuda-%d", (int)getpid());
+  ms_opts_default(&o);
+  o.device = 0;
+  o.cache_dir = cache;
+  o.timeout = 20;
+  o.time_cap = 0.2;
+  hk_problem pb = {0};
+  w = ms_workload_new(&scale, &pb);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  ms_workload_free(w);
+  if (cache[0]) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
+    if (system(cmd)) return 0;
+  }
+  return 0;
+}
+
+static void need_device(void) {
+  if (!w) {
+    printf("skipped: no CUDA device\n");
+    skip();
+  }
+}
+
+static ms_status measure(const char *src, ms_result *r) {
+  int rc = ms_measure(w, src, NULL, &o, r);
+  assert_int_equal(rc, 0);
+  return r->status;
+}
+
+static void right_then_wrong_then_right(void **state) {
+  (void)state;
+  need_device();
+  ms_result r;
+  static const struct { const char *body; ms_status want; const char *msg; } cases[] = {
+    {"y[i] = 2.0f * x[i];", MS_OK, NULL},
+    {"y[i] = 2.0f * x[i] + (i == 777 ? 1e-3f : 0.0f);", MS_WRONG_RESULT, "output y wrong"},
+    {"if (i != 12345) y[i] = 2.0f * x[i];", MS_WRONG_RESULT, "output y wrong"},
+    {"y[i] = 2.0f * x[i]; if (i == 5) x[i] = 0;", MS_WRONG_RESULT, "wrote to its input x"},
+    {"y[i] = 2.0f * x[i]; if (i == 5) ((float *)16)[0] = 1;", MS_RUNTIME_ERROR,
+     "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {"volatile int k = 1; while (k) {} y[i] = x[i];", MS_TIMEOUT, "timeout"},
+    {"y[i] = 2.0f * x[i] +;", MS_COMPILE_ERROR, "compile error"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    char *src = cand(cases[c].body, 256);
+    double saved = o.timeout;
+    if (cases[c].want == MS_TIMEOUT) o.timeout = 5;
+    ms_status st = measure(src, &r);
+    o.timeout = saved;
+    free(src);
+    if (st != cases[c].want)
+      fail_msg("case %zu: status %s, expected %s (%s)", c, ms_status_name(st),
+               ms_status_name(cases[c].want), r.msg);
+    if (cases[c].msg && !strstr(r.msg, cases[c].msg))
+      fail_msg("case %zu: message '%s' lacks '%s'", c, r.msg, cases[c].msg);
+    /* A right candidate right after: nothing leaked. */
+    src = cand("y[i] = x[i] + x[i];", 128);
+    assert_int_equal(measure(src, &r), MS_OK);
+    assert_true(r.t.median > 0 && r.t.n >= o.min_reps);
+    free(src);
+  }
+}
+
+static void reference_verifies(void **state) {
+  (void)state;
+  need_device();
+  ms_result r;
+  assert_int_equal(measure(NULL, &r), MS_OK);   /* src NULL: the device reference */
+  assert_true(r.max_err == 0);
+}
+
+static void too_much_shared_memory(void **state) {
+  (void)state;
+  need_device();
+  gd_props p;
+  rt_err err = {0};
+  assert_int_equal(gd_props_get(0, &p, &err), 0);
+  char src[1024];
+  snprintf(src, sizeof src,
+           "//@rk launch scale 1 1 1 32 1 1 %d b0 b1\n"
+           "extern \"C\" __global__ void scale(float *x, float *y) { y[0] = x[0]; }\n",
+           p.smem_block_optin + 4096);
+  ms_result r;
+  assert_int_equal(measure(src, &r), MS_RUNTIME_ERROR);
+  assert_non_null(strstr(r.msg, "shared memory"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(reference_verifies),
+    cmocka_unit_test(right_then_wrong_then_right),
+    cmocka_unit_test(too_much_shared_memory),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
