@@ -123,7 +123,7 @@ BUNDLE_TESTS = $(filter-out %/test_install,$(TESTS:$(BUILD)/tests/%=$(BUILD)/bun
 $(BUILD)/bundle-link/rooftune: $(CLI_OBJ) $(BUILD)/librooftune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) $(LDFLAGS) $(BUNDLE_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
-$(BUILD)/bundle-link/tests/%: $(BUILD)/tests/%.o $(BUILD)/librooftune.a
+$(BUILD)/bundle-link/tests/%: $(BUILD)/tests/%.o $(TEST_EXTRA) $(BUILD)/librooftune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) $(LDFLAGS) $(BUNDLE_LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
 device-bundle: $(BUILD)/bundle-link/rooftune $(BUNDLE_TESTS)

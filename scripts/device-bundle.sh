@@ -14,7 +14,8 @@
 #   targets/*/*.json      the kernels' space files
 #   cost_model/cm_shim512.h   read by the cachegrind counter path
 #   tests/test_*          the test programs (test_install needs the source
-#                         tree and make: left out), tests/data
+#                         tree and make: left out), tests/data, the
+#                         emulator's headers tests/cuda_emu/*.h
 #   search_spaces/examples    spaces the tests load
 #   scripts/run-tests     the test runner
 #   rooftune              runs bin/rooftune (the tests find BUILD/rooftune)
@@ -55,6 +56,8 @@ for f in targets/*/*.json; do
 done
 cp cost_model/cm_shim512.h "$bundle/cost_model/"
 cp -r tests/data "$bundle/tests/data"
+mkdir -p "$bundle/tests/cuda_emu"
+cp tests/cuda_emu/*.h "$bundle/tests/cuda_emu/"   # the tests' CPU emulator (needs g++)
 mkdir -p "$bundle/search_spaces"
 cp -r search_spaces/examples "$bundle/search_spaces/examples"
 cp scripts/run-tests "$bundle/scripts/run-tests"
