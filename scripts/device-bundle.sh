@@ -129,6 +129,14 @@ out=$(cd / && env -u LD_LIBRARY_PATH "$abs/bin/rooftune" targets 2>&1) || fail "
 printf '%s\n' "$out" | grep -q host || fail "bin/rooftune targets: no host target: $out"
 kout=$(cd / && env -u LD_LIBRARY_PATH "$abs/bin/rooftune" kernels 2>&1) || fail "bin/rooftune kernels failed: $kout"
 ! printf '%s\n' "$kout" | grep -q 'missing' || fail "bin/rooftune kernels from /: $kout"
+# The GPU machine's glibc is 2.39: nothing may need a newer symbol version.
+if command -v objdump > /dev/null; then
+  for e in "$bundle/bin/rooftune" "$bundle"/lib/* "$bundle"/tests/test_*; do
+    [ -f "$e" ] || continue
+    v=$(objdump -T "$e" 2>/dev/null | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+    [ -z "$v" ] || [ "${v#GLIBC_2.}" -le 39 ] || fail "$e needs $v; the GPU machine has glibc 2.39"
+  done
+fi
 kb=$(du -sk "$bundle" | cut -f1)
 [ "$kb" -lt 30720 ] || fail "the bundle is $((kb / 1024)) MiB, over 30 MiB"
 echo "device-bundle: $bundle ($((kb / 1024)).$((kb % 1024 * 10 / 1024)) MiB): bin/rooftune, $(ls "$bundle/tests" | grep -c '^test_') tests, lib/ $(ls "$bundle/lib" | tr '\n' ' ')"
