@@ -217,7 +217,8 @@ static int measure(gpu *g, CUfunction f, unsigned grid, unsigned block, void **a
   for (;;) {
     if (timed(g, f, grid, block, args, &s, err)) return -1;
     if (s >= g->target / 10 || *units >= (1 << 28)) break;
-    *units *= s < g->target / 1000 ? 16 : 2;
+    double next = (double)*units * (s < g->target / 1000 ? 16 : 2);
+    *units = next > (1 << 28) ? (1 << 28) : (int)next;
   }
   double u = *units * g->target / (s > 0 ? s : 1e-9);
   *units = u < 1 ? 1 : u > (1 << 30) ? (1 << 30) : (int)u;
