@@ -4,9 +4,8 @@
 ** all threads; cost_model/cm_bench.c measures them), stored with the
 ** target (name + fingerprint) in the database and reused until --force
 ** measures again. Prints a table, or the stored JSON with --json. On a
-** CUDA target (cuda:N; "cuda" is cuda:0, stored as cuda:0) the figures are
-** one SM and all SMs (cost_model/cm_bench_cuda.c) and the description and
-** fingerprint are gd_describe's.
+** CUDA target (cuda:N; "cuda" is cuda:0) the figures are one SM and all
+** SMs (cost_model/cm_bench_cuda.c).
 */
 #include <getopt.h>
 #include <math.h>
@@ -108,7 +107,7 @@ static double level_ws(const cm_ceilings *c, int l, int m) {
 }
 
 /* gpu: the figures are one SM and all SMs, L1 is shared memory, and there
-** is no L3 (cm_bench_cuda repeats L2's figures there). */
+** is no L3. */
 static void print_table(const cm_ceilings *c, const char *target, const char *fingerprint, int gpu) {
   char a[32], b[32], t[32];
   const char *one = gpu ? "1 SM" : "1 thread", *unit = gpu ? "SM" : "thread";
@@ -137,13 +136,17 @@ static void print_table(const cm_ceilings *c, const char *target, const char *fi
              fmt_bytes(level_ws(c, l, 1), b, sizeof b));
   }
   /* The levels come out in order on sane hardware; say so when not. */
+  static const int host_lv[] = {0, 1, 2, 3}, gpu_lv[] = {0, 1, 3};
+  const int *lv = gpu ? gpu_lv : host_lv;
+  int nlv = gpu ? 3 : 4;
   for (int m = 0; m < 2; m++)
-    for (int l = 0; l + 1 < CM_NLEVEL; l++)
-      if (!(gpu && l == 1) && c->bw[l + 1][m] > c->bw[l][m])
+    for (int i = 0; i + 1 < nlv; i++) {
+      int l = lv[i], u = lv[i + 1];
+      if (c->bw[u][m] > c->bw[l][m])
         printf("  note: %s is faster than %s on %s (%.2f > %.2f GB/s): the levels are out of "
-               "order%s\n", level_names[l + 1], level_names[l], m ? t : one,
-               c->bw[l + 1][m] * 1e-9, c->bw[l][m] * 1e-9,
-               l + 1 == 3 ? "; the DRAM working set may still be partly cached" : "");
+               "order%s\n", level_names[u], level_names[l], m ? t : one, c->bw[u][m] * 1e-9,
+               c->bw[l][m] * 1e-9, u == 3 ? "; the DRAM working set may still be partly cached" : "");
+    }
   if (gpu) printf("\nsweep, read GB/s (working set: %s / %s)\n", one, t);
   else printf("\nsweep, read GB/s (working set per thread: 1 thread / %s)\n", t);
   for (int k = 0; k < c->nsweep; k++)
@@ -156,8 +159,6 @@ int cmd_bench(int argc, char **argv) {
   int rc = parse(argc, argv, &a);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   int dev = gd_target_device(a.target);
-  char name[32];
-  if (dev >= 0) snprintf(name, sizeof name, "cuda:%d", dev), a.target = name;
   if (dev < 0 && strcmp(a.target, "host"))
     return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host and cuda:N", a.target);
   tg_desc desc;

@@ -24,11 +24,11 @@
 **    beyond the L2; bytes read + written.
 **  - Shared-memory bandwidth: float4 loads, each warp reading 32
 **    consecutive elements (conflict-free), 8 per loop trip.
-** Levels: L1 is shared memory (capacity: shared memory per SM), L2 the
-** sweep's L2 point, DRAM the larger of read and copy over the DRAM buffer.
-** A GPU has no L3: its figures repeat L2's (so a model's zero L3 bytes
-** cost zero time rather than 0/0) and its capacity is 0. threads is the
-** SM count: [0] is one SM, [1] all SMs.
+** The ceilings as cm.h reads them on a GPU: threads is the SM count, [0]
+** one SM and [1] all SMs; peak the FMA class; bw[L1] shared memory
+** (capacity: shared memory per SM), bw[L2] the sweep's L2 point, bw[L3] 0
+** (there is none), bw[DRAM] the larger of read and copy over the DRAM
+** buffer; gpu the device's properties (gd_props).
 */
 #include "cm.h"
 #include "../targets/cuda/gd.h"
@@ -217,7 +217,8 @@ static int measure(gpu *g, CUfunction f, unsigned grid, unsigned block, void **a
   for (;;) {
     if (timed(g, f, grid, block, args, &s, err)) return -1;
     if (s >= g->target / 10 || *units >= (1 << 28)) break;
-    *units *= s < g->target / 1000 ? 16 : 2;
+    double next = (double)*units * (s < g->target / 1000 ? 16 : 2);
+    *units = next > (1 << 28) ? (1 << 28) : (int)next;
   }
   double u = *units * g->target / (s > 0 ? s : 1e-9);
   *units = u < 1 ? 1 : u > (1 << 30) ? (1 << 30) : (int)u;
@@ -360,9 +361,8 @@ static int run_all(gpu *g, CUmodule mod, report *rep, rt_err *err) {
   c->threads = g->p->sms;
   if (peak(g, bf, 1, &c->cls[0], err) || peak(g, ba, 0, &c->cls[1], err)) return -1;
   c->nclass = 2;
-  for (int k = 0; k < c->nclass; k++)
-    for (int m = 0; m < 2; m++)
-      if (c->cls[k].flops[m] > c->peak[m]) c->peak[m] = c->cls[k].flops[m];
+  c->peak[0] = c->cls[0].flops[0];
+  c->peak[1] = c->cls[0].flops[1];
   if (smem_bw(g, bs, c->bw[0], err)) return -1;
   /* The sweep: 1 MiB up to the DRAM buffer, the L2 point among them. */
   double sizes[CM_MAXSWEEP], l2 = l2_ws(g->p), top = (double)g->abytes;
@@ -377,7 +377,7 @@ static int run_all(gpu *g, CUmodule mod, report *rep, rt_err *err) {
     if (read_bw(g, br, sizes[k], pt->bw, err)) return -1;
     c->nsweep++;
     for (int m = 0; m < 2; m++) {
-      if (fabs(sizes[k] - l2) <= 0.01 * l2) c->bw[1][m] = c->bw[2][m] = pt->bw[m];
+      if (fabs(sizes[k] - l2) <= 0.01 * l2) c->bw[1][m] = pt->bw[m];
       if (sizes[k] == top) rep->read_bw[m] = pt->bw[m];
     }
   }
@@ -541,10 +541,13 @@ int cm_bench_cuda(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) 
   c->cache[1] = p.l2_bytes;
   c->cache[2] = 0;
   c->cache[3] = 0;
-  /* TODO(lead): the gpu sub-struct of cm_ceilings (branch h-model) is not
-  ** on this branch yet: fill it from p (name, cc, sms, clocks, smem,
-  ** registers, threads and blocks per SM) and the child's copy and read
-  ** DRAM figures and blocks per SM when it lands. */
+  c->gpu = (cm_gpu){
+    .cc_major = p.cc_major, .cc_minor = p.cc_minor, .sms = p.sms, .warp = p.warp,
+    .max_threads_block = p.max_threads_block, .max_threads_sm = p.max_threads_sm,
+    .max_blocks_sm = p.max_blocks_sm, .regs_block = p.regs_block, .regs_sm = p.regs_sm,
+    .smem_sm = p.smem_sm, .smem_block_optin = p.smem_block_optin, .l2_bytes = p.l2_bytes,
+    .clock_khz = p.clock_khz,
+  };
   c->seconds = now_s() - t0;
   return 0;
 }

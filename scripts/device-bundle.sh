@@ -14,7 +14,8 @@
 #   targets/*/*.json      the kernels' space files
 #   cost_model/cm_shim512.h   read by the cachegrind counter path
 #   tests/test_*          the test programs (test_install needs the source
-#                         tree and make: left out), tests/data
+#                         tree and make: left out), tests/data, the
+#                         emulator's headers tests/cuda_emu/*.h
 #   search_spaces/examples    spaces the tests load
 #   scripts/run-tests     the test runner
 #   rooftune              runs bin/rooftune (the tests find BUILD/rooftune)
@@ -55,6 +56,8 @@ for f in targets/*/*.json; do
 done
 cp cost_model/cm_shim512.h "$bundle/cost_model/"
 cp -r tests/data "$bundle/tests/data"
+mkdir -p "$bundle/tests/cuda_emu"
+cp tests/cuda_emu/*.h "$bundle/tests/cuda_emu/"   # the tests' CPU emulator (needs g++)
 mkdir -p "$bundle/search_spaces"
 cp -r search_spaces/examples "$bundle/search_spaces/examples"
 cp scripts/run-tests "$bundle/scripts/run-tests"
@@ -126,6 +129,14 @@ out=$(cd / && env -u LD_LIBRARY_PATH "$abs/bin/rooftune" targets 2>&1) || fail "
 printf '%s\n' "$out" | grep -q host || fail "bin/rooftune targets: no host target: $out"
 kout=$(cd / && env -u LD_LIBRARY_PATH "$abs/bin/rooftune" kernels 2>&1) || fail "bin/rooftune kernels failed: $kout"
 ! printf '%s\n' "$kout" | grep -q 'missing' || fail "bin/rooftune kernels from /: $kout"
+# The GPU machine's glibc is 2.39: nothing may need a newer symbol version.
+if command -v objdump > /dev/null; then
+  for e in "$bundle/bin/rooftune" "$bundle"/lib/* "$bundle"/tests/test_*; do
+    [ -f "$e" ] || continue
+    v=$(objdump -T "$e" 2>/dev/null | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)
+    [ -z "$v" ] || [ "${v#GLIBC_2.}" -le 39 ] || fail "$e needs $v; the GPU machine has glibc 2.39"
+  done
+fi
 kb=$(du -sk "$bundle" | cut -f1)
 [ "$kb" -lt 30720 ] || fail "the bundle is $((kb / 1024)) MiB, over 30 MiB"
 echo "device-bundle: $bundle ($((kb / 1024)).$((kb % 1024 * 10 / 1024)) MiB): bin/rooftune, $(ls "$bundle/tests" | grep -c '^test_') tests, lib/ $(ls "$bundle/lib" | tr '\n' ' ')"
