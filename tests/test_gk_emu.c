@@ -312,8 +312,9 @@ static void check_kernel(const kernel_case *kc) {
 
 /* The kernels and their workloads: odd sizes, tiny ones, edges in every
 ** dimension; for every value of the important parameters some workload
-** admits it (STEPS=9: temporal blocking up to tb = 8; the default tb = 1
-** is valid there, but not beyond GK_MAXSTEP steps). */
+** admits it (STEPS=9: temporal blocking up to tb = 8). STEPS=70, more
+** than a plan's GK_MAXSTEP (64) launches: the default (tb = 1) is invalid,
+** the device reference is one block running every step. */
 static const kernel_case cases[] = {
   {&gk_gemm, {"STAGES", "SPLITK", "VEC", "GROUP_M", "BK", NULL},
    {{"M=1,N=1,K=1", 1}, {"M=37,N=53,K=29", 1}, {"M=130,N=70,K=300", 1}, {NULL, 0}}},
@@ -323,7 +324,7 @@ static const kernel_case cases[] = {
    {{"M=7,N=13", 1}, {"M=257,N=129", 1}, {"M=1,N=4096", 1}, {"M=100,N=36", 1}, {NULL, 0}}},
   {&gk_stencil, {"mode", "tb", "vec", "rx", NULL},
    {{"NX=7,NY=13,STEPS=3", 1}, {"NX=40,NY=302,STEPS=5", 1}, {"NX=21,NY=34,STEPS=9", 1},
-    {NULL, 0}}},
+    {"NX=9,NY=11,STEPS=70", 1}, {NULL, 0}}},
 };
 enum { NCASES = sizeof cases / sizeof *cases };
 
