@@ -37,13 +37,16 @@
 #include "tests/cuda_emu/emu_run.h"
 
 #define POOL 64          /* schedules sampled per workload to select from */
-#define NSEL 10          /* sampled schedules run per workload (+ default) */
+#define NSEL 10          /* sampled schedules run per workload (+ default);
+                         ** $TEST_GK_EMU_SAMPLES overrides it for a deeper
+                         ** sweep (the pool grows to twice as many) */
 #define SEED 20260707u   /* the pool's generator seed, per workload */
 #define MAXIMP 6         /* important parameters per kernel, at most */
 #define MAXVAL 16        /* values per important parameter, at most */
 
 static const char *emu_why;  /* set in main: why the emulator cannot run */
 static int total_runs, total_schedules;
+static int nsel = NSEL;     /* NSEL or $TEST_GK_EMU_SAMPLES (main) */
 
 typedef struct workload {
   const char *set;   /* problem bindings */
@@ -169,7 +172,7 @@ static void add_pairs(const int *imp, int nimp, const int *cfg, unsigned char co
 }
 
 /* The schedules of a workload: the default first (if valid), then up to
-** NSEL (NSEL + 1 without the default) from a
+** nsel (nsel + 1 without the default) from a
 ** seeded pool of distinct valid samples: greedily the one adding the most
 ** uncovered important values (first in pool order on ties) while any adds
 ** one, then the rest of the pool in order. Returns how many (>= 1) into
@@ -179,9 +182,10 @@ static int select_schedules(sp_space *sp, const int *imp, int nimp, int **out, i
   int np = sp_nparams(sp);
   rt_count count = sp_count(sp);
   assert_true(count > 0);
-  int npool = count < POOL ? (int)count : POOL;
+  int want = nsel * 2 > POOL ? nsel * 2 : POOL;
+  int npool = count < (rt_count)want ? (int)count : want;
   int *pool = malloc((size_t)npool * (size_t)np * sizeof *pool);
-  int *sel = malloc((size_t)(NSEL + 1) * (size_t)np * sizeof *sel);
+  int *sel = malloc((size_t)(nsel + 1) * (size_t)np * sizeof *sel);
   char *used = calloc((size_t)npool, 1);
   unsigned char cov[MAXIMP][MAXVAL] = {{0}};
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -198,7 +202,7 @@ static int select_schedules(sp_space *sp, const int *imp, int nimp, int **out, i
     for (int c = 0; c < npool; c++)   /* the default is run already */
       if (!memcmp(pool + (size_t)c * np, sel, (size_t)np * sizeof *sel)) used[c] = 1;
   }
-  while (n < NSEL + 1) {
+  while (n < nsel + 1) {
     int best = -1, bestn = 0;
     for (int c = 0; c < npool; c++) {
       if (used[c]) continue;
@@ -344,6 +348,8 @@ static void test_every_kernel(void **state) {
 }
 
 int main(void) {
+  const char *ns = getenv("TEST_GK_EMU_SAMPLES");
+  if (ns && atoi(ns) > 0) nsel = atoi(ns);
   if (!emu_available(&emu_why)) {
     if (!emu_why) emu_why = "unavailable";
   } else {
