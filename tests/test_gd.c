@@ -140,6 +140,21 @@ static void plan_parses(void **state) {
     assert_int_equal(gk_plan_parse(bad[i].src, 3, &p, &e), -1);
     if (!strstr(e.msg, bad[i].msg)) fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, bad[i].msg);
   }
+
+  /* at most GK_MAXSTEP steps (zero and launch lines; the workspace line
+  ** is not a step): GK_MAXSTEP parse, one more is an error on its line */
+  rt_str many = {0};
+  rt_str_printf(&many, "//@rk workspace 64\n//@rk zero b2\n");
+  for (int i = 1; i < GK_MAXSTEP; i++) rt_str_printf(&many, "//@rk launch k 1 1 1 32 1 1 0 b0 ws\n");
+  assert_int_equal(gk_plan_parse(many.s, 3, &p, &err), 0);
+  assert_int_equal(p.nsteps, GK_MAXSTEP);
+  assert_int_equal(p.step[GK_MAXSTEP - 1].kind, GK_LAUNCH);
+  rt_str_printf(&many, "//@rk launch k 1 1 1 32 1 1 0 b0 ws\n");
+  assert_int_equal(gk_plan_parse(many.s, 3, &p, &err), -1);
+  char want[64];
+  snprintf(want, sizeof want, "plan line %d: more than %d steps", GK_MAXSTEP + 2, GK_MAXSTEP);
+  if (!strstr(err.msg, want)) fail_msg("'%s' lacks '%s'", err.msg, want);
+  free(many.s);
 }
 
 int main(void) {

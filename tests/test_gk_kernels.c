@@ -219,12 +219,15 @@ static void test_stencil(void **state) {
   check_kernel(&gk_stencil, sets);
 }
 
-/* More steps than a plan holds launches: the space still has schedules
-** (deeper temporal blocking) though the default (one step per launch) is
-** invalid; the device reference falls back to one block. */
+/* More steps than a plan holds launches (2 * GK_MAXSTEP + 1): the space
+** still has schedules (deeper temporal blocking, tb >= 3) though the
+** default (one step per launch) is invalid; the device reference falls
+** back to one block. */
 static void test_stencil_many_steps(void **state) {
   (void)state;
-  sp_space *sp = load_space(&gk_stencil, "NX=40,NY=30,STEPS=17");
+  char set[64];
+  snprintf(set, sizeof set, "NX=40,NY=30,STEPS=%d", 2 * GK_MAXSTEP + 1);
+  sp_space *sp = load_space(&gk_stencil, set);
   hk_problem pb;
   hk_problem_from_space(&pb, sp);
   assert_true(sp_count(sp) > 0);
@@ -239,16 +242,37 @@ static void test_stencil_many_steps(void **state) {
     assert_int_equal(hk_param_str(sp, cfg, "mode")[0], 's');
     assert_true(hk_param_int(sp, cfg, "tb") >= 3);
     char *src = gk_stencil.codegen(&pb, sp, cfg);
-    check_plan(&gk_stencil, &pb, src, "stencil STEPS=17");
-    compile_ok(src, "stencil STEPS=17");
+    check_plan(&gk_stencil, &pb, src, set);
+    compile_ok(src, set);
     free(src);
   }
   char *ref = gk_stencil.device_reference(&pb);
   assert_non_null(strstr(ref, "stencil_all"));
-  check_plan(&gk_stencil, &pb, ref, "stencil STEPS=17 reference");
-  compile_ok(ref, "stencil STEPS=17 reference");
+  check_plan(&gk_stencil, &pb, ref, "stencil many steps: reference");
+  compile_ok(ref, "stencil many steps: reference");
   free(ref);
   gsl_rng_free(rng);
+  free(cfg);
+  sp_free(sp);
+
+  /* exactly GK_MAXSTEP steps: one step per launch still fits a plan */
+  snprintf(set, sizeof set, "NX=9,NY=11,STEPS=%d", GK_MAXSTEP);
+  sp = load_space(&gk_stencil, set);
+  hk_problem_from_space(&pb, sp);
+  cfg = malloc((size_t)sp_nparams(sp) * sizeof *cfg);
+  assert_int_equal(sp_default_config(sp, cfg), 1);
+  assert_true(sp_valid(sp, cfg, NULL));
+  char *src = gk_stencil.codegen(&pb, sp, cfg);
+  check_plan(&gk_stencil, &pb, src, set);
+  gk_plan p;
+  assert_int_equal(gk_plan_parse(src, 2, &p, &err), 0);
+  assert_int_equal(p.nsteps, GK_MAXSTEP);
+  free(src);
+  ref = gk_stencil.device_reference(&pb);
+  assert_null(strstr(ref, "stencil_all"));
+  assert_int_equal(gk_plan_parse(ref, 2, &p, &err), 0);
+  assert_int_equal(p.nsteps, GK_MAXSTEP);
+  free(ref);
   free(cfg);
   sp_free(sp);
 }

@@ -52,7 +52,7 @@ const hk_kernel *gk_find(const char *name);   /* NULL if unknown */
 extern const hk_kernel gk_gemm, gk_reduction, gk_transpose, gk_stencil;
 
 /* ---- Plans (gk_plan.c): the parsed //@rk lines of a source ---- */
-#define GK_MAXSTEP 8
+#define GK_MAXSTEP 64
 #define GK_MAXARG 8
 typedef enum { GK_ZERO, GK_LAUNCH, GK_LIBRARY } gk_step_kind;
 typedef struct gk_step {
