@@ -858,7 +858,8 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
     printf("{\"kernel\": \"%s\", \"version\": %d, \"coefficients\": %s, \"fit\": %s}\n",
            m.km->kernel, version, cj, fit.s);
   } else if (!rc) {
-    printf("calibrated %s on %s: version %d\n", m.km->kernel, m.desc.fingerprint, version);
+    printf("calibrated %s on %s: version %d\n", m.km->kernel,
+           m.desc.fingerprint[0] ? m.desc.fingerprint : m.target, version);
     for (int i = 0; i < ss.nw; i++) printf("workload   %s\n", ss.w[i].key);
     printf("schedules  %d measured: %d fitted, %d held out (share %.2f, seed %lu)\n", ss.n, ntrain,
            ntest, o->holdout, o->seed);

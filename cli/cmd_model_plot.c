@@ -276,6 +276,11 @@ static int load_points(roof *r) {
   return 0;
 }
 
+/* Whether the ceilings are a GPU's (figures per SM; no L3). Ceilings
+** stored before they carried the device's properties are known by the
+** target's name. */
+static int is_gpu(const roof *r) { return r->ce.gpu.sms > 0 || tg_device(r->target) >= 0; }
+
 /* The workload's flops and compulsory bytes from the host kernel with the
 ** key's problem variables. 0, or an exit code after reporting. */
 static int load_workload(roof *r) {
@@ -349,6 +354,7 @@ static int load_ceilings(roof *r) {
     return cli_fail(CMD, "%s: the ceilings of target %s have no FP32 peak (measure again: rooftune bench --force)",
                     r->o.db, r->target);
   for (int l = 0; l < CM_NLEVEL; l++) r->bw[l] = best_of(r->ce.bw[l], &r->bw_all[l]);
+  if (is_gpu(r)) r->bw[2] = NAN;   /* a GPU has no L3 */
   r->best = 0;
   for (int i = 0; i < r->n; i++) {
     point *p = &r->p[i];
@@ -402,7 +408,7 @@ static void fmt_rate(char *buf, size_t cap, double v, const char *unit) {
 /* Number of threads a figure stands for, as text. */
 static void fmt_threads(char *buf, size_t cap, const roof *r, int all) {
   int t = all ? r->ce.threads : 1;
-  snprintf(buf, cap, "%d thread%s", t, t == 1 ? "" : "s");
+  snprintf(buf, cap, "%d %s%s", t, is_gpu(r) ? "SM" : "thread", t == 1 ? "" : "s");
 }
 
 /* log10 bounds: the decade at or below lo, at or above hi. */
@@ -619,7 +625,8 @@ static char *gp_script(const roof *r, const char *title) {
   for (int c = 0; c < 2; c++) {
     if (!count[c]) continue;
     t.n = spec.n = 0;
-    if (c) rt_str_printf(&t, "schedules, threads > 1 (%d)", count[c]);
+    if (is_gpu(r)) rt_str_printf(&t, "schedules (%d)", count[c]);
+    else if (c) rt_str_printf(&t, "schedules, threads > 1 (%d)", count[c]);
     else rt_str_printf(&t, "schedules, 1 thread (%d)", count[c]);
     rt_str_printf(&spec, "$%s using 1:2 with points pt %d ps 1.2 lc rgb '%s'", cls_name[c], c ? 5 : 7,
                   c ? "#68C0306A" : "#682050C0");
@@ -630,8 +637,11 @@ static char *gp_script(const roof *r, const char *title) {
   rt_str_printf(&t, "roof at this intensity: %s", rate);
   gp_elem(&s, &first, "$roof using 1:2 with points pt 3 ps 2 lw 2 lc rgb '#000000'", t.s);
   t.n = 0;
-  rt_str_printf(&t, "best: trial %lld, %d thread%s", (long long)b->trial, b->threads ? b->threads : 1,
-                b->threads > 1 ? "s" : "");
+  if (is_gpu(r))
+    rt_str_printf(&t, "best: trial %lld", (long long)b->trial);
+  else
+    rt_str_printf(&t, "best: trial %lld, %d thread%s", (long long)b->trial,
+                  b->threads ? b->threads : 1, b->threads > 1 ? "s" : "");
   gp_elem(&s, &first, "$best using 1:2 with points pt 6 ps 2.6 lw 2.5 lc rgb '#000000'", t.s);
   rt_str_printf(&s, "\n");
   free(t.s);
