@@ -101,6 +101,9 @@ typedef struct cm_bench_opts {
   int quick;                    /* fewer sweep points (tests) */
 } cm_bench_opts;
 void cm_bench_opts_default(cm_bench_opts *o);
+/* Insert working-set size x into the sorted set v[0..*n) (at most cap)
+** unless within 1% of a member: the sweep's sizes (both benches). */
+void cm_sweep_insert(double *v, int *n, int cap, double x);
 /* Measure the host's ceilings. 0, or -1 with err. */
 int cm_bench_host(const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
 /* Measure the ceilings of CUDA device ordinal dev (cm_bench_cuda.c): the

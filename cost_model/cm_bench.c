@@ -375,8 +375,7 @@ static void fill_work(void *ctx, int tid, long units) {
 }
 #endif
 
-/* Insert x into the sorted set v[0..*n) unless within 1% of a member. */
-static void add_size(double *v, int *n, int cap, double x) {
+void cm_sweep_insert(double *v, int *n, int cap, double x) {
   for (int i = 0; i < *n; i++)
     if (fabs(v[i] - x) <= 0.01 * x) return;
   if (*n >= cap) return;
@@ -420,10 +419,10 @@ static int bench_bw(const cm_bench_opts *o, team *t, cm_ceilings *c, rt_err *err
   double sizes[CM_MAXSWEEP];
   int n = 0;
   for (int l = 0; l < CM_NLEVEL; l++)
-    for (int m = 0; m < 2; m++) add_size(sizes, &n, CM_MAXSWEEP, at[l][m]);
+    for (int m = 0; m < 2; m++) cm_sweep_insert(sizes, &n, CM_MAXSWEEP, at[l][m]);
   double step = o->quick ? 4.0 : M_SQRT2;
   for (double b = 4096; b < max_ws * 0.99 && n < CM_MAXSWEEP; b *= step)
-    add_size(sizes, &n, CM_MAXSWEEP, round_ws(b));
+    cm_sweep_insert(sizes, &n, CM_MAXSWEEP, round_ws(b));
   read_ctx rc = {.fn = widest_read()};
   size_t maxf = (size_t)(max_ws / sizeof(float));
   int bad = 0;

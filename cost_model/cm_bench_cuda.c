@@ -31,6 +31,7 @@
 ** buffer; gpu the device's properties (gd_props).
 */
 #include "cm.h"
+#include "../measure/ms.h"
 #include "../targets/cuda/gd.h"
 
 #include <errno.h>
@@ -320,19 +321,6 @@ static double l2_ws(const gd_props *p) {
   return w >= 1048576 ? w : 1048576;
 }
 
-static void add_size(double *v, int *n, int cap, double x) {
-  for (int i = 0; i < *n; i++)
-    if (fabs(v[i] - x) <= 0.01 * x) return;
-  if (*n >= cap) return;
-  int i = *n;
-  while (i > 0 && v[i - 1] > x) {
-    v[i] = v[i - 1];
-    i--;
-  }
-  v[i] = x;
-  ++*n;
-}
-
 /* Everything, inside the child with a current context and module. */
 static int run_all(gpu *g, CUmodule mod, report *rep, rt_err *err) {
   cm_ceilings *c = &rep->c;
@@ -367,10 +355,10 @@ static int run_all(gpu *g, CUmodule mod, report *rep, rt_err *err) {
   /* The sweep: 1 MiB up to the DRAM buffer, the L2 point among them. */
   double sizes[CM_MAXSWEEP], l2 = l2_ws(g->p), top = (double)g->abytes;
   int n = 0;
-  add_size(sizes, &n, CM_MAXSWEEP, l2);
-  add_size(sizes, &n, CM_MAXSWEEP, top);
+  cm_sweep_insert(sizes, &n, CM_MAXSWEEP, l2);
+  cm_sweep_insert(sizes, &n, CM_MAXSWEEP, top);
   for (double b = 1048576; b < top * 0.99; b *= g->o->quick ? 4 : 2)
-    add_size(sizes, &n, CM_MAXSWEEP, b);
+    cm_sweep_insert(sizes, &n, CM_MAXSWEEP, b);
   for (int k = 0; k < n; k++) {
     cm_sweep_pt *pt = &c->sweep[c->nsweep];
     pt->bytes = sizes[k];
@@ -393,7 +381,6 @@ static int run_all(gpu *g, CUmodule mod, report *rep, rt_err *err) {
 ** to fd, _exit. */
 static void child_main(int fd, int dev, const gd_props *p, const cm_bench_opts *o,
                        const void *image) {
-  setpgid(0, 0);
   report *rep = rt_calloc(1, sizeof *rep);
   rt_err err = {0};
   gpu g = {.p = p, .o = o, .never = NAN};
@@ -417,76 +404,30 @@ static void child_main(int fd, int dev, const gd_props *p, const cm_bench_opts *
   _exit(0);
 }
 
-/* Fork the child, read its report before the deadline (timeout seconds),
-** end its process group and reap it. 0 with *rep read (its ok says whether
-** the bench worked), -1 with err (fork failed, timeout, the child died). */
+/* What the child needs (ms_run_child's context). */
+typedef struct bench_child {
+  int dev;
+  const gd_props *p;
+  const cm_bench_opts *o;
+  const void *image;
+} bench_child;
+
+static void bench_child_main(int fd, void *ctx) {
+  bench_child *b = ctx;
+  child_main(fd, b->dev, b->p, b->o, b->image);
+}
+
+/* Run the child (measure/ms.h ms_run_child: its own process group, killed
+** at the deadline). 0 with *rep read (its ok says whether the bench
+** worked), -1 with err (fork failed, timeout, the child died). */
 static int run_child(int dev, const gd_props *p, const cm_bench_opts *o, const void *image,
                      double timeout, report *rep, rt_err *err) {
-  int fd[2];
-  if (pipe2(fd, O_CLOEXEC)) {
-    rt_err_set(err, "pipe: %s", strerror(errno));
-    return -1;
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    rt_err_set(err, "fork: %s", strerror(errno));
-    close(fd[0]);
-    close(fd[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    close(fd[0]);
-    child_main(fd[1], dev, p, o, image);
-  }
-  setpgid(pid, pid);   /* also done by the child: no race on kill(-pid) */
-  close(fd[1]);
-  double start = now_s(), deadline = start + timeout;
-  size_t got = 0;
-  int timed_out = 0;
-  while (got < sizeof *rep) {
-    double left = deadline - now_s();
-    if (left <= 0) {
-      timed_out = 1;
-      break;
-    }
-    struct pollfd pf = {.fd = fd[0], .events = POLLIN};
-    if (poll(&pf, 1, (int)(left * 1000) + 1) <= 0) continue;
-    ssize_t k = read(fd[0], (char *)rep + got, sizeof *rep - got);
-    if (k > 0) got += (size_t)k;
-    else if (k == 0 || errno != EINTR) break;
-  }
-  close(fd[0]);
-  int st = 0;
-  if (got < sizeof *rep && !timed_out) {   /* the pipe closed: let it finish dying */
-    for (;;) {
-      pid_t w = waitpid(pid, &st, WNOHANG);
-      if (w == pid || (w < 0 && errno != EINTR)) break;
-      if (now_s() >= deadline) {
-        timed_out = 1;
-        break;
-      }
-      struct timespec ts = {0, 1000000};
-      nanosleep(&ts, NULL);
-    }
-    if (!timed_out) {
-      kill(-pid, SIGKILL);
-      if (WIFSIGNALED(st))
-        rt_err_set(err, "the bench worker was killed by signal %d (%s)", WTERMSIG(st),
-                   strsignal(WTERMSIG(st)));
-      else
-        rt_err_set(err, "the bench worker exited with status %d without a report",
-                   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-      return -1;
-    }
-  }
-  kill(-pid, SIGKILL);
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-  if (timed_out) {
-    rt_err_set(err, "the bench worker did not finish in %.0f s and was killed", now_s() - start);
-    return -1;
-  }
-  return 0;
+  bench_child b = {dev, p, o, image};
+  ms_child_end end;
+  if (ms_run_child(bench_child_main, &b, timeout, rep, sizeof *rep, &end) == 0) return 0;
+  char why[256];
+  rt_err_set(err, "%s", ms_child_why(&end, "bench worker", why, sizeof why));
+  return -1;
 }
 
 int cm_bench_cuda(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {

@@ -77,6 +77,23 @@ typedef struct ms_result {
 int ms_build(const char *src, const char *ldflags, const ms_opts *o,
              char *so_path, size_t cap, int *hit, rt_str *log);
 
+/* How a child of ms_run_child ended when it sent no whole report. */
+typedef struct ms_child_end {
+  int timed_out;               /* killed at the deadline */
+  int wstatus;                 /* its wait status */
+  int err;                     /* errno of a failed pipe or fork (0: none) */
+  double seconds;
+} ms_child_end;
+/* Run child(fd, ctx) in a forked process in a process group of its own; it
+** must write exactly size bytes to fd (then it may exit). The parent reads
+** them into rep until timeout seconds have passed, then kills the group and
+** reaps it; no child outlives the call. 0: rep filled; 1: the child died
+** or hung first (*end says how); -1: pipe or fork failed (end->err). */
+int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
+                 size_t size, ms_child_end *end);
+/* end as a message about `who` ("worker", "bench worker") into buf. */
+const char *ms_child_why(const ms_child_end *end, const char *who, char *buf, size_t cap);
+
 /* Build n candidate sources into the compile cache at once, jobs children
 ** in parallel (0: one per online CPU), so that the ms_measure calls that
 ** follow find them there. Compile errors are left for ms_measure to

@@ -354,23 +354,25 @@ static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
   return ms__run_worker(host_child_main, &h, o->timeout, rep);
 }
 
-int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, double timeout,
-                   ms__report *rep) {
-  memset(rep, 0, sizeof *rep);
+int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
+                 size_t size, ms_child_end *end) {
+  memset(end, 0, sizeof *end);
   int fd[2];
   if (pipe2(fd, O_CLOEXEC)) {
-    snprintf(rep->msg, sizeof rep->msg, "harness: pipe: %s", strerror(errno));
+    end->err = errno;
     return -1;
   }
+  fflush(NULL);
   pid_t pid = fork();
   if (pid < 0) {
-    snprintf(rep->msg, sizeof rep->msg, "harness: fork: %s", strerror(errno));
+    end->err = errno;
     close(fd[0]);
     close(fd[1]);
     return -1;
   }
   if (pid == 0) {
     close(fd[0]);
+    setpgid(0, 0);
     child(fd[1], ctx);
     _exit(0);
   }
@@ -378,47 +380,53 @@ int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, double timeout,
   close(fd[1]);
   double start = now(), deadline = start + timeout;
   size_t got = 0;
-  int timed_out = 0;
-  while (got < sizeof *rep) {
+  while (got < size) {
     double left = deadline - now();
     if (left <= 0) {
-      timed_out = 1;
+      end->timed_out = 1;
       break;
     }
     struct pollfd p = {.fd = fd[0], .events = POLLIN};
     int pr = poll(&p, 1, (int)(left * 1000) + 1);
     if (pr <= 0) continue;   /* EINTR or not yet: the loop rechecks */
-    ssize_t k = read(fd[0], (char *)rep + got, sizeof *rep - got);
+    ssize_t k = read(fd[0], (char *)rep + got, size - got);
     if (k > 0) got += (size_t)k;
     else if (k == 0 || errno != EINTR) break;
   }
   close(fd[0]);
   int st = 0;
-  if (got == sizeof *rep) {   /* complete: end the group, reap */
+  if (got < size && !end->timed_out) end->timed_out = reap(pid, deadline, &st);
+  else {   /* complete, or out of time: end the group, reap */
     kill(-pid, SIGKILL);
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    return 0;
   }
-  if (timed_out) {
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-  } else {
-    timed_out = reap(pid, deadline, &st);
-  }
+  end->seconds = now() - start;
+  end->wstatus = st;
+  return got == size ? 0 : 1;
+}
+
+const char *ms_child_why(const ms_child_end *end, const char *who, char *buf, size_t cap) {
+  if (end->err) snprintf(buf, cap, "harness: cannot start the %s: %s", who, strerror(end->err));
+  else if (end->timed_out) snprintf(buf, cap, "timeout: %s killed after %.2f s", who, end->seconds);
+  else if (WIFSIGNALED(end->wstatus))
+    snprintf(buf, cap, "%s killed by %s (%s)", who, signal_name(WTERMSIG(end->wstatus)),
+             strsignal(WTERMSIG(end->wstatus)));
+  else
+    snprintf(buf, cap, "%s exited with status %d without a report", who,
+             WIFEXITED(end->wstatus) ? WEXITSTATUS(end->wstatus) : -1);
+  return buf;
+}
+
+int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, double timeout,
+                   ms__report *rep) {
   memset(rep, 0, sizeof *rep);
-  if (timed_out) {
-    rep->status = MS_TIMEOUT;
-    snprintf(rep->msg, sizeof rep->msg, "timeout: worker killed after %.2f s",
-             now() - start);
-  } else if (WIFSIGNALED(st)) {
-    rep->status = MS_RUNTIME_ERROR;
-    snprintf(rep->msg, sizeof rep->msg, "killed by %s (%s)",
-             signal_name(WTERMSIG(st)), strsignal(WTERMSIG(st)));
-  } else {
-    rep->status = MS_RUNTIME_ERROR;
-    snprintf(rep->msg, sizeof rep->msg, "worker exited with status %d "
-             "without a report", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-  }
+  ms_child_end end;
+  int rc = ms_run_child(child, ctx, timeout, rep, sizeof *rep, &end);
+  if (rc == 0) return 0;
+  memset(rep, 0, sizeof *rep);
+  ms_child_why(&end, "worker", rep->msg, sizeof rep->msg);
+  if (rc < 0) return -1;
+  rep->status = end.timed_out ? MS_TIMEOUT : MS_RUNTIME_ERROR;
   return 0;
 }
 

@@ -30,6 +30,7 @@
 #include "cost_model/cm.h"
 #include "search_spaces/sp.h"
 #include "targets/host/hk.h"
+#include "tk_space.h"
 
 #define LINE 64
 
@@ -187,18 +188,6 @@ static void touch(trace *t, int b, int64_t i) {
 static double seen_bytes(const trace *t) { return t->seen.misses * LINE; }
 
 /* ---- Spaces, configurations, the model ---- */
-
-static sp_space *load_space(const hk_kernel *k, const char *set) {
-  rt_err err = {0};
-  sx_arena *a = sx_arena_new();
-  sp_binding *b = NULL;
-  int nb = sp_parse_bindings(set, a, &b, &err);
-  sp_space *sp = nb < 0 ? NULL : sp_load_file(k->space, b, nb, &err);
-  free(b);
-  sx_arena_free(a);
-  if (!sp) fail_msg("%s %s: %s", k->name, set, err.msg);
-  return sp;
-}
 
 /* Configuration from "name=value,..." (values as Python reprs) over the
 ** default; fails the test when a value is not in the space or the result

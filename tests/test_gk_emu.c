@@ -35,6 +35,7 @@
 #include "search_spaces/sp.h"
 #include "targets/cuda/gk.h"
 #include "tests/cuda_emu/emu_run.h"
+#include "tk_space.h"
 
 #define POOL 64          /* schedules sampled per workload to select from */
 #define NSEL 10          /* sampled schedules run per workload (+ default);
@@ -64,18 +65,6 @@ static double now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static sp_space *load_space(const hk_kernel *k, const char *set) {
-  rt_err err = {0};
-  sx_arena *a = sx_arena_new();
-  sp_binding *b = NULL;
-  int nb = sp_parse_bindings(set, a, &b, &err);
-  sp_space *sp = nb < 0 ? NULL : sp_load_file(k->space, b, nb, &err);
-  free(b);
-  sx_arena_free(a);
-  if (!sp) fail_msg("%s %s: %s", k->name, set, err.msg);
-  return sp;
 }
 
 /* The buffers of one workload: inputs filled as the harness fills them,

@@ -25,23 +25,12 @@
 #include "search_spaces/sp.h"
 #include "targets/cuda/gd.h"
 #include "targets/cuda/gk.h"
+#include "tk_space.h"
 
 #define SAMPLES_LARGE 30   /* schedules sampled for a workload marked large */
 #define SAMPLES_SMALL 5    /* for the others (NVRTC takes ~0.1-0.5 s each) */
 
 static int have_nvrtc;     /* set once in main */
-
-static sp_space *load_space(const hk_kernel *k, const char *set) {
-  rt_err err = {0};
-  sx_arena *a = sx_arena_new();
-  sp_binding *b = NULL;
-  int nb = sp_parse_bindings(set, a, &b, &err);
-  sp_space *sp = nb < 0 ? NULL : sp_load_file(k->space, b, nb, &err);
-  free(b);
-  sx_arena_free(a);
-  if (!sp) fail_msg("%s %s: %s", k->name, set, err.msg);
-  return sp;
-}
 
 /* Whether src defines `extern "C" __global__ ... name(` on one line. */
 static int defines_kernel(const char *src, const char *name) {

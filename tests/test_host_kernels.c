@@ -24,6 +24,7 @@
 
 #include "search_spaces/sp.h"
 #include "targets/host/hk.h"
+#include "tk_space.h"
 
 #define SAMPLES 8
 
@@ -74,18 +75,6 @@ static double rel_err(const float *out, const float *ref, int64_t n) {
     m = fmax(m, fabs(ref[i]));
   }
   return e / fmax(m, 1e-30);
-}
-
-static sp_space *load_space(const hk_kernel *k, const char *set) {
-  rt_err err = {0};
-  sx_arena *a = sx_arena_new();
-  sp_binding *b = NULL;
-  int nb = sp_parse_bindings(set, a, &b, &err);
-  sp_space *sp = nb < 0 ? NULL : sp_load_file(k->space, b, nb, &err);
-  free(b);
-  sx_arena_free(a);
-  if (!sp) fail_msg("%s %s: %s", k->name, set, err.msg);
-  return sp;
 }
 
 /* A workload's buffers: inputs filled from rng in [-1, 1], outputs NaN

@@ -177,14 +177,10 @@ static int read_full(int fd, void *buf, size_t n, double deadline) {
   return 0;
 }
 
-int gd_props_get(int dev, gd_props *p, rt_err *err) {
-  static gd_props cache[8];
-  static int cached[8];
-  if (dev >= 0 && dev < 8 && cached[dev]) {
-    *p = cache[dev];
-    return 0;
-  }
-  struct { int rc; gd_props p; char msg[512]; } rep;
+/* A child process with a pipe to its parent: in the parent (return > 0),
+** *fd is the read end; in the child (return 0), the write end. -1 with
+** err when pipe or fork failed. Output buffers are flushed first. */
+static pid_t spawn(int *fd, rt_err *err) {
   int fds[2];
   if (pipe(fds)) {
     rt_err_set(err, "pipe: %s", strerror(errno));
@@ -197,23 +193,47 @@ int gd_props_get(int dev, gd_props *p, rt_err *err) {
     rt_err_set(err, "fork: %s", strerror(errno));
     return -1;
   }
+  close(fds[pid == 0 ? 0 : 1]);
+  *fd = fds[pid == 0 ? 1 : 0];
+  return pid;
+}
+
+/* Close the read end, kill the child when bad (it hung or sent less than
+** expected), reap it; its wait status. */
+static int reap_child(pid_t pid, int fd, int bad) {
+  close(fd);
+  if (bad) kill(pid, SIGKILL);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  return st;
+}
+
+static double deadline_in(double seconds) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + seconds;
+}
+
+int gd_props_get(int dev, gd_props *p, rt_err *err) {
+  static gd_props cache[8];
+  static int cached[8];
+  if (dev >= 0 && dev < 8 && cached[dev]) {
+    *p = cache[dev];
+    return 0;
+  }
+  struct { int rc; gd_props p; char msg[512]; } rep;
+  int fd;
+  pid_t pid = spawn(&fd, err);
+  if (pid < 0) return -1;
   if (pid == 0) {
-    close(fds[0]);
     rt_err e = {0};
     memset(&rep, 0, sizeof rep);
     rep.rc = child_props(dev, &rep.p, &e);
     snprintf(rep.msg, sizeof rep.msg, "%s", e.msg);
-    ssize_t w = write(fds[1], &rep, sizeof rep);
+    ssize_t w = write(fd, &rep, sizeof rep);
     _exit(w == (ssize_t)sizeof rep ? 0 : 1);
   }
-  close(fds[1]);
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  int bad = read_full(fds[0], &rep, sizeof rep, (double)ts.tv_sec + 60.0);
-  close(fds[0]);
-  if (bad) kill(pid, SIGKILL);
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  int bad = read_full(fd, &rep, sizeof rep, deadline_in(60)), st = reap_child(pid, fd, bad);
   if (bad) {
     rt_err_set(err, "CUDA device %d: the probe process died or hung (status %d)", dev, st);
     return -1;
@@ -326,7 +346,8 @@ static int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
-static void send_answer(int fd, int status, const void *a, size_t na, const char *b) {
+__attribute__((noreturn)) static void send_answer(int fd, int status, const void *a, size_t na,
+                                                const char *b) {
   size_t nb = b ? strlen(b) : 0;
   if (write_all(fd, &status, sizeof status) || write_all(fd, &na, sizeof na) ||
       (na && write_all(fd, a, na)) || write_all(fd, &nb, sizeof nb) || (nb && write_all(fd, b, nb)))
@@ -348,7 +369,7 @@ typedef struct nv_task {
   int maj, min;
 } nv_task;
 
-static void nv_child(int fd, const nv_task *t) {
+__attribute__((noreturn)) static void nv_child(int fd, const nv_task *t) {
   if (!nvrtc_load()) send_answer(fd, -1, NULL, 0, nv.why);
   if (t->kind == 0) {
     int maj = 0, min = 0;
@@ -400,33 +421,15 @@ static void nv_child(int fd, const nv_task *t) {
 ** hung for 10 minutes, or could not be forked). */
 static int nv_run(const nv_task *t, nv_answer *ans, rt_err *err) {
   memset(ans, 0, sizeof *ans);
-  int fds[2];
-  if (pipe(fds)) {
-    rt_err_set(err, "pipe: %s", strerror(errno));
-    return -1;
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]), close(fds[1]);
-    rt_err_set(err, "fork: %s", strerror(errno));
-    return -1;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    nv_child(fds[1], t);
-  }
-  close(fds[1]);
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double deadline = (double)ts.tv_sec + 600;
-  int bad = read_full(fds[0], &ans->status, sizeof ans->status, deadline) ||
-            read_blob(fds[0], &ans->a, &ans->na, deadline) ||
-            read_blob(fds[0], &ans->b, &ans->nb, deadline);
-  close(fds[0]);
-  if (bad) kill(pid, SIGKILL);
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  int fd;
+  pid_t pid = spawn(&fd, err);
+  if (pid < 0) return -1;
+  if (pid == 0) nv_child(fd, t);
+  double deadline = deadline_in(600);
+  int bad = read_full(fd, &ans->status, sizeof ans->status, deadline) ||
+            read_blob(fd, &ans->a, &ans->na, deadline) ||
+            read_blob(fd, &ans->b, &ans->nb, deadline);
+  int st = reap_child(pid, fd, bad);
   if (bad) {
     free(ans->a), free(ans->b);
     rt_err_set(err, "NVRTC's process died or hung (wait status %d)", st);
