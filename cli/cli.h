@@ -88,6 +88,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);     /* cmd_bench.c */
 int cmd_model(int argc, char **argv);     /* cmd_model.c */
+int cmd_experiment(int argc, char **argv);   /* cmd_experiment.c */
 /* model subcommands (cli/cmd_model*.c) */
 int cmd_model_roofline(int argc, char **argv);   /* cmd_model_plot.c */
 

@@ -38,6 +38,8 @@ static const cli_cmd commands[] = {
    "measure the target's ceilings (peak FLOP/s, bandwidth per memory level) and store them"},
   {"model", cmd_model, "SUBCOMMAND --kernel K [options]",
    "the cost model: predict, explain, calibrate, accuracy, history, roofline"},
+  {"experiment", cmd_experiment, "list | run NAME [--quick]",
+   "the reproducible experiments: data, plots and a report under experiments/results/"},
   {"version", cmd_version, "", "print the version"},
   {NULL, NULL, NULL, NULL},
 };

@@ -1,0 +1,99 @@
+# experiments/lib.sh -- what every experiments/NAME/run.sh shares. A script
+# is run by `rooftune experiment run NAME [--quick] [-- ARGS]` from the
+# project root, with this environment:
+#   ROOFTUNE        the rooftune binary that runs it
+#   RT_ROOT         the project root (the working directory)
+#   RT_OUT          its output folder, empty at the start
+#   RT_NAME         the experiment's name
+#   RT_QUICK        1 with --quick (fewer repeats, smaller sizes), else 0
+#   RT_FINGERPRINT  the host's fingerprint; RT_VERSION rooftune's version
+# and it sources this file, which gives:
+#   rt ARGS...             run rooftune; the command line is logged in
+#                          commands.txt (as `rooftune ...`, paths relative to
+#                          the project root); stops the experiment on failure
+#   report_begin TITLE     start report.md: title, mode, date, the machine
+#                          (rooftune targets), rooftune's version and commit
+#   report TEXT...         append a paragraph (or a table) to report.md
+#   report_file FILE       append a file's text to report.md
+#   figure NAME CAPTION    link NAME.png and NAME.svg from report.md
+#   plot NAME              run gnuplot on stdin with PNG and SVG terminals
+#                          set, writing NAME.png and NAME.svg (the script
+#                          is kept as NAME.gp); the body sets no terminal
+#   report_end             seeds ($SEEDS), environment ($ENV_FIXED), the
+#                          exact commands, the duration
+# Tables are made from the CSV files by the scripts (awk); they depend
+# only on the data and the seeds, so a rerun on recorded data gives the
+# same tables.
+set -eu
+: "${ROOFTUNE:?run this through rooftune experiment run}"
+: "${RT_OUT:?}" "${RT_NAME:?}" "${RT_QUICK:=0}"
+SEEDS=${SEEDS:-}
+ENV_FIXED=${ENV_FIXED:-}
+REPORT="$RT_OUT/report.md"
+: > "$RT_OUT/commands.txt"
+T_START=$(date +%s)
+
+rt() {
+  printf 'rooftune' >> "$RT_OUT/commands.txt"
+  for a in "$@"; do
+    case $a in
+      *[!A-Za-z0-9_./:=,%+-]*|'') printf " '%s'" "$(printf %s "$a" | sed "s/'/'\\\\''/g")" ;;
+      *) printf ' %s' "$a" ;;
+    esac
+  done | sed "s|$RT_ROOT/||g" >> "$RT_OUT/commands.txt"
+  echo >> "$RT_OUT/commands.txt"
+  "$ROOFTUNE" "$@"
+}
+
+report() { printf '%s\n\n' "$*" >> "$REPORT"; }
+report_file() { cat "$1" >> "$REPORT"; echo >> "$REPORT"; }
+
+report_begin() {
+  {
+    echo "# $1"
+    echo
+    echo "Experiment \`$RT_NAME\`, $( [ "$RT_QUICK" = 1 ] && echo 'quick run (--quick)' || echo 'full run' )," \
+         "$(date -u '+%Y-%m-%d %H:%M UTC'); rooftune $RT_VERSION," \
+         "commit $(git -C "$RT_ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)."
+    echo "The question, the method and how to read this are in"
+    echo "[experiments/$RT_NAME/README.md](../../../$RT_NAME/README.md)."
+    echo
+    echo "## The machine"
+    echo
+    echo '```'
+    "$ROOFTUNE" targets | sed -n '/^host/,/fingerprint/p'
+    echo '```'
+    echo
+  } > "$REPORT"
+}
+
+figure() {
+  report "![$2]($1.png)
+
+*$2* ([SVG]($1.svg), data in the CSV files beside it)"
+}
+
+plot() {
+  cat > "$RT_OUT/$1.gp"
+  gnuplot -e "set terminal pngcairo size 1000,650 font 'DejaVu Sans,11'; set output '$RT_OUT/$1.png'" \
+    "$RT_OUT/$1.gp"
+  gnuplot -e "set terminal svg size 1000,650 font 'DejaVu Sans,11' background rgb 'white'; set output '$RT_OUT/$1.svg'" \
+    "$RT_OUT/$1.gp"
+}
+
+report_end() {
+  {
+    echo "## Reproducing this"
+    echo
+    [ -n "$SEEDS" ] && echo "Seeds: $SEEDS." && echo
+    [ -n "$ENV_FIXED" ] && echo "Fixed environment: $ENV_FIXED." && echo
+    echo "From the project root, \`rooftune experiment run $RT_NAME$( [ "$RT_QUICK" = 1 ] && echo ' --quick')\`"
+    echo "ran these commands (also in \`commands.txt\`):"
+    echo
+    echo '```'
+    cat "$RT_OUT/commands.txt"
+    echo '```'
+    echo
+    echo "It took $(( $(date +%s) - T_START )) s."
+  } >> "$REPORT"
+}
