@@ -279,6 +279,7 @@ typedef struct tu_report {
   int64_t best_trial;
   double default_s, baseline_s, baseline_ci_lo, baseline_ci_hi, speedup_default,
       speedup_baseline;
+  int baseline_repeats;   /* timed repeats of the baseline (0: not measured) */
   double compile_s, verify_s, bench_s, elapsed_s, framework_s;
   double flops, min_bytes;
 } tu_report;

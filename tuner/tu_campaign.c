@@ -456,7 +456,8 @@ static void finish_report(camp *c, tu_run *run, tu_report *rep) {
   char *src = c->k->baseline ? c->k->baseline(&c->pb, &ldflags) : NULL;
   ms_result r;
   rep->baseline_s = measure_aside(c, src, ldflags, &r);
-  if (!isnan(rep->baseline_s)) rep->baseline_ci_lo = r.t.ci_lo, rep->baseline_ci_hi = r.t.ci_hi;
+  if (!isnan(rep->baseline_s))
+    rep->baseline_ci_lo = r.t.ci_lo, rep->baseline_ci_hi = r.t.ci_hi, rep->baseline_repeats = r.t.n;
   char what[160];
   snprintf(what, sizeof what, "%s", src ? (ldflags ? ldflags : "library") : "reference implementation");
   rep->baseline_what = rt_strdup(what);
@@ -496,10 +497,12 @@ static char *report_json(const tu_report *r) {
                                            "gbytes_per_s", NUM(r->best_gbs)));
   json_object_set_new(j, "default", json_pack("{s:o, s:o, s:o}", "config", def, "time_s",
                                               NUM(r->default_s), "speedup", NUM(r->speedup_default)));
-  json_object_set_new(j, "baseline", json_pack("{s:s?, s:o, s:[o, o], s:o}", "what", r->baseline_what,
-                                               "time_s", NUM(r->baseline_s), "ci95",
-                                               NUM(r->baseline_ci_lo), NUM(r->baseline_ci_hi),
-                                               "speedup", NUM(r->speedup_baseline)));
+  json_object_set_new(j, "baseline", json_pack("{s:s?, s:o, s:[o, o], s:i, s:o}", "what",
+                                               r->baseline_what, "time_s", NUM(r->baseline_s),
+                                               "ci95", NUM(r->baseline_ci_lo),
+                                               NUM(r->baseline_ci_hi), "repeats",
+                                               r->baseline_repeats, "speedup",
+                                               NUM(r->speedup_baseline)));
   json_object_set_new(j, "spent_s", json_pack("{s:f, s:f, s:f, s:f, s:f}", "compile", r->compile_s,
                                               "verify", r->verify_s, "measure", r->bench_s,
                                               "framework", r->framework_s, "elapsed", r->elapsed_s));
