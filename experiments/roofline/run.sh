@@ -247,7 +247,9 @@ above=$(awk -F, 'NR > 1 && $19 > 1.05 { printf "%s%s (%.0f%%)", (n++ ? ", " : ""
 ceiling means the ceiling was measured low (the machine was busy while
 \`rooftune bench\` ran: take the ceilings from a quiet run with
 \`--ceilings FILE\`) or, for a memory level, that the model places more traffic
-at that level than the schedule moves there (its data stays in a nearer cache)."
+at that level than the schedule moves there (its data stays in a nearer
+cache); a streaming kernel at its level's bandwidth can also land a few
+percent above a ceiling within the ceiling's own spread."
 figure roofline "Every tuned kernel with flops at (intensity, GFLOP/s) on the measured roofs; transpose has no flops and is in the next figure and the table"
 figure bandwidth "Compulsory GB/s of every tuned kernel, transpose included, against the read bandwidth of each level"
 report_end
