@@ -1,0 +1,358 @@
+/*
+** test_exp_host.c -- experiments 3 (roofline) and 6 (vendor) run end to end
+** in their quick form into temporary folders (never experiments/results/),
+** and their tables checked against what they were made from:
+**  - roofline: every kernel's row against the database trial it names
+**    (time), the kernel's flops and compulsory bytes recomputed here from
+**    the workload's sizes (GFLOP/s, GB/s), the fraction of the bound
+**    recomputed from the row's ceiling; fractions positive, a compute-bound
+**    winner at most 105% of a peak measured on a quiet machine (the
+**    committed cost_model.db's ceilings, when this host is that machine),
+**    and any fraction above 105% flagged in the report; a second run on the
+**    first run's database gives the identical table;
+**  - vendor: the ratio column is the two times' ratio, the tuned time is
+**    the database trial's, OpenBLAS's time the campaign report's baseline;
+**    the report states OPENBLAS_CORETYPE, OpenBLAS's threads and the seeds;
+**    the GPU table (when the H200 database is present) holds the cuBLAS
+**    baseline recorded in the model-guided campaign.
+** The binary is found next to the test's own directory (BUILD/tests/..).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <libgen.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char rooftune[4096];
+
+/* rooftune experiment run NAME --quick --out DIR [-- ARGS...]; exit status. */
+static int run_experiment(const char *name, const char *dir, const char *const *args) {
+  const char *argv[32] = {rooftune, "experiment", "run", name, "--quick", "--out", dir};
+  int argc = 7;
+  if (args && args[0]) {
+    argv[argc++] = "--";
+    for (int i = 0; args[i] && argc < 31; i++) argv[argc++] = args[i];
+  }
+  argv[argc] = NULL;
+  fflush(NULL);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout)) _exit(127);
+    execv(rooftune, (char *const *)argv);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("[ INFO     ] experiment %s --quick: %.1f s\n", name,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static char *slurp_path(const char *dir, const char *name) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  FILE *f = fopen(p, "r");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  char *s = malloc((size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, f);
+  s[got] = 0;
+  fclose(f);
+  return s;
+}
+
+static int exists(const char *dir, const char *name) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  return access(p, R_OK) == 0;
+}
+
+static void rm_rf(const char *dir) {
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", dir);
+  if (system(cmd)) {}
+}
+
+/* Split a CSV line (no quoted fields in these files) in place. */
+static int split(char *line, char **f, int max) {
+  int n = 0;
+  for (char *p = line; n < max;) {
+    f[n++] = p;
+    char *c = strchr(p, ',');
+    if (!c) break;
+    *c = 0;
+    p = c + 1;
+  }
+  return n;
+}
+
+/* The value of VAR in a workload "M=256 N=256 K=256" (def when absent). */
+static double var(const char *w, const char *name, double def) {
+  size_t n = strlen(name);
+  for (const char *p = w; *p;) {
+    while (*p == ' ') p++;
+    if (!strncmp(p, name, n) && p[n] == '=') return atof(p + n + 1);
+    while (*p && *p != ' ') p++;
+  }
+  return def;
+}
+
+/* The kernels' flops and compulsory bytes, written down here from their
+** definitions (not rooftune's code): gemm 2MNK over A, B read and C read
+** and written; conv2d 2*N*K*P*Q*C*R*S; the 5-point stencil 6 flops a point
+** a step over a grid with its fixed boundary; a sum of N floats N-1 adds. */
+static void work_of(const char *k, const char *w, double *flops, double *bytes) {
+  *flops = *bytes = 0;
+  if (!strcmp(k, "gemm")) {
+    double m = var(w, "M", 0), n = var(w, "N", 0), kk = var(w, "K", 0);
+    *flops = 2 * m * n * kk;
+    *bytes = 4 * (m * kk + kk * n + 2 * m * n);
+  } else if (!strcmp(k, "conv2d")) {
+    double N = var(w, "N", 0), H = var(w, "H", 0), W = var(w, "W", 0), C = var(w, "C", 0);
+    double K = var(w, "K", 0), R = var(w, "R", 0), S = var(w, "S", 0);
+    double pad = var(w, "pad", 0), stride = var(w, "stride", 1);
+    double P = floor((H + 2 * pad - R) / stride) + 1, Q = floor((W + 2 * pad - S) / stride) + 1;
+    *flops = 2 * N * K * P * Q * C * R * S;
+    *bytes = 4 * (N * C * H * W + K * C * R * S + N * K * P * Q);
+  } else if (!strcmp(k, "stencil")) {
+    double nx = var(w, "NX", 0), ny = var(w, "NY", 0), steps = var(w, "STEPS", 0);
+    *flops = 6 * nx * ny * steps;
+    *bytes = 8 * (nx + 2) * (ny + 2);
+  } else if (!strcmp(k, "transpose")) {
+    *flops = 0;
+    *bytes = 8 * var(w, "M", 0) * var(w, "N", 0);
+  } else if (!strcmp(k, "reduction")) {
+    double n = var(w, "N", 0);
+    *flops = n - 1;
+    *bytes = 4 * (n + 1);
+  } else {
+    fail_msg("unknown kernel %s", k);
+  }
+}
+
+static double trial_time(sqlite3 *db, long long id) {
+  sqlite3_stmt *s;
+  assert_int_equal(sqlite3_prepare_v2(db, "SELECT time FROM trials WHERE id = ? AND status = 'ok'",
+                                      -1, &s, NULL), SQLITE_OK);
+  sqlite3_bind_int64(s, 1, id);
+  assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+  double t = sqlite3_column_double(s, 0);
+  sqlite3_finalize(s);
+  return t;
+}
+
+static void near(double got, double want, double rel, const char *what) {
+  if (!(fabs(got - want) <= rel * fabs(want)))
+    fail_msg("%s: %.9g, expected %.9g", what, got, want);
+}
+
+static const char *const kernels[] = {"gemm", "conv2d", "stencil", "transpose", "reduction"};
+
+static void roofline(void **state) {
+  (void)state;
+  char d1[] = "/tmp/rt_exp_roofline1_XXXXXX", d2[] = "/tmp/rt_exp_roofline2_XXXXXX";
+  assert_non_null(mkdtemp(d1));
+  assert_non_null(mkdtemp(d2));
+  static const char *const args1[] = {"--ceilings", "experiments/cost_model/results/cost_model.db",
+                                      NULL};
+  assert_int_equal(run_experiment("roofline", d1, args1), 0);
+  char *rep = slurp_path(d1, "report.md"), *csv = slurp_path(d1, "roofline.csv");
+  assert_non_null(rep);
+  assert_non_null(csv);
+  assert_non_null(strstr(rep, "Seeds: every campaign --seed 1"));
+  assert_non_null(strstr(rep, "OPENBLAS_CORETYPE="));
+  assert_non_null(strstr(rep, "rooftune tune --db"));
+  int quiet = strstr(rep, "(--ceilings)") != NULL;   /* this host: quiet-machine ceilings */
+  for (const char *f = "roofline.png\0roofline.svg\0bandwidth.png\0bandwidth.svg\0roofline.gp\0"
+                       "roofline.db\0ceilings.json\0";
+       *f; f += strlen(f) + 1)
+    assert_true(exists(d1, f));
+  char db_path[4200];
+  snprintf(db_path, sizeof db_path, "%s/roofline.db", d1);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  int rows = 0, seen[5] = {0};
+  char *save = NULL;
+  for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (!strncmp(line, "kernel,", 7)) continue;
+    char *f[24];
+    /* kernel,workload,campaign,trial,threads,time_s,ci_lo_s,ci_hi_s,repeats,noisy,flops,
+    ** bytes,intensity,gflops,gbs,bound,bound_work,bound_ceiling,fraction,coefficients */
+    assert_int_equal(split(line, f, 24), 20);
+    rows++;
+    for (int i = 0; i < 5; i++) seen[i] += !strcmp(f[0], kernels[i]);
+    double t = trial_time(db, atoll(f[3])), flops, bytes;
+    work_of(f[0], f[1], &flops, &bytes);
+    near(atof(f[5]), t, 1e-6, "time against the database trial");
+    assert_true(atof(f[6]) <= t && t <= atof(f[7]));
+    assert_true(atoi(f[8]) >= 1);
+    near(atof(f[10]) + 1, flops + 1, 1e-9, "flops");
+    near(atof(f[11]), bytes, 1e-9, "compulsory bytes");
+    if (flops > 0) near(atof(f[13]), flops / t * 1e-9, 1e-4, "GFLOP/s = flops / time");
+    else assert_true(atof(f[13]) == 0);
+    near(atof(f[14]), bytes / t * 1e-9, 1e-4, "GB/s = bytes / time");
+    double frac = atof(f[18]), ceil = atof(f[17]);
+    int compute = !strcmp(f[15], "compute");
+    assert_true(compute || !strcmp(f[15], "L1") || !strcmp(f[15], "L2") ||
+                !strcmp(f[15], "L3") || !strcmp(f[15], "DRAM"));
+    near(frac, (compute ? flops : atof(f[16])) / t / ceil, 2e-3, "fraction of the bound");
+    assert_true(frac > 0);
+    if (compute && quiet && frac > 1.05)
+      fail_msg("%s runs at %.0f%% of a quiet machine's peak", f[0], 100 * frac);
+    /* a fraction above 105% is flagged in the table and named below it */
+    char key[160];
+    snprintf(key, sizeof key, "| %s | %s |", f[0], f[1]);
+    const char *row = strstr(rep, key);
+    assert_non_null(row);
+    const char *eol = strchr(row, '\n');
+    const char *flag = strstr(row, "(above: see below)");
+    assert_int_equal(frac > 1.05, flag && flag < eol);
+    if (frac > 1.05) {
+      const char *para = strstr(rep, "**Above the measured ceiling:**");
+      assert_non_null(para);
+      assert_non_null(strstr(para, f[0]));
+    }
+  }
+  sqlite3_close(db);
+  assert_int_equal(rows, 5);
+  for (int i = 0; i < 5; i++) assert_int_equal(seen[i], 1);
+  /* a second run on the recorded data: the identical table */
+  char from[4200];
+  snprintf(from, sizeof from, "%s/roofline.db", d1);
+  const char *args2[] = {"--db", from, NULL};
+  assert_int_equal(run_experiment("roofline", d2, args2), 0);
+  char *t1 = slurp_path(d1, "roofline_table.md"), *t2 = slurp_path(d2, "roofline_table.md");
+  assert_non_null(t1);
+  assert_non_null(t2);
+  assert_string_equal(t1, t2);
+  free(t1);
+  free(t2);
+  free(rep);
+  free(csv);
+  rm_rf(d1);
+  rm_rf(d2);
+}
+
+static void vendor(void **state) {
+  (void)state;
+  char d[] = "/tmp/rt_exp_vendor_XXXXXX";
+  assert_non_null(mkdtemp(d));
+  assert_int_equal(run_experiment("vendor", d, NULL), 0);
+  char *rep = slurp_path(d, "report.md"), *csv = slurp_path(d, "host.csv");
+  assert_non_null(rep);
+  assert_non_null(csv);
+  assert_non_null(strstr(rep, "Seeds: every campaign --seed 1"));
+  assert_non_null(strstr(rep, "Fixed environment: OPENBLAS_CORETYPE="));
+  assert_non_null(strstr(rep, "OPENBLAS_NUM_THREADS="));
+  for (const char *f = "ratio.png\0ratio.svg\0ratio.gp\0vendor.db\0host_table.md\0"; *f;
+       f += strlen(f) + 1)
+    assert_true(exists(d, f));
+  char db_path[4200];
+  snprintf(db_path, sizeof db_path, "%s/vendor.db", d);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  char *table = slurp_path(d, "host_table.md");
+  assert_non_null(table);
+  int rows = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    if (!strncmp(line, "shape,", 6)) continue;
+    char *f[24];
+    /* shape,M,N,K,campaign,trial,threads,tuned_s,tuned_lo_s,tuned_hi_s,tuned_repeats,
+    ** blas_s,blas_lo_s,blas_hi_s,blas_repeats,ratio,gflops_tuned,gflops_blas */
+    assert_int_equal(split(line, f, 24), 18);
+    rows++;
+    double m = atof(f[1]), n = atof(f[2]), k = atof(f[3]);
+    char shape[96];
+    snprintf(shape, sizeof shape, "%.0fx%.0fx%.0f", m, n, k);
+    assert_string_equal(f[0], shape);
+    double tuned = atof(f[7]), blas = atof(f[11]);
+    near(tuned, trial_time(db, atoll(f[5])), 1e-6, "tuned time against the database trial");
+    /* OpenBLAS: the baseline the same campaign's report recorded */
+    char jn[128];
+    snprintf(jn, sizeof jn, "tune_%s.json", f[0]);
+    char *js = slurp_path(d, jn);
+    assert_non_null(js);
+    json_error_t je;
+    json_t *j = json_loads(js, 0, &je);
+    assert_non_null(j);
+    json_t *b = json_object_get(j, "baseline");
+    assert_string_equal(json_string_value(json_object_get(b, "what")), "-lopenblas");
+    assert_int_equal(json_integer_value(json_object_get(j, "campaign")), atoll(f[4]));
+    near(blas, json_real_value(json_object_get(b, "time_s")), 1e-6, "OpenBLAS time");
+    assert_int_equal(json_integer_value(json_object_get(b, "repeats")), atoi(f[14]));
+    assert_true(atoi(f[14]) >= 1 && atoi(f[10]) >= 1);
+    json_decref(j);
+    free(js);
+    assert_true(atof(f[12]) <= blas && blas <= atof(f[13]));
+    near(atof(f[15]), blas / tuned, 1e-5, "ratio = OpenBLAS time / tuned time");
+    near(atof(f[16]), 2 * m * n * k / tuned * 1e-9, 1e-5, "tuned GFLOP/s");
+    near(atof(f[17]), 2 * m * n * k / blas * 1e-9, 1e-5, "OpenBLAS GFLOP/s");
+    char cell[160];
+    snprintf(cell, sizeof cell, "| %.3f |", blas / tuned);
+    const char *row = strstr(table, f[0]);
+    assert_non_null(row);
+    assert_true(strstr(row, cell) && strstr(row, cell) < strchr(row, '\n'));
+  }
+  assert_int_equal(rows, 4);
+  sqlite3_close(db);
+  /* the GPU: the cuBLAS baseline of the H200's model-guided campaign (2) */
+  if (access("experiments/results/h200/h200.db", R_OK) == 0) {
+    assert_non_null(strstr(rep, "not in this run"));
+    char *g = slurp_path(d, "gpu.csv");
+    assert_non_null(g);
+    int found = 0;
+    save = NULL;
+    for (char *line = strtok_r(g, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+      if (!strncmp(line, "campaign,", 9)) continue;
+      char *f[24];
+      assert_int_equal(split(line, f, 24), 19);
+      near(atof(f[16]), atof(f[12]) / atof(f[8]), 1e-5, "GPU ratio");
+      if (!strcmp(f[0], "2")) {
+        found = 1;
+        near(atof(f[12]), 0.00268105602264404, 1e-6, "cuBLAS time of campaign 2");
+        near(atof(f[8]), 0.0030029759407043458, 1e-6, "tuned time of campaign 2");
+      }
+    }
+    assert_true(found);
+    free(g);
+  }
+  free(table);
+  free(rep);
+  free(csv);
+  rm_rf(d);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 1;
+  self[n] = 0;
+  snprintf(rooftune, sizeof rooftune, "%s/../rooftune", dirname(self));
+  if (access(rooftune, X_OK)) {
+    fprintf(stderr, "%s: %s not built\n", argv[0], rooftune);
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(roofline),
+    cmocka_unit_test(vendor),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
