@@ -204,8 +204,8 @@ GP
 plot bandwidth <<GP
 set title "Compulsory bytes per second of each tuned kernel against the read-bandwidth ceilings" noenhanced
 set logscale y
-set yrange [0.1:$(awk -v b="$BW_L1" 'BEGIN { print b * 1e-9 * 3 }')]
-set xrange [-0.6:$(awk 'END { print NR - 1.4 }' "$RT_OUT/bandwidth.dat")]
+set yrange [0.1:$(awk -v b="$BW_L1" 'BEGIN { print b * 1e-9 * 12 }')]
+set xrange [-0.6:$(awk 'END { print NR - 0.4 }' "$RT_OUT/bandwidth.dat")]
 set ylabel "GB/s (compulsory bytes / median time; bars: 95% CI)"
 set xtics ($(awk '{ printf "%s%s %d", (NR > 1 ? ", " : ""), $5, $1 }' "$RT_OUT/bandwidth.dat")) noenhanced
 set grid ytics lc rgb '#e4e4e4'
