@@ -10,9 +10,9 @@
 #   --workload K:SET      kernel K's workload, e.g. gemm:M=512,N=512,K=512
 #                         (repeatable; replaces that kernel's default)
 #   --strategy S          search strategy (default model; quick: random)
-#   --budget N            trials per kernel (default 80; quick: 6)
+#   --budget N            trials per kernel (default 40; quick: 6)
 #   --seed S              the strategies' seed (default 1)
-#   --time-cap S          seconds of timing per schedule (default 1; quick: 0.2)
+#   --time-cap S          seconds of timing per schedule (default 0.5; quick: 0.2)
 #   --db FILE             start from a copy of FILE: its ceilings and trials
 #                         are reused (a rerun on recorded data)
 #   --ceilings FILE       take this host's latest stored ceilings from FILE
@@ -21,7 +21,7 @@
 . "$RT_ROOT/experiments/lib.sh"
 
 KERNELS=gemm,conv2d,stencil,transpose,reduction
-STRATEGY=model BUDGET=80 SEED=1 CAP=1 FROM_DB= CEIL_DB= WORKLOADS=
+STRATEGY=model BUDGET=40 SEED=1 CAP=0.5 FROM_DB= CEIL_DB= WORKLOADS=
 if [ "$RT_QUICK" = 1 ]; then STRATEGY=random BUDGET=6 CAP=0.2; fi
 while [ $# -gt 0 ]; do
   case $1 in
