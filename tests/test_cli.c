@@ -1573,6 +1573,45 @@ static void t1201_model_errors(void **state) {
   rm_db(db);
 }
 
+/* ---- t13xx: experiment ---- */
+
+/* The experiment table against the folders on disk (independently:
+** experiments/NAME/run.sh and README.md exist for every listed name), and
+** the usage errors of run. The runs themselves are tested per experiment
+** (tests/test_exp_*.c). */
+static void t1300_experiment_list_and_errors(void **state) {
+  (void)state;
+  result r = run("experiment", "list", "--json", NULL);
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  assert_non_null(j);
+  assert_int_equal(json_array_size(j), 6);
+  for (size_t i = 0; i < json_array_size(j); i++) {
+    const char *name = json_string_value(json_object_get(json_array_get(j, i), "name"));
+    char path[256];
+    snprintf(path, sizeof path, "experiments/%s/run.sh", name);
+    assert_int_equal(access(path, R_OK) == 0,
+                     json_is_true(json_object_get(json_array_get(j, i), "present")));
+    snprintf(path, sizeof path, "experiments/%s/README.md", name);
+    if (json_is_true(json_object_get(json_array_get(j, i), "present")) && access(path, R_OK))
+      fail_msg("experiments/%s has run.sh but no README.md", name);
+  }
+  json_decref(j);
+  done(&r);
+  r = run("experiment", "run", "nonesuch", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "unknown experiment 'nonesuch'"));
+  done(&r);
+  r = run("experiment", "run", NULL);
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "NAME is required"));
+  done(&r);
+  r = run("experiment", "frobnicate", NULL);
+  assert_int_equal(r.rc, 2);
+  done(&r);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   char self[4096];
@@ -1586,6 +1625,7 @@ int main(int argc, char **argv) {
   }
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t100_version_and_help),
+    cmocka_unit_test(t1300_experiment_list_and_errors),
     cmocka_unit_test(t101_space_help_every_level),
     cmocka_unit_test(t200_count_shared),
     cmocka_unit_test(t201_count_exact_big),
