@@ -1,0 +1,297 @@
+/*
+** test_exp_t4.c -- the experiments on T4 recordings, run as a user runs
+** them: `rooftune experiment run portability --quick` and `... strategies
+** --quick`, each into a fresh temporary folder (never experiments/results).
+** Portability: the diagonal is 1, and the A100 -> A4000 entry is recomputed
+** here from the T4 files themselves (zlib + jansson: the fastest "correct"
+** result of the A100, the same configuration's "time" on the A4000 against
+** the A4000's fastest). Strategies: scores.csv holds every strategy that
+** runs on a recording x every repeat on every recording, a second run gives
+** the same tables, and report.md names every seed. The binary is found next
+** to the test's own directory (BUILD/tests/../rooftune); the run times are
+** printed.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../tuner/tu.h"
+
+#define T4 "../shared/data/t4/"
+
+static char rooftune[4096];
+
+/* Run `rooftune experiment run NAME --quick --out DIR`, output to DIR.log;
+** the exit status. Prints the wall time. */
+static int run_experiment(const char *name, const char *dir) {
+  char log[4200];
+  snprintf(log, sizeof log, "%s.log", dir);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    execl(rooftune, rooftune, "experiment", "run", name, "--quick", "--out", dir, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("[ INFO     ] experiment %s --quick: %.1f s\n", name,
+         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+  int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  if (rc) {
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "tail -n 20 '%s' >&2", log);
+    if (system(cmd)) {}
+  }
+  unlink(log);
+  return rc;
+}
+
+/* A whole file (plain or gzip) as a NUL-terminated string, or NULL. */
+static char *slurp(const char *path) {
+  gzFile f = gzopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 20, n = 0;
+  char *s = malloc(cap);
+  for (int got; (got = gzread(f, s + n, (unsigned)(cap - n - 1))) > 0;)
+    if ((n += (size_t)got) == cap - 1) s = realloc(s, cap *= 2);
+  gzclose(f);
+  s[n] = 0;
+  return s;
+}
+
+static json_t *load_t4(const char *path) {
+  char *text = slurp(path);
+  assert_non_null(text);
+  json_error_t je;
+  json_t *root = json_loads(text, 0, &je);
+  free(text);
+  assert_non_null(root);
+  return root;
+}
+
+/* A T4 result's "time" if it is correct, else NAN. */
+static double t4_time(json_t *r) {
+  const char *inv = json_string_value(json_object_get(r, "invalidity"));
+  json_t *corr = json_object_get(r, "correctness");
+  if (!inv || strcmp(inv, "correct") || (json_is_number(corr) && json_number_value(corr) == 0))
+    return NAN;
+  json_t *ms = json_object_get(r, "measurements");
+  for (size_t k = 0; k < json_array_size(ms); k++) {
+    json_t *m = json_array_get(ms, k);
+    const char *name = json_string_value(json_object_get(m, "name"));
+    if (name && !strcmp(name, "time") && json_is_number(json_object_get(m, "value")))
+      return json_number_value(json_object_get(m, "value"));
+  }
+  return NAN;
+}
+
+/* The index of the fastest correct result. */
+static size_t t4_best(json_t *results) {
+  size_t best = (size_t)-1;
+  double bt = INFINITY;
+  for (size_t i = 0; i < json_array_size(results); i++) {
+    double t = t4_time(json_array_get(results, i));
+    if (t < bt) {
+      bt = t;
+      best = i;
+    }
+  }
+  assert_true(best != (size_t)-1);
+  return best;
+}
+
+/* The CSV line of FILE whose first fields are PREFIX ("A100,A4000,"), or NULL. */
+static char *csv_line(const char *text, const char *prefix) {
+  size_t n = strlen(prefix);
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (!strncmp(p, prefix, n)) {
+      const char *e = strchr(p, '\n');
+      size_t len = e ? (size_t)(e - p) : strlen(p);
+      char *line = malloc(len + 1);
+      memcpy(line, p, len);
+      line[len] = 0;
+      return line;
+    }
+  return NULL;
+}
+
+/* The FIELD-th (1-based) comma-separated field of LINE, copied into out. */
+static const char *field(const char *line, int f, char *out, size_t cap) {
+  const char *p = line;
+  for (int i = 1; i < f && p; i++) p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+  assert_non_null(p);
+  size_t len = strcspn(p, ",");
+  if (len >= cap) len = cap - 1;
+  memcpy(out, p, len);
+  out[len] = 0;
+  return out;
+}
+
+static char *file_text(const char *dir, const char *name) {
+  char path[4300];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char *s = slurp(path);
+  if (!s) fail_msg("%s is missing", path);
+  return s;
+}
+
+static void rm_rf(const char *dir) {
+  char cmd[4300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd)) {}
+}
+
+static void portability(void **state) {
+  (void)state;
+  char dir[] = "/tmp/rooftune-exp-portability-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  assert_int_equal(run_experiment("portability", dir), 0);
+  char *m = file_text(dir, "matrix.csv");
+  char buf[256];
+  /* the diagonal */
+  static const char *gpus[] = {"A100", "A4000"};
+  for (int g = 0; g < 2; g++) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s,%s,", gpus[g], gpus[g]);
+    char *line = csv_line(m, prefix);
+    assert_non_null(line);
+    assert_string_equal(field(line, 5, buf, sizeof buf), "ok");
+    assert_true(fabs(atof(field(line, 8, buf, sizeof buf)) - 1) < 1e-12);
+    free(line);
+  }
+  /* A100 -> A4000 from the T4 files */
+  json_t *a = load_t4(T4 "convolution_milo_A100_T4.json.gz"),
+         *b = load_t4(T4 "convolution_milo_A4000_T4.json.gz");
+  json_t *ra = json_object_get(a, "results"), *rb = json_object_get(b, "results");
+  json_t *cfg = json_object_get(json_array_get(ra, t4_best(ra)), "configuration");
+  double opt_b = t4_time(json_array_get(rb, t4_best(rb))), on_b = NAN;
+  int found = 0;
+  for (size_t i = 0; i < json_array_size(rb); i++)
+    if (json_equal(json_object_get(json_array_get(rb, i), "configuration"), cfg)) {
+      on_b = t4_time(json_array_get(rb, i));
+      found++;
+    }
+  assert_int_equal(found, 1);
+  assert_false(isnan(on_b));
+  double want = opt_b / on_b;
+  char *line = csv_line(m, "A100,A4000,");
+  assert_non_null(line);
+  assert_string_equal(field(line, 5, buf, sizeof buf), "ok");
+  double got = atof(field(line, 8, buf, sizeof buf));
+  printf("[ INFO     ] A100 -> A4000: %.6f (recomputed from the T4 files: %.6f)\n", got, want);
+  assert_true(fabs(got - want) < 1e-6);
+  assert_true(want < 1);
+  free(line);
+  /* the table shows it */
+  char *t = file_text(dir, "tables.md"), pct[32];
+  snprintf(pct, sizeof pct, " %.1f%% |", 100 * want);
+  assert_non_null(strstr(t, pct));
+  assert_non_null(strstr(t, "58.5%"));
+  free(t);
+  json_decref(a);
+  json_decref(b);
+  free(m);
+  rm_rf(dir);
+}
+
+static void strategies(void **state) {
+  (void)state;
+  char d1[] = "/tmp/rooftune-exp-strategies-XXXXXX", d2[] = "/tmp/rooftune-exp-strategies-XXXXXX";
+  assert_non_null(mkdtemp(d1));
+  assert_non_null(mkdtemp(d2));
+  assert_int_equal(run_experiment("strategies", d1), 0);
+  assert_int_equal(run_experiment("strategies", d2), 0);
+  /* every strategy that runs on a recording x every repeat x every recording */
+  static const char *keys[] = {"convolution_milo_A100", "convolution_milo_A4000",
+                               "dedispersion_milo_A100", "pnpoly_RTX_3090"};
+  const int repeats = 3;   /* --quick */
+  char *s = file_text(d1, "scores.csv");
+  int rows = 0, strats = 0;
+  for (const char *p = s; (p = strchr(p, '\n')) && p[1]; p++) rows++;
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; tu_strategies[i]; i++) {
+      if (tu_strategies[i]->needs_model) continue;
+      strats += k == 0;
+      for (int r = 0; r < repeats; r++) {
+        char prefix[200];
+        snprintf(prefix, sizeof prefix, "%s,%s,%d,", keys[k], tu_strategies[i]->name, r);
+        char *line = csv_line(s, prefix);
+        if (!line) fail_msg("scores.csv lacks %s", prefix);
+        free(line);
+      }
+    }
+  assert_int_equal(rows, 4 * strats * repeats);
+  /* the same tables from a second run */
+  char *t1 = file_text(d1, "tables.md"), *t2 = file_text(d2, "tables.md");
+  assert_true(strlen(t1) > 1000);
+  assert_string_equal(t1, t2);
+  /* report.md names every seed of scores.csv */
+  char *rep = file_text(d1, "report.md"), *seeds = strstr(rep, "Seeds: ");
+  assert_non_null(seeds);
+  char *eol = strchr(seeds, '\n');
+  if (eol) *eol = 0;
+  int listed[1000] = {0};
+  for (char *p = seeds; *p;) {
+    if (*p >= '0' && *p <= '9' && (p == seeds || p[-1] == ' ')) {
+      long v = strtol(p, &p, 10);
+      if (*p == ',' || *p == ' ' || *p == 0) {
+        if (v >= 0 && v < 1000) listed[v] = 1;
+      }
+    } else {
+      p++;
+    }
+  }
+  char buf[64];
+  for (const char *p = strchr(s, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+    long seed = atol(field(p, 4, buf, sizeof buf));
+    assert_true(seed >= 0 && seed < 1000);
+    if (!listed[seed]) fail_msg("report.md does not name seed %ld", seed);
+    if (!strchr(p, '\n')) break;
+  }
+  free(rep);
+  free(t1);
+  free(t2);
+  free(s);
+  rm_rf(d1);
+  rm_rf(d2);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 1;
+  self[n] = 0;
+  snprintf(rooftune, sizeof rooftune, "%s/../rooftune", dirname(self));
+  if (access(rooftune, X_OK)) {
+    fprintf(stderr, "%s: %s not built\n", argv[0], rooftune);
+    return 1;
+  }
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(portability),
+    cmocka_unit_test(strategies),
+  };
+  return cmocka_run_group_tests_name("experiments on T4 recordings", tests, NULL, NULL);
+}
