@@ -9,7 +9,7 @@
 export LC_ALL=C
 
 # ---- options and inputs ----
-if [ "$RT_QUICK" = 1 ]; then REPEATS=3; CAP=100; else REPEATS=30; CAP=0; fi
+if [ "$RT_QUICK" = 1 ]; then REPEATS=3; CAP=100; else REPEATS=10; CAP=0; fi
 CUTOFF=0.95 BUDGET= STRATS=all SEED=1 JOBS=$(nproc 2>/dev/null || echo 1)
 die() { echo "strategies: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
