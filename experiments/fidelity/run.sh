@@ -9,7 +9,8 @@
 #                   written (new calibration versions, counted traffic)
 #   --workloads F   the kernels and workloads to score (default
 #                   experiments/fidelity/workloads.txt; its format is there)
-#   --kernels K,..  only these kernels of the list (--quick: reduction,conv2d)
+#   --kernels K,..  only these kernels of the list (--quick on the default
+#                   list: reduction,conv2d)
 #   --seeds N       held-out splits with seeds 1..N (--quick 2, full 10)
 #   --holdout F     the share of each sample held out of the fit (0.3)
 # Measures no time: it calibrates and scores on the recorded trials. Traffic
@@ -31,7 +32,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ "$RT_QUICK" = 1 ]; then
-  : "${KERNELS:=reduction,conv2d}" "${NSEEDS:=2}"
+  [ "$LIST" = experiments/fidelity/workloads.txt ] && : "${KERNELS:=reduction,conv2d}"
+  : "${NSEEDS:=2}"
 else
   : "${NSEEDS:=10}"
 fi
@@ -112,12 +114,14 @@ rt db stats --db "$DB" > "$RT_OUT/db_stats_after.txt"
 
 # ---- tables ----
 # Table 1: the first split (seed 1).
-awk -F, 'NR > 1 && $1 == 1 {
+awk -F, 'NR > 1 && !($2 in ki) { ki[$2] = ++nk } NR > 1 && !($3 in wi) { wi[$3] = ++nw }
+  NR > 1 && $1 == 1 {
+    printf "%04d%04d%d\t", ki[$2], wi[$3], $4 == "defaults" ? 0 : $4 == "time" ? 1 : 2
     w = $3; sub(/^[^ ]* [^ ]* /, "", w)
     name = $4 == "defaults" ? "defaults" : $4 == "time" ? "calibrated: time terms" : "calibrated: time + counted traffic"
     yn1 = $8 ? "yes" : "no"; yn5 = $9 ? "yes" : "no"; yn10 = $10 ? "yes" : "no"
     printf "| %s | %s | %s | %d | %.3f | %.3f | %s | %s | %s | %.1f%% |\n", $2, w, name, $5, $6, $7, yn1, yn5, yn10, 100 * $11
-  }' "$ACC" > "$RT_OUT/table_split1.md"
+  }' "$ACC" | sort | cut -f 2- > "$RT_OUT/table_split1.md"
 # Table 2: mean and sample standard deviation over the splits.
 awk -F, '
   function ms(sum, sq, n) {
@@ -132,7 +136,9 @@ awk -F, '
   }
   NR > 1 {
     key = $2 SUBSEP $3 SUBSEP $4
-    if (!(key in n)) { order[++nk] = key; n[key] = 0 }
+    if (!($2 in ki)) ki[$2] = ++nki
+    if (!($3 in wi)) wi[$3] = ++nwi
+    if (!(key in n)) { order[++nk] = key; n[key] = 0; sk[key] = sprintf("%04d%04d%d", ki[$2], wi[$3], $4 == "defaults" ? 0 : $4 == "time" ? 1 : 2) }
     n[key]++
     if ($6 != "nan") { rs[key] += $6; rq[key] += $6 * $6; rn[key]++ }
     if ($7 != "nan") { ts[key] += $7; tq[key] += $7 * $7; tn[key]++ }
@@ -144,11 +150,12 @@ awk -F, '
       key = order[i]; split(key, f, SUBSEP)
       w = f[2]; sub(/^[^ ]* [^ ]* /, "", w)
       name = f[3] == "defaults" ? "defaults" : f[3] == "time" ? "calibrated: time terms" : "calibrated: time + counted traffic"
+      printf "%s\t", sk[key]
       printf "| %s | %s | %s | %d | %.1f | %s | %s | %d/%d | %d/%d | %d/%d | %s |\n", f[1], w, name, n[key],
         held[key] / n[key], ms(rs[key], rq[key], rn[key]), ms(ts[key], tq[key], tn[key]),
         h1[key], n[key], h5[key], n[key], h10[key], n[key], msp(es[key], eq[key], en[key])
     }
-  }' "$ACC" > "$RT_OUT/table_splits.md"
+  }' "$ACC" | sort | cut -f 2- > "$RT_OUT/table_splits.md"
 
 # ---- scatter plots of split 1 ----
 report_begin "Cost-model fidelity: predicted against measured time"

@@ -8,7 +8,8 @@
 #                     copied into the output folder, only the copy is used
 #   --spaces F        the spaces to search (default experiments/search/spaces.txt;
 #                     its format is there)
-#   --kernels K,..    only these kernels of the list (--quick: gemm,reduction)
+#   --kernels K,..    only these kernels of the list (--quick on the default
+#                     list: gemm,reduction)
 #   --strategies L    comma-separated strategies (--quick: model,random,
 #                     annealing,genetic; full: model,random,annealing,genetic,
 #                     de,pso,bayes,bandit)
@@ -38,7 +39,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ "$RT_QUICK" = 1 ]; then
-  : "${KERNELS:=gemm,reduction}" "${STRATS:=model,random,annealing,genetic}" "${REPEATS:=5}" "${CAP:=0.05}"
+  [ "$LIST" = experiments/search/spaces.txt ] && : "${KERNELS:=gemm,reduction}"
+  : "${STRATS:=model,random,annealing,genetic}" "${REPEATS:=5}" "${CAP:=0.05}"
 else
   : "${STRATS:=model,random,annealing,genetic,de,pso,bayes,bandit}" "${REPEATS:=20}" "${CAP:=0.3}"
 fi
