@@ -1,0 +1,236 @@
+#!/bin/sh
+# experiments/search/run.sh -- experiment 5: model-guided search efficiency
+# (README.md beside this file). Run it with
+#   rooftune experiment run search [--quick] [--out DIR] [-- ARGS]
+# ARGS (all optional):
+#   --db F            the database with the fully measured spaces (default the
+#                     recorded experiments/cost_model/results/cost_model.db);
+#                     copied into the output folder, only the copy is used
+#   --spaces F        the spaces to search (default experiments/search/spaces.txt;
+#                     its format is there)
+#   --kernels K,..    only these kernels of the list (--quick on the default
+#                     list: gemm,reduction)
+#   --strategies L    comma-separated strategies (--quick: model,random,
+#                     annealing,genetic; full: model,random,annealing,genetic,
+#                     de,pso,bayes,bandit)
+#   --repeats R       runs per strategy and space, seeds 1..R (--quick 5, full 20)
+#   --budget N|P%     trials per run (default 100%: the whole space)
+#   --measure         first measure every listed space whole into the copy
+#                     (rooftune tune --strategy exhaustive): this times schedules,
+#                     so run it on a quiet machine; without it nothing is timed
+#   --time-cap S      seconds of timing per schedule with --measure (--quick
+#                     0.05, full 0.3)
+. experiments/lib.sh
+
+DB_IN=experiments/cost_model/results/cost_model.db
+LIST=experiments/search/spaces.txt
+KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --db) DB_IN=$2; shift 2 ;;
+    --spaces) LIST=$2; shift 2 ;;
+    --kernels) KERNELS=$2; shift 2 ;;
+    --strategies) STRATS=$2; shift 2 ;;
+    --repeats) REPEATS=$2; shift 2 ;;
+    --budget) BUDGET=$2; shift 2 ;;
+    --measure) MEASURE=1; shift ;;
+    --time-cap) CAP=$2; shift 2 ;;
+    *) echo "search: unknown argument '$1' (see experiments/search/README.md)" >&2; exit 2 ;;
+  esac
+done
+if [ "$RT_QUICK" = 1 ]; then
+  [ "$LIST" = experiments/search/spaces.txt ] && : "${KERNELS:=gemm,reduction}"
+  : "${STRATS:=model,random,annealing,genetic}" "${REPEATS:=5}" "${CAP:=0.05}"
+else
+  : "${STRATS:=model,random,annealing,genetic,de,pso,bayes,bandit}" "${REPEATS:=20}" "${CAP:=0.3}"
+fi
+[ -r "$DB_IN" ] || { echo "search: cannot read the database $DB_IN" >&2; exit 2; }
+[ -r "$LIST" ] || { echo "search: cannot read the space list $LIST" >&2; exit 2; }
+
+DB="$RT_OUT/$(basename "$DB_IN")"
+cp "$DB_IN" "$DB"
+SEEDS="seeds 1 to $REPEATS, one run of every strategy on every space each (rooftune compare --seed 1 --repeats $REPEATS: repeat r, counted from 0, uses seed 1 + r)"
+if [ $MEASURE = 1 ]; then
+  ENV_FIXED="OPENBLAS_CORETYPE=SkylakeX (as in experiments/cost_model/run.sh); the spaces were measured by this run with --time-cap $CAP"
+  export OPENBLAS_CORETYPE=SkylakeX
+else
+  ENV_FIXED="none needed (replay of recorded trials: nothing is timed)"
+fi
+
+# The spaces this run searches: "LABEL KERNEL SET SPACE" lines; LABEL is the
+# kernel's name (with the line number when a kernel comes twice).
+grep -v '^[[:space:]]*#' "$LIST" | awk -v only=",$KERNELS," '
+  NF >= 3 && (only == ",," || index(only, "," $1 ",")) {
+    lab = $1; if (seen[$1]++) lab = $1 "_" NR
+    sp = $3 == "-" ? "targets/host/" $1 ".json" : $3
+    print lab, $1, $2, sp
+  }' > "$RT_OUT/spaces.txt"
+[ -s "$RT_OUT/spaces.txt" ] || { echo "search: no space of $LIST selected" >&2; exit 2; }
+
+NEED="$RT_OUT/trials_to_5pct.csv"   # one row per run
+echo "space,strategy,repeat,seed,trials,reached,budget" > "$NEED"
+: > "$RT_OUT/spaces_table.md"
+while read -r lab k set space; do
+  if [ $MEASURE = 1 ]; then
+    rt tune --db "$DB" --kernel "$k" --set "$set" --space "$space" --strategy exhaustive \
+      --budget 100% --time-cap "$CAP" --no-pin > "$RT_OUT/measure_$lab.txt"
+  fi
+  mkdir -p "$RT_OUT/$lab"
+  rt compare --db "$DB" --kernel "$k" --set "$set" --space "$space" --recorded \
+    --strategies "$STRATS" --budget "$BUDGET" --repeats "$REPEATS" --seed 1 \
+    --csv "$RT_OUT/$lab" > "$RT_OUT/$lab/compare.txt"
+  rt model history --db "$DB" --kernel "$k" > "$RT_OUT/$lab/model_history.txt"
+  C="$RT_OUT/$lab/curves.csv"
+  # Trials to within 5% of the optimum (the best time of the space: every
+  # run of a whole-space budget ends there); never: the budget + 1.
+  awk -F, -v lab="$lab" -v strats="$STRATS" '
+    NR == FNR { if (FNR > 1 && (opt == "" || $5 + 0 < opt)) opt = $5 + 0; if (FNR > 1 && $4 + 0 > K) K = $4 + 0; next }
+    FNR == 1 { next }
+    {
+      run = $1 SUBSEP $2
+      if (!(run in first)) { order[++nr] = run; seed[run] = $3; first[run] = 0 }
+      if (!first[run] && $5 + 0 <= 1.05 * opt) first[run] = $4 + 0
+    }
+    END {
+      ns = split(strats, S, ",")
+      for (s = 1; s <= ns; s++)
+        for (i = 1; i <= nr; i++) {
+          split(order[i], f, SUBSEP)
+          if (f[1] != S[s]) continue
+          printf "%s,%s,%s,%s,%d,%d,%d\n", lab, f[1], f[2], seed[order[i]], (first[order[i]] ? first[order[i]] : K + 1), (first[order[i]] > 0), K
+        }
+    }' "$C" "$C" >> "$NEED"
+  # Tuning curves: per strategy and trial k, quartiles over the runs of
+  # optimum / best-so-far (1: the optimum found); a gnuplot block each.
+  awk -F, -v strats="$STRATS" '
+    function q(p,   h, lo) { h = (m - 1) * p; lo = int(h); return lo + 1 < m ? x[lo] + (h - lo) * (x[lo + 1] - x[lo]) : x[lo] }
+    NR == FNR { if (FNR > 1 && (opt == "" || $5 + 0 < opt)) opt = $5 + 0; next }
+    FNR == 1 { next }
+    {
+      key = $1 SUBSEP $2
+      if (!(key in nrun)) { nrun[key] = 1; runs[$1] = runs[$1] SUBSEP $2; nr[$1]++ }
+      v[$1, $2, $4 + 0] = opt / $5; if ($4 + 0 > K) K = $4 + 0
+      if ($6 != "" && $6 + 0 > 0) re[$4 + 0] = opt / $6
+    }
+    END {
+      ns = split(strats, S, ",")
+      for (s = 1; s <= ns; s++) {
+        n = split(substr(runs[S[s]], 2), R, SUBSEP)
+        printf "# %s: k q1 median q3 (of optimum / best-so-far over %d runs)\n", S[s], n
+        for (r = 1; r <= n; r++) last[r] = 0
+        for (k = 1; k <= K; k++) {
+          m = 0
+          for (r = 1; r <= n; r++) {
+            k3 = S[s] SUBSEP R[r] SUBSEP k
+            if (k3 in v) last[r] = v[k3]
+            y = last[r]
+            for (j = m; j > 0 && x[j - 1] > y; j--) x[j] = x[j - 1]
+            x[j] = y; m++
+          }
+          printf "%d %.6f %.6f %.6f\n", k, q(0.25), q(0.5), q(0.75)
+        }
+        printf "\n\n"
+      }
+      printf "# random search, calculated: k optimum / expected best time\n"
+      for (k = 1; k <= K; k++) if (k in re) printf "%d %.6f\n", k, re[k]
+    }' "$C" "$C" > "$RT_OUT/curves_$lab.dat"
+  n=$(awk -F, 'NR > 1 && $4 + 0 > K { K = $4 + 0 } END { print K }' "$C")
+  opt=$(awk -F, 'NR > 1 && (o == "" || $5 + 0 < o) { o = $5 + 0 } END { printf "%.6g", o }' "$C")
+  cal=$(awk 'NF { l = $0 } END { if (l == "") print "none (default coefficients)"; else { split(l, f, " "); print "version " f[2] " (" f[3] " " f[4] ")" } }' "$RT_OUT/$lab/model_history.txt")
+  echo "| $lab | $(echo "$set" | tr ',' ' ') | \`$space\` | $n | $opt | $cal |" >> "$RT_OUT/spaces_table.md"
+done < "$RT_OUT/spaces.txt"
+
+# Table: trials to within 5%, median and quartiles (type 7) per space and
+# strategy; the ratio of its median to random search's.
+awk -F, '
+  function q(p,   h, lo) { h = (m - 1) * p; lo = int(h); return lo + 1 < m ? x[lo] + (h - lo) * (x[lo + 1] - x[lo]) : x[lo] }
+  function fmt(v) { return v > K[sp] ? ">" K[sp] : sprintf("%g", v) }
+  NR == 1 { next }
+  {
+    K[$1] = $7 + 0
+    key = $1 SUBSEP $2
+    if (!(key in cnt)) { order[++nk] = key }
+    val[key, cnt[key]++] = $5 + 0; hit[key] += $6
+  }
+  END {
+    for (i = 1; i <= nk; i++) {   # the medians first (random is the reference)
+      key = order[i]; m = 0
+      for (r = 0; r < cnt[key]; r++) {
+        y = val[key, r]
+        for (j = m; j > 0 && x[j - 1] > y; j--) x[j] = x[j - 1]
+        x[j] = y; m++
+      }
+      q1[key] = q(0.25); med[key] = q(0.5); q3[key] = q(0.75)
+    }
+    for (i = 1; i <= nk; i++) {
+      key = order[i]; split(key, f, SUBSEP); sp = f[1]
+      rk = sp SUBSEP "random"
+      ratio = (rk in med) && med[rk] > 0 ? sprintf("%.2f", med[key] / med[rk]) : "-"
+      printf "| %s | %s | %d | %s | [%s, %s] | %d/%d | %s |\n", sp, f[2], cnt[key], fmt(med[key]),
+        fmt(q1[key]), fmt(q3[key]), hit[key], cnt[key], ratio
+    }
+  }' "$NEED" > "$RT_OUT/table_trials.md"
+
+# ---- the report ----
+report_begin "Model-guided search efficiency: tuning curves and trials to within 5%"
+report "The question: on spaces whose every schedule was measured, how quickly does rooftune's
+cost-model-guided strategy (\`model\`: measure the best predictions, recalibrate as results
+arrive, explore where the model disagrees) come near the optimum, against the model-free
+strategies and random search? Every run replays the recorded trials of
+\`$(echo "$DB_IN" | sed "s|^$RT_ROOT/||")\` (copied to \`$(basename "$DB")\` here, the database this
+run used): a trial costs no time, its result is the one recorded. Strategies: $(echo "$STRATS" | sed 's/,/, /g');
+$REPEATS runs each (seeds 1 to $REPEATS) on every space, budget $BUDGET of the space."
+report "## The spaces
+
+schedules: the space's size (all measured); optimum: its best measured time; the model-guided
+strategy starts from the kernel's latest stored calibration (fitted on other workloads of the
+kernel: experiments/fidelity) and recalibrates during the run.
+
+| space | workload | space file | schedules | optimum (s) | model's starting calibration |
+|---|---|---|---|---|---|
+$(cat "$RT_OUT/spaces_table.md")"
+report "## Trials to come within 5% of the optimum
+
+The first trial whose best-so-far time is within 5% of the optimum, over the runs of each
+strategy: median and quartiles (linear interpolation, type 7); a run that never gets there counts
+as the budget + 1 (shown >N); vs random: the median over random search's median."
+report "| space | strategy | runs | median trials | quartiles | runs within 5% | vs random (median) |
+|---|---|---|---|---|---|---|
+$(cat "$RT_OUT/table_trials.md")"
+report "## Tuning curves"
+while read -r lab k set space; do
+  n=$(awk -F, 'NR > 1 && $4 + 0 > K { K = $4 + 0 } END { print K }' "$RT_OUT/$lab/curves.csv")
+  {
+    echo "set title \"$lab ($(echo "$set" | tr ',' ' ')): $n schedules, $REPEATS runs per strategy\""
+    echo "set logscale x"
+    echo "set xrange [1:$n]; set yrange [0:1.02]"
+    echo "set xlabel 'trials'; set ylabel 'optimum time / best time so far'"
+    echo "set key bottom right box opaque"
+    echo "set grid"
+    echo "set style fill transparent solid 0.18 noborder"
+    printf "plot 1/1.05 with lines dt 2 lc rgb 'black' title 'within 5%% of the optimum'"
+    i=0
+    for s in $(echo "$STRATS" | tr ',' ' '); do
+      case $s in
+        model) c='#d62728' ;; random) c='#555555' ;; annealing) c='#1f77b4' ;; genetic) c='#2ca02c' ;;
+        de) c='#9467bd' ;; pso) c='#8c564b' ;; bayes) c='#ff7f0e' ;; bandit) c='#17becf' ;; *) c='#bcbd22' ;;
+      esac
+      printf ", \\\\\n  '%s' index %d using 1:2:4 with filledcurves lc rgb '%s' notitle" "$RT_OUT/curves_$lab.dat" $i "$c"
+      printf ", \\\\\n  '' index %d using 1:3 with lines lw 2 lc rgb '%s' title '%s'" $i "$c" "$s"
+      i=$((i + 1))
+    done
+    printf ", \\\\\n  '%s' index %d using 1:2 with lines dt 3 lw 2 lc rgb '#555555' title 'random, expected (calculated)'\n" "$RT_OUT/curves_$lab.dat" $i
+  } | plot "curves_$lab"
+  figure "curves_$lab" "$lab: the best time found so far as a fraction of the optimum's speed (optimum time / best time) against trials, median (line) and interquartile band over $REPEATS runs per strategy; dotted grey: the calculated expectation of random search (optimum time / expected best time); dashed: within 5% of the optimum"
+done < "$RT_OUT/spaces.txt"
+report "The raw data: \`<space>/curves.csv\` (every run's best-so-far time after each trial, and the
+calculated expectation of random search), \`<space>/scores.csv\` (each run's Willemsen et al.
+score), \`<space>/compare.txt\` (rooftune's summary), \`trials_to_5pct.csv\` (every run's trials
+to within 5%), \`curves_<space>.dat\` (the plotted quartiles)."
+report "References: L. Zheng et al., \"Ansor: generating high-performance tensor programs for deep
+learning\", OSDI 2020, and T. Chen et al., \"Learning to optimize tensor programs\", NeurIPS 2018
+(tuning curves of cost-model-guided search against trials)."
+if [ "$RT_QUICK" != 1 ]; then   # the curves are large: compress them once the tables are made
+  while read -r lab k set space; do gzip -f -9 "$RT_OUT/$lab/curves.csv"; done < "$RT_OUT/spaces.txt"
+fi
+report_end
