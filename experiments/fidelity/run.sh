@@ -11,7 +11,7 @@
 #                   experiments/fidelity/workloads.txt; its format is there)
 #   --kernels K,..  only these kernels of the list (--quick on the default
 #                   list: reduction,conv2d)
-#   --seeds N       held-out splits with seeds 1..N (--quick 2, full 10)
+#   --seeds N       held-out splits with seeds 1..N (--quick 2, full 3)
 #   --holdout F     the share of each sample held out of the fit (0.3)
 # Measures no time: it calibrates and scores on the recorded trials. Traffic
 # the database does not hold for a split's training schedules is counted with
@@ -35,7 +35,7 @@ if [ "$RT_QUICK" = 1 ]; then
   [ "$LIST" = experiments/fidelity/workloads.txt ] && : "${KERNELS:=reduction,conv2d}"
   : "${NSEEDS:=2}"
 else
-  : "${NSEEDS:=10}"
+  : "${NSEEDS:=3}"
 fi
 [ -r "$DB_IN" ] || { echo "fidelity: cannot read the database $DB_IN" >&2; exit 2; }
 [ -r "$LIST" ] || { echo "fidelity: cannot read the workload list $LIST" >&2; exit 2; }
