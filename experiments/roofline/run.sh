@@ -140,7 +140,8 @@ for k in $(echo "$KERNELS" | tr , ' '); do
     time = $1; flops = $7; bytes = $8
     # compute: achieved FLOP/s of the ceiling; a memory level: the traffic the
     # model puts there (explain) per second, of that level'"'"'s bandwidth
-    frac = ($9 == "compute" ? flops : $10) / time / $11
+    # overhead-bound (the model: launch, threads, loop trips): no ceiling, -1
+    frac = ($11 > 0 ? ($9 == "compute" ? flops : $10) / time / $11 : -1)
     printf "%s,%s,%s,%s,%s,%.9g,%.9g,%.9g,%s,%s,%.0f,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.4f,%s\n",
       k, w, c, tr, $6, time, $2, $3, $4, $5, flops, bytes, (flops > 0 ? flops / bytes : 0),
       flops / time * 1e-9, bytes / time * 1e-9, $9, ($9 == "compute" ? flops : $10), $11, frac, $12
@@ -157,8 +158,10 @@ TABLE="$RT_OUT/roofline_table.md"
     ai = ($13 > 0 ? sprintf("%.3g", $13) : "-")
     bd = ($16 == "compute" ? sprintf("compute, %.1f GFLOP/s", $18 * 1e-9) : sprintf("%s, %.1f GB/s", $16, $18 * 1e-9))
     warn = ($19 > 1.05 ? " (above: see below)" : "")
-    printf "| %s | %s | %s | %.4f [%.4f, %.4f] | %d%s | %s | %.2f | %s | %s | %.1f%%%s |\n",
-      $1, $2, $5, $6 * 1e3, $7 * 1e3, $8 * 1e3, $9, ($10 == 1 ? " (noisy)" : ""), fl, $15, ai, bd, $19 * 100, warn
+    of = ($19 < 0 ? "- (no ceiling)" : sprintf("%.1f%%%s", $19 * 100, warn))
+    if ($16 == "overhead") bd = "overhead (launch, threads, loop trips)"
+    printf "| %s | %s | %s | %.4f [%.4f, %.4f] | %d%s | %s | %.2f | %s | %s | %s |\n",
+      $1, $2, $5, $6 * 1e3, $7 * 1e3, $8 * 1e3, $9, ($10 == 1 ? " (noisy)" : ""), fl, $15, ai, bd, of
   }' "$CSV"
 } > "$TABLE"
 
