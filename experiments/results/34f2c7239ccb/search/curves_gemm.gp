@@ -1,0 +1,25 @@
+set title "gemm (M=768 N=768 K=768): 352 schedules, 20 runs per strategy"
+set logscale x
+set xrange [1:352]; set yrange [0:1.02]
+set xlabel 'trials'; set ylabel 'optimum time / best time so far'
+set key bottom right box opaque
+set grid
+set style fill transparent solid 0.18 noborder
+plot 1/1.05 with lines dt 2 lc rgb 'black' title 'within 5% of the optimum', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 0 using 1:2:4 with filledcurves lc rgb '#d62728' notitle, \
+  '' index 0 using 1:3 with lines lw 2 lc rgb '#d62728' title 'model', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 1 using 1:2:4 with filledcurves lc rgb '#555555' notitle, \
+  '' index 1 using 1:3 with lines lw 2 lc rgb '#555555' title 'random', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 2 using 1:2:4 with filledcurves lc rgb '#1f77b4' notitle, \
+  '' index 2 using 1:3 with lines lw 2 lc rgb '#1f77b4' title 'annealing', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 3 using 1:2:4 with filledcurves lc rgb '#2ca02c' notitle, \
+  '' index 3 using 1:3 with lines lw 2 lc rgb '#2ca02c' title 'genetic', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 4 using 1:2:4 with filledcurves lc rgb '#9467bd' notitle, \
+  '' index 4 using 1:3 with lines lw 2 lc rgb '#9467bd' title 'de', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 5 using 1:2:4 with filledcurves lc rgb '#8c564b' notitle, \
+  '' index 5 using 1:3 with lines lw 2 lc rgb '#8c564b' title 'pso', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 6 using 1:2:4 with filledcurves lc rgb '#ff7f0e' notitle, \
+  '' index 6 using 1:3 with lines lw 2 lc rgb '#ff7f0e' title 'bayes', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 7 using 1:2:4 with filledcurves lc rgb '#17becf' notitle, \
+  '' index 7 using 1:3 with lines lw 2 lc rgb '#17becf' title 'bandit', \
+  '/work/main/experiments/results/34f2c7239ccb/search/curves_gemm.dat' index 8 using 1:2 with lines dt 3 lw 2 lc rgb '#555555' title 'random, expected (calculated)'
