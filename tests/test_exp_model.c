@@ -90,7 +90,7 @@ static int row_cells(const char *dir, const char *prefix, char cell[][256], int 
       while (*p == ' ') p++;
       size_t l = strlen(p);
       while (l && p[l - 1] == ' ') p[--l] = 0;
-      snprintf(cell[n++], 256, "%s", p);
+      snprintf(cell[n++], 256, "%.255s", p);
     }
     break;
   }
@@ -182,7 +182,7 @@ static void check_spearman(const char *dir, const char *kernel, const char *sett
       while (*p == ' ') p++;
       size_t l = strlen(p);
       while (l && p[l - 1] == ' ') p[--l] = 0;
-      snprintf(cell[m++], 256, "%s", p);
+      snprintf(cell[m++], 256, "%.255s", p);
     }
     if (m != 10) continue;   /* table 1 has 10 columns; table 2 has 11 */
     if (!strcmp(cell[2], label) && !found_cal) {
