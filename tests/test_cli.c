@@ -30,6 +30,8 @@
 
 #include "../cost_model/cm.h"
 
+#include "tk_exe.h"
+
 static char rooftune[4096];
 
 typedef struct result {
@@ -1614,15 +1616,7 @@ static void t1300_experiment_list_and_errors(void **state) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return 1;
-  self[n] = 0;
-  snprintf(rooftune, sizeof rooftune, "%s/../rooftune", dirname(self));
-  if (access(rooftune, X_OK)) {
-    fprintf(stderr, "%s: %s not built\n", argv[0], rooftune);
-    return 1;
-  }
+  if (find_rooftune(argv[0], rooftune, sizeof rooftune)) return 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t100_version_and_help),
     cmocka_unit_test(t1300_experiment_list_and_errors),

@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tk_exe.h"
+
 static char rooftune[4096];
 
 /* rooftune experiment run NAME --quick --out DIR [-- ARGS...]; exit status. */
@@ -345,15 +347,7 @@ static void vendor(void **state) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return 1;
-  self[n] = 0;
-  snprintf(rooftune, sizeof rooftune, "%s/../rooftune", dirname(self));
-  if (access(rooftune, X_OK)) {
-    fprintf(stderr, "%s: %s not built\n", argv[0], rooftune);
-    return 1;
-  }
+  if (find_rooftune(argv[0], rooftune, sizeof rooftune)) return 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(roofline),
     cmocka_unit_test(vendor),

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tk_exe.h"
+
 static char rooftune[4096];
 
 /* Run `rooftune experiment run NAME --quick --out DIR`; the wall time in s. */
@@ -308,15 +310,7 @@ static void t200_search(void **state) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return 1;
-  self[n] = 0;
-  snprintf(rooftune, sizeof rooftune, "%s/../rooftune", dirname(self));
-  if (access(rooftune, X_OK)) {
-    fprintf(stderr, "%s: %s not built\n", argv[0], rooftune);
-    return 1;
-  }
+  if (find_rooftune(argv[0], rooftune, sizeof rooftune)) return 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t100_fidelity),
     cmocka_unit_test(t200_search),

@@ -31,6 +31,8 @@
 
 #include "../tuner/tu.h"
 
+#include "tk_exe.h"
+
 #define T4 "../shared/data/t4/"
 
 static char rooftune[4096];
@@ -280,15 +282,7 @@ static void strategies(void **state) {
 
 int main(int argc, char **argv) {
   (void)argc;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return 1;
-  self[n] = 0;
-  snprintf(rooftune, sizeof rooftune, "%s/../rooftune", dirname(self));
-  if (access(rooftune, X_OK)) {
-    fprintf(stderr, "%s: %s not built\n", argv[0], rooftune);
-    return 1;
-  }
+  if (find_rooftune(argv[0], rooftune, sizeof rooftune)) return 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(portability),
     cmocka_unit_test(strategies),
