@@ -35,61 +35,9 @@
 #include <unistd.h>
 
 #include "tk_exe.h"
+#include "tk_exp.h"
 
 static char rooftune[4096];
-
-/* rooftune experiment run NAME --quick --out DIR [-- ARGS...]; exit status. */
-static int run_experiment(const char *name, const char *dir, const char *const *args) {
-  const char *argv[32] = {rooftune, "experiment", "run", name, "--quick", "--out", dir};
-  int argc = 7;
-  if (args && args[0]) {
-    argv[argc++] = "--";
-    for (int i = 0; args[i] && argc < 31; i++) argv[argc++] = args[i];
-  }
-  argv[argc] = NULL;
-  fflush(NULL);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen("/dev/null", "w", stdout)) _exit(127);
-    execv(rooftune, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("[ INFO     ] experiment %s --quick: %.1f s\n", name,
-         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static char *slurp_path(const char *dir, const char *name) {
-  char p[4096];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  FILE *f = fopen(p, "r");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *s = malloc((size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = 0;
-  fclose(f);
-  return s;
-}
-
-static int exists(const char *dir, const char *name) {
-  char p[4096];
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  return access(p, R_OK) == 0;
-}
-
-static void rm_rf(const char *dir) {
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", dir);
-  if (system(cmd)) {}
-}
 
 /* Split a CSV line (no quoted fields in these files) in place. */
 static int split(char *line, char **f, int max) {
@@ -173,8 +121,8 @@ static void roofline(void **state) {
   assert_non_null(mkdtemp(d2));
   static const char *const args1[] = {"--ceilings", "experiments/cost_model/results/cost_model.db",
                                       NULL};
-  assert_int_equal(run_experiment("roofline", d1, args1), 0);
-  char *rep = slurp_path(d1, "report.md"), *csv = slurp_path(d1, "roofline.csv");
+  assert_int_equal(tk_exp_run(rooftune, "roofline", d1, args1), 0);
+  char *rep = tk_exp_file(d1, "report.md"), *csv = tk_exp_file(d1, "roofline.csv");
   assert_non_null(rep);
   assert_non_null(csv);
   assert_non_null(strstr(rep, "Seeds: every campaign --seed 1"));
@@ -184,7 +132,7 @@ static void roofline(void **state) {
   for (const char *f = "roofline.png\0roofline.svg\0bandwidth.png\0bandwidth.svg\0roofline.gp\0"
                        "roofline.db\0ceilings.json\0";
        *f; f += strlen(f) + 1)
-    assert_true(exists(d1, f));
+    assert_true(tk_exp_exists(d1, f));
   char db_path[4200];
   snprintf(db_path, sizeof db_path, "%s/roofline.db", d1);
   sqlite3 *db;
@@ -242,8 +190,8 @@ static void roofline(void **state) {
   char from[4200];
   snprintf(from, sizeof from, "%s/roofline.db", d1);
   const char *args2[] = {"--db", from, NULL};
-  assert_int_equal(run_experiment("roofline", d2, args2), 0);
-  char *t1 = slurp_path(d1, "roofline_table.md"), *t2 = slurp_path(d2, "roofline_table.md");
+  assert_int_equal(tk_exp_run(rooftune, "roofline", d2, args2), 0);
+  char *t1 = tk_exp_file(d1, "roofline_table.md"), *t2 = tk_exp_file(d2, "roofline_table.md");
   assert_non_null(t1);
   assert_non_null(t2);
   assert_string_equal(t1, t2);
@@ -251,16 +199,16 @@ static void roofline(void **state) {
   free(t2);
   free(rep);
   free(csv);
-  rm_rf(d1);
-  rm_rf(d2);
+  tk_rm_rf(d1);
+  tk_rm_rf(d2);
 }
 
 static void vendor(void **state) {
   (void)state;
   char d[] = "/tmp/rt_exp_vendor_XXXXXX";
   assert_non_null(mkdtemp(d));
-  assert_int_equal(run_experiment("vendor", d, NULL), 0);
-  char *rep = slurp_path(d, "report.md"), *csv = slurp_path(d, "host.csv");
+  assert_int_equal(tk_exp_run(rooftune, "vendor", d, NULL), 0);
+  char *rep = tk_exp_file(d, "report.md"), *csv = tk_exp_file(d, "host.csv");
   assert_non_null(rep);
   assert_non_null(csv);
   assert_non_null(strstr(rep, "Seeds: every campaign --seed 1"));
@@ -268,12 +216,12 @@ static void vendor(void **state) {
   assert_non_null(strstr(rep, "OPENBLAS_NUM_THREADS="));
   for (const char *f = "ratio.png\0ratio.svg\0ratio.gp\0vendor.db\0host_table.md\0"; *f;
        f += strlen(f) + 1)
-    assert_true(exists(d, f));
+    assert_true(tk_exp_exists(d, f));
   char db_path[4200];
   snprintf(db_path, sizeof db_path, "%s/vendor.db", d);
   sqlite3 *db;
   assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-  char *table = slurp_path(d, "host_table.md");
+  char *table = tk_exp_file(d, "host_table.md");
   assert_non_null(table);
   int rows = 0;
   char *save = NULL;
@@ -293,7 +241,7 @@ static void vendor(void **state) {
     /* OpenBLAS: the baseline the same campaign's report recorded */
     char jn[128];
     snprintf(jn, sizeof jn, "tune_%s.json", f[0]);
-    char *js = slurp_path(d, jn);
+    char *js = tk_exp_file(d, jn);
     assert_non_null(js);
     json_error_t je;
     json_t *j = json_loads(js, 0, &je);
@@ -321,7 +269,7 @@ static void vendor(void **state) {
   /* the GPU: the cuBLAS baseline of the H200's model-guided campaign (2) */
   if (access("experiments/results/h200/h200.db", R_OK) == 0) {
     assert_non_null(strstr(rep, "not in this run"));
-    char *g = slurp_path(d, "gpu.csv");
+    char *g = tk_exp_file(d, "gpu.csv");
     assert_non_null(g);
     int found = 0;
     save = NULL;
@@ -342,7 +290,7 @@ static void vendor(void **state) {
   free(table);
   free(rep);
   free(csv);
-  rm_rf(d);
+  tk_rm_rf(d);
 }
 
 int main(int argc, char **argv) {

@@ -23,34 +23,15 @@
 #include <unistd.h>
 
 #include "tk_exe.h"
+#include "tk_exp.h"
 
 static char rooftune[4096];
 
-/* Run `rooftune experiment run NAME --quick --out DIR`; the wall time in s. */
-static double run_quick(const char *name, char *dir, size_t len) {
+/* A fresh folder in DIR (len bytes) with NAME's quick run in it. */
+static void run_quick(const char *name, char *dir, size_t len) {
   snprintf(dir, len, "/tmp/rt_exp_model_XXXXXX");
   assert_non_null(mkdtemp(dir));
-  char cmd[8192];
-  snprintf(cmd, sizeof cmd, "'%s' experiment run %s --quick --out '%s' > '%s/run.log' 2>&1", rooftune,
-           name, dir, dir);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = system(cmd);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-  if (rc) {
-    snprintf(cmd, sizeof cmd, "tail -20 '%s/run.log'", dir);
-    (void)system(cmd);
-  }
-  assert_int_equal(rc, 0);
-  printf("  experiment %s --quick: %.1f s\n", name, s);
-  return s;
-}
-
-static void rm_dir(const char *dir) {
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(tk_exp_run(rooftune, name, dir, NULL), 0);
 }
 
 /* The table lines ("|...") of DIR/report.md, concatenated (malloc'd). */
@@ -220,8 +201,8 @@ static void t100_fidelity(void **state) {
   char *a = tables(d1), *b = tables(d2);
   assert_string_equal(a, b);
   free(a), free(b);
-  rm_dir(d1);
-  rm_dir(d2);
+  tk_rm_rf(d1);
+  tk_rm_rf(d2);
 }
 
 /* ---- trials to within 5% from the curves ---- */
@@ -304,8 +285,8 @@ static void t200_search(void **state) {
   char *a = tables(d1), *b = tables(d2);
   assert_string_equal(a, b);
   free(a), free(b);
-  rm_dir(d1);
-  rm_dir(d2);
+  tk_rm_rf(d1);
+  tk_rm_rf(d2);
 }
 
 int main(int argc, char **argv) {

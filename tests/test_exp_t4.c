@@ -32,59 +32,14 @@
 #include "../tuner/tu.h"
 
 #include "tk_exe.h"
+#include "tk_exp.h"
 
 #define T4 "../shared/data/t4/"
 
 static char rooftune[4096];
 
-/* Run `rooftune experiment run NAME --quick --out DIR`, output to DIR.log;
-** the exit status. Prints the wall time. */
-static int run_experiment(const char *name, const char *dir) {
-  char log[4200];
-  snprintf(log, sizeof log, "%s.log", dir);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    execl(rooftune, rooftune, "experiment", "run", name, "--quick", "--out", dir, (char *)NULL);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("[ INFO     ] experiment %s --quick: %.1f s\n", name,
-         (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-  int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  if (rc) {
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "tail -n 20 '%s' >&2", log);
-    if (system(cmd)) {}
-  }
-  unlink(log);
-  return rc;
-}
-
-/* A whole file (plain or gzip) as a NUL-terminated string, or NULL. */
-static char *slurp(const char *path) {
-  gzFile f = gzopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 20, n = 0;
-  char *s = malloc(cap);
-  for (int got; (got = gzread(f, s + n, (unsigned)(cap - n - 1))) > 0;)
-    if ((n += (size_t)got) == cap - 1) s = realloc(s, cap *= 2);
-  gzclose(f);
-  s[n] = 0;
-  return s;
-}
-
 static json_t *load_t4(const char *path) {
-  char *text = slurp(path);
+  char *text = tk_slurp(path);
   assert_non_null(text);
   json_error_t je;
   json_t *root = json_loads(text, 0, &je);
@@ -151,26 +106,12 @@ static const char *field(const char *line, int f, char *out, size_t cap) {
   return out;
 }
 
-static char *file_text(const char *dir, const char *name) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  char *s = slurp(path);
-  if (!s) fail_msg("%s is missing", path);
-  return s;
-}
-
-static void rm_rf(const char *dir) {
-  char cmd[4300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd)) {}
-}
-
 static void portability(void **state) {
   (void)state;
   char dir[] = "/tmp/rooftune-exp-portability-XXXXXX";
   assert_non_null(mkdtemp(dir));
-  assert_int_equal(run_experiment("portability", dir), 0);
-  char *m = file_text(dir, "matrix.csv");
+  assert_int_equal(tk_exp_run(rooftune, "portability", dir, NULL), 0);
+  char *m = tk_exp_file(dir, "matrix.csv");
   char buf[256];
   /* the diagonal */
   static const char *gpus[] = {"A100", "A4000"};
@@ -207,7 +148,7 @@ static void portability(void **state) {
   assert_true(want < 1);
   free(line);
   /* the table shows it */
-  char *t = file_text(dir, "tables.md"), pct[32];
+  char *t = tk_exp_file(dir, "tables.md"), pct[32];
   snprintf(pct, sizeof pct, " %.1f%% |", 100 * want);
   assert_non_null(strstr(t, pct));
   assert_non_null(strstr(t, "58.5%"));
@@ -215,7 +156,7 @@ static void portability(void **state) {
   json_decref(a);
   json_decref(b);
   free(m);
-  rm_rf(dir);
+  tk_rm_rf(dir);
 }
 
 static void strategies(void **state) {
@@ -223,13 +164,13 @@ static void strategies(void **state) {
   char d1[] = "/tmp/rooftune-exp-strategies-XXXXXX", d2[] = "/tmp/rooftune-exp-strategies-XXXXXX";
   assert_non_null(mkdtemp(d1));
   assert_non_null(mkdtemp(d2));
-  assert_int_equal(run_experiment("strategies", d1), 0);
-  assert_int_equal(run_experiment("strategies", d2), 0);
+  assert_int_equal(tk_exp_run(rooftune, "strategies", d1, NULL), 0);
+  assert_int_equal(tk_exp_run(rooftune, "strategies", d2, NULL), 0);
   /* every strategy that runs on a recording x every repeat x every recording */
   static const char *keys[] = {"convolution_milo_A100", "convolution_milo_A4000",
                                "dedispersion_milo_A100", "pnpoly_RTX_3090"};
   const int repeats = 3;   /* --quick */
-  char *s = file_text(d1, "scores.csv");
+  char *s = tk_exp_file(d1, "scores.csv");
   int rows = 0, strats = 0;
   for (const char *p = s; (p = strchr(p, '\n')) && p[1]; p++) rows++;
   for (int k = 0; k < 4; k++)
@@ -246,11 +187,11 @@ static void strategies(void **state) {
     }
   assert_int_equal(rows, 4 * strats * repeats);
   /* the same tables from a second run */
-  char *t1 = file_text(d1, "tables.md"), *t2 = file_text(d2, "tables.md");
+  char *t1 = tk_exp_file(d1, "tables.md"), *t2 = tk_exp_file(d2, "tables.md");
   assert_true(strlen(t1) > 1000);
   assert_string_equal(t1, t2);
   /* report.md names every seed of scores.csv */
-  char *rep = file_text(d1, "report.md"), *seeds = strstr(rep, "Seeds: ");
+  char *rep = tk_exp_file(d1, "report.md"), *seeds = strstr(rep, "Seeds: ");
   assert_non_null(seeds);
   char *eol = strchr(seeds, '\n');
   if (eol) *eol = 0;
@@ -276,8 +217,8 @@ static void strategies(void **state) {
   free(t1);
   free(t2);
   free(s);
-  rm_rf(d1);
-  rm_rf(d2);
+  tk_rm_rf(d1);
+  tk_rm_rf(d2);
 }
 
 int main(int argc, char **argv) {

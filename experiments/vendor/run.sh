@@ -6,7 +6,7 @@
 # are present. Run it through
 #   rooftune experiment run vendor [--quick] [--out DIR] [-- ARGS]
 # ARGS (README.md: other inputs):
-#   --shapes MxNxK,...   the gemm shapes (default: 13 shapes; quick: 4)
+#   --shapes MxNxK,...   the gemm shapes (default: 9 shapes; quick: 4)
 #   --strategy S         search strategy (default model; quick: random)
 #   --budget N           trials per shape (default 30; quick: 6)
 #   --seed S             the strategies' seed (default 1)
