@@ -7,7 +7,9 @@
 ** result of the A100, the same configuration's "time" on the A4000 against
 ** the A4000's fastest). Strategies: scores.csv holds every strategy that
 ** runs on a recording x every repeat on every recording, a second run gives
-** the same tables, and report.md names every seed. The binary is found next
+** the same tables, report.md names every seed, and the control (random
+** search over 50 more seeds) has the mean and SEM its runs give, within 3
+** SEM of 0. The binary is found next
 ** to the test's own directory (BUILD/tests/../rooftune); the run times are
 ** printed.
 */
@@ -186,6 +188,32 @@ static void strategies(void **state) {
       }
     }
   assert_int_equal(rows, 4 * strats * repeats);
+  /* the control: control.csv's mean and SEM recomputed from the control's
+  ** runs; random search run must agree with the exact expectation's 0 */
+  for (int k = 0; k < 4; k++) {
+    char name[200], buf2[64];
+    snprintf(name, sizeof name, "%s/control_scores.csv", keys[k]);
+    char *c = tk_exp_file(d1, name);
+    double sum = 0, sq = 0;
+    int n = 0;
+    for (const char *p = strchr(c, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+      double v = atof(field(p + 1, 4, buf2, sizeof buf2));   /* the score */
+      sum += v, sq += v * v, n++;
+    }
+    assert_int_equal(n, 50);   /* --quick */
+    double mean = sum / n, sd = sqrt((sq - n * mean * mean) / (n - 1)), sem = sd / sqrt(n);
+    char *ctl = tk_exp_file(d1, "control.csv"), prefix[200];
+    snprintf(prefix, sizeof prefix, "%s,50,", keys[k]);
+    char *row = csv_line(ctl, prefix);
+    if (!row) fail_msg("control.csv lacks %s", prefix);
+    assert_true(fabs(atof(field(row, 3, buf2, sizeof buf2)) - mean) < 2e-6);
+    assert_true(fabs(atof(field(row, 5, buf2, sizeof buf2)) - sem) < 2e-6);
+    print_message("[ INFO     ] %s: random search over 50 seeds %.3f ± %.3f\n", keys[k], mean, sem);
+    assert_true(fabs(mean) < 3 * sem);
+    free(row);
+    free(ctl);
+    free(c);
+  }
   /* the same tables from a second run */
   char *t1 = tk_exp_file(d1, "tables.md"), *t2 = tk_exp_file(d2, "tables.md");
   assert_true(strlen(t1) > 1000);

@@ -4,21 +4,22 @@
 # question, the method, how to read the result). Run it as
 #   rooftune experiment run strategies [--quick] [-- OPTIONS [T4FILE T1FILE]...]
 # OPTIONS: --repeats R, --cutoff P, --budget N, --strategies LIST, --seed S,
-# --jobs J (README.md). Everything it writes goes under $RT_OUT.
+# --jobs J, --control N (README.md). Everything it writes goes under $RT_OUT.
 . "$RT_ROOT/experiments/lib.sh"
 export LC_ALL=C
 
 # ---- options and inputs ----
-if [ "$RT_QUICK" = 1 ]; then REPEATS=3; CAP=100; else REPEATS=10; CAP=0; fi
+if [ "$RT_QUICK" = 1 ]; then REPEATS=3; CAP=100; CONTROL=50; else REPEATS=10; CAP=0; CONTROL=200; fi
 CUTOFF=0.95 BUDGET= STRATS=all SEED=1 JOBS=$(nproc 2>/dev/null || echo 1)
 die() { echo "strategies: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --repeats|--cutoff|--budget|--strategies|--seed|--jobs)
+    --repeats|--cutoff|--budget|--strategies|--seed|--jobs|--control)
       [ $# -ge 2 ] || die "$1 needs a value"
       case $1 in
         --repeats) REPEATS=$2 ;; --cutoff) CUTOFF=$2 ;; --budget) BUDGET=$2 ;;
         --strategies) STRATS=$2 ;; --seed) SEED=$2 ;; --jobs) JOBS=$2 ;;
+        --control) CONTROL=$2 ;;
       esac
       shift 2 ;;
     --) shift ;;
@@ -37,6 +38,8 @@ fi
 SEED_LAST=$((SEED + REPEATS - 1))
 SEEDS=$(i=$SEED; s=; while [ $i -le $SEED_LAST ]; do s="$s${s:+, }$i"; i=$((i + 1)); done; echo "$s")
 SEEDS="$SEEDS (repeat r of every strategy on every recording runs with seed $SEED + r)"
+[ "$CONTROL" -gt 0 ] &&
+  SEEDS="$SEEDS; the control: random search with seeds 100001..$((100000 + CONTROL))"
 ENV_FIXED="LC_ALL=C (sorting and number formats of the tables)"
 DB="$RT_OUT/strategies.db"
 
@@ -137,6 +140,21 @@ for g in $GROUPS_; do
     done
   done
 done
+# the control: random search over CONTROL seeds of its own (from 100001,
+# apart from the repeats') on every recording, to check that the runs'
+# random row and the exact expectation agree (section 6)
+CSEED=100001
+if [ "$CONTROL" -gt 0 ]; then
+  tail -n +2 "$RT_OUT/inputs.csv" | while IFS=, read -r key t4 t1 kernel rest; do
+    case $t4 in /*) ;; *) t4="$RT_ROOT/$t4" ;; esac
+    case $t1 in /*) ;; *) t1="$RT_ROOT/$t1" ;; esac
+    bud=$(echo "$rest" | cut -d, -f7)
+    rt_log compare --t4 "$t4" --space "$t1" --strategies random --repeats "$CONTROL" --seed "$CSEED" \
+           --budget "$bud" --csv "$RT_OUT/$key/control"
+    echo "compare --t4 $t4 --space $t1 --strategies random --repeats $CONTROL --seed $CSEED --budget $bud --csv $RT_OUT/$key/control" \
+      >> "$RT_OUT/.jobs"
+  done
+fi
 # xargs splits on blanks: the paths must not contain any (README.md)
 xargs -P "$JOBS" -L 1 "$ROOFTUNE" < "$RT_OUT/.jobs" > "$RT_OUT/jobs.log" 2>&1 ||
   die "a compare job failed (jobs.log)"
@@ -157,6 +175,10 @@ for key in $(tail -n +2 "$RT_OUT/inputs.csv" | cut -d, -f1); do
   merge scores.csv > "$RT_OUT/$key/scores.csv"
   merge curves.csv > "$RT_OUT/$key/curves.csv"
   rm -rf "$RT_OUT/$key/runs"
+  if [ "$CONTROL" -gt 0 ]; then
+    mv "$RT_OUT/$key/control/scores.csv" "$RT_OUT/$key/control_scores.csv"
+    rm -rf "$RT_OUT/$key/control"
+  fi
   tail -n +2 "$RT_OUT/$key/scores.csv" | sed "s/^/$key,/" >> "$RT_OUT/scores.csv"
 done
 
@@ -237,6 +259,18 @@ awk -F, 'NR == FNR { split($0, o, " "); idx[o[2]] = o[1]; next } FNR > 1 { print
     function out() { printf "%s,%d,%.6f,%.6f,%.6f,%.6f,%.6f\n", name, n, s / n, sqrt(e) / n, lo, hi, f / n }
     END { if (g != "") out() }' >> "$RT_OUT/aggregate.csv"
 
+# the control: per recording, random search's mean score over CONTROL seeds,
+# its SEM and z = mean / SEM (|z| < 3 expected when the random strategy and
+# the exact expectation agree)
+echo "recording,n,score_mean,score_sd,score_sem,z" > "$RT_OUT/control.csv"
+if [ "$CONTROL" -gt 0 ]; then
+  for key in $KEYS; do
+    awk -F, 'FNR > 1 { print "x", $4 }' "$RT_OUT/$key/control_scores.csv" | qstats |
+      awk -v key="$key" '{ printf "%s,%d,%.6f,%.6f,%.6f,%.3f\n", key, $2, $3, $4, $5, ($5 > 0 ? $3 / $5 : 0) }' \
+      >> "$RT_OUT/control.csv"
+  done
+fi
+
 # aggregate curve: at q = 1..100% of each recording's budget, the
 # standardised score of the best so far, (E_random[k] - best[k]) /
 # (E_random[k] - optimum), averaged over the recordings for each repeat;
@@ -296,6 +330,17 @@ T="$RT_OUT/tables.md"
   tail -n +2 "$RT_OUT/aggregate.csv" | awk -F, '{ printf "| %s | %d | %.3f ± %.3f | %.3f | %.3f | %.2f%% |\n",
     $1, $2, $3, $4, $5, $6, 100 * $7 }'
   echo
+  if [ "$CONTROL" -gt 0 ]; then
+    echo "### Control: random search over $CONTROL seeds ($CSEED..$((CSEED + CONTROL - 1)))"
+    echo
+    echo "Its mean score estimates the exact expectation's 0; z = mean / SEM."
+    echo
+    echo "| recording | runs | score (mean ± SEM) | sd | z |"
+    echo "|---|---:|---:|---:|---:|"
+    tail -n +2 "$RT_OUT/control.csv" | awk -F, '{ printf "| %s | %d | %.3f ± %.3f | %.3f | %.2f |\n",
+      $1, $2, $3, $5, $4, $6 }'
+    echo
+  fi
 } > "$T"
 
 # ---- 7. figures ----
@@ -376,7 +421,11 @@ The score of a run (tuner/tu_score.c) is the mean over k = 1..budget of
 (E_random[k] - best[k]) / (E_random[k] - optimum): 0 is random search without
 replacement in expectation (computed exactly, not sampled), 1 the optimum from
 the first evaluation. The \`random\` row is random search actually run: its
-mean score should be 0 within its spread."
+mean score estimates 0, but the score is skewed (an unlucky start costs more
+than a lucky one gains), so over $REPEATS repeats its mean can sit a few SEM from
+0$( [ "$CONTROL" -gt 0 ] && echo "; the control table runs it over $CONTROL further seeds, where the
+mean must come within 3 SEM of 0 if the strategy and the exact expectation
+agree")."
 report "## Tables"
 report_file "$T"
 report "## Curves"
@@ -398,10 +447,15 @@ report "## Files
 
 \`inputs.csv\` (recordings, budgets), \`scores.csv\` (every run: score, best,
 evaluations, recorded cost, overhead), \`summary.csv\`, \`aggregate.csv\`,
-\`overhead.csv\`, per recording \`KEY/trials.csv\` (the recording as rooftune
-stores it), \`KEY/scores.csv\` and \`KEY/curves.csv\` (the best so far of every run
-at every evaluation, with random search's expectation), the plotted data
+\`overhead.csv\`, \`control.csv\`, per recording \`KEY/trials.csv\` (the recording as rooftune
+stores it), \`KEY/scores.csv\`, \`KEY/control_scores.csv\` (the control's runs) and
+\`KEY/curves.csv\` (the best so far of every run at every evaluation, with random
+search's expectation; this and trials.csv gzipped in the full run), the plotted data
 (\`*.dat\`), the gnuplot scripts (\`*.gp\`), \`strategies.db\` (the recordings
 imported), \`jobs.log\` (what the compare jobs printed)."
 rm -f "$RT_OUT/.order" "$RT_OUT/.jobs"
+# the full run's large CSVs, compressed (zcat reads them)
+if [ "$RT_QUICK" != 1 ]; then
+  for key in $KEYS; do gzip -f -9 "$RT_OUT/$key/curves.csv" "$RT_OUT/$key/trials.csv"; done
+fi
 report_end
