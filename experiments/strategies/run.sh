@@ -47,7 +47,7 @@ report_begin "Comparing optimisation algorithms on T4 recordings"
 
 # rt_log ARGS: log a rooftune command in commands.txt without running it
 # (the parallel jobs below run what was logged).
-rt_log() { ( ROOFTUNE=true; rt "$@" ); }
+rt_log() { log rooftune "$@"; }
 
 # ---- 1. every recording into the database; its statistics and budget ----
 # inputs.csv: key,t4,t1,kernel,configs,valid,optimum_s,median_s,target_s,
@@ -350,6 +350,17 @@ col() {
   echo "#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #7f7f7f #bcbd22 #17becf" |
     awk -v i="$1" '{ print $(1 + (i - 1) % NF) }'
 }
+# bands FILE: the plot clauses of every strategy's quartile band and median
+# line from FILE (blocks in .order's order: x, Q1, median, Q3 in columns 2-5)
+bands() {
+  i=0
+  while read -r idx s; do
+    printf "'%s' index %d using 2:3:5 with filledcurves fs transparent solid 0.15 noborder lc rgb '%s' notitle, " \
+      "$1" "$i" "$(col $((i + 1)))"
+    printf "'' index %d using 2:4 with lines lw 2 lc rgb '%s' title '%s', " "$i" "$(col $((i + 1)))" "$s"
+    i=$((i + 1))
+  done < "$RT_OUT/.order"
+}
 for key in $KEYS; do
   {
     echo "set termoption noenhanced"
@@ -357,13 +368,7 @@ for key in $KEYS; do
     echo "set xlabel 'evaluations'; set ylabel 'best found / optimum'; set key bottom right"
     echo "set grid; set yrange [*:1.005]"
     printf "plot "
-    i=0
-    while read -r idx s; do
-      printf "'%s' index %d using 2:3:5 with filledcurves fs transparent solid 0.15 noborder lc rgb '%s' notitle, " \
-        "$RT_OUT/curves_$key.dat" "$i" "$(col $((i + 1)))"
-      printf "'' index %d using 2:4 with lines lw 2 lc rgb '%s' title '%s', " "$i" "$(col $((i + 1)))" "$s"
-      i=$((i + 1))
-    done < "$RT_OUT/.order"
+    bands "$RT_OUT/curves_$key.dat"
     printf "'' index 0 using 2:6 with lines lw 2 dt 2 lc rgb 'black' title 'random search (expected)'\n"
   } | plot "curve_$key"
 done
@@ -373,13 +378,7 @@ done
   echo "set xlabel 'budget used (% of each recording''s budget)'"
   echo "set ylabel 'score: 0 = random search expected, 1 = optimum'; set key bottom right; set grid"
   printf "plot "
-  i=0
-  while read -r idx s; do
-    printf "'%s' index %d using 2:3:5 with filledcurves fs transparent solid 0.15 noborder lc rgb '%s' notitle, " \
-      "$RT_OUT/curves_aggregate.dat" "$i" "$(col $((i + 1)))"
-    printf "'' index %d using 2:4 with lines lw 2 lc rgb '%s' title '%s', " "$i" "$(col $((i + 1)))" "$s"
-    i=$((i + 1))
-  done < "$RT_OUT/.order"
+  bands "$RT_OUT/curves_aggregate.dat"
   printf "0 with lines lw 1 dt 2 lc rgb 'black' title 'random search (expected)'\n"
 } | plot curve_aggregate
 # the spread of the scores: per strategy, one box (quartiles, median line,
