@@ -11,6 +11,8 @@
 #   rt ARGS...             run rooftune; the command line is logged in
 #                          commands.txt (as `rooftune ...`, paths relative to
 #                          the project root); stops the experiment on failure
+#   copy SRC DST           cp SRC DST, logged in commands.txt the same way
+#                          (the databases the logged commands start from)
 #   report_begin TITLE     start report.md: title, mode, date, the machine
 #                          (rooftune targets), rooftune's version and commit
 #   report TEXT...         append a paragraph (or a table) to report.md
@@ -33,8 +35,10 @@ REPORT="$RT_OUT/report.md"
 : > "$RT_OUT/commands.txt"
 T_START=$(date +%s)
 
-rt() {
-  printf 'rooftune' >> "$RT_OUT/commands.txt"
+# log PROGRAM ARGS...: one line of commands.txt, quoted for sh
+log() {
+  printf '%s' "$1" >> "$RT_OUT/commands.txt"
+  shift
   for a in "$@"; do
     case $a in
       *[!A-Za-z0-9_./:=,%+-]*|'') printf " '%s'" "$(printf %s "$a" | sed "s/'/'\\\\''/g")" ;;
@@ -42,8 +46,9 @@ rt() {
     esac
   done | sed "s|$RT_ROOT/||g" >> "$RT_OUT/commands.txt"
   echo >> "$RT_OUT/commands.txt"
-  "$ROOFTUNE" "$@"
 }
+rt() { log rooftune "$@"; "$ROOFTUNE" "$@"; }
+copy() { log cp "$1" "$2"; cp "$1" "$2"; }
 
 report() { printf '%s\n\n' "$*" >> "$REPORT"; }
 report_file() { cat "$1" >> "$REPORT"; echo >> "$REPORT"; }

@@ -231,9 +231,17 @@ static void vendor(void **state) {
   assert_non_null(strstr(rep, "Fixed environment: OPENBLAS_CORETYPE="));
   assert_non_null(strstr(rep, "OPENBLAS_NUM_THREADS="));
   for (const char *f = "ratio.png\0ratio.svg\0ratio.gp\0vendor_seed1.db\0vendor_seed2.db\0"
-                       "host_table.md\0host_summary.csv\0";
+                       "host_table.md\0host_summary.csv\0base.db\0";
        *f; f += strlen(f) + 1)
     assert_true(tk_exp_exists(d, f));
+  /* the exact commands include each repeat's copy of base.db */
+  char *cmds = tk_exp_file(d, "commands.txt");
+  for (int r = 1; r <= R; r++) {
+    char cp[9000];
+    snprintf(cp, sizeof cp, "cp %s/base.db %s/vendor_seed%d.db\n", d, d, r);
+    if (!strstr(cmds, cp)) fail_msg("commands.txt lacks \"%s\"", cp);
+  }
+  free(cmds);
   sqlite3 *db[R + 1] = {NULL};
   for (int r = 1; r <= R; r++) {
     char db_path[4200];

@@ -41,7 +41,7 @@ fi
 [ -r "$LIST" ] || { echo "fidelity: cannot read the workload list $LIST" >&2; exit 2; }
 
 DB="$RT_OUT/$(basename "$DB_IN")"
-cp "$DB_IN" "$DB"
+copy "$DB_IN" "$DB"
 ACC="$RT_OUT/accuracy.csv"   # one row per split, kernel, workload and setting
 CAL="$RT_OUT/calibrations.csv"
 echo "seed,kernel,workload,setting,n,spearman,kendall,top1,top5,top10,median_rel_error" > "$ACC"

@@ -77,7 +77,7 @@ report_begin "The roofline of tuned host kernels"
 
 # 1. The database and the ceilings.
 if [ -n "$FROM_DB" ]; then
-  cp "$FROM_DB" "$DB"
+  copy "$FROM_DB" "$DB"
   CEIL_SRC="stored in \`$FROM_DB\` (copied; its trials are reused)"
 else
   rt db init --db "$DB" > /dev/null

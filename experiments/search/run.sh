@@ -48,7 +48,7 @@ fi
 [ -r "$LIST" ] || { echo "search: cannot read the space list $LIST" >&2; exit 2; }
 
 DB="$RT_OUT/$(basename "$DB_IN")"
-cp "$DB_IN" "$DB"
+copy "$DB_IN" "$DB"
 SEEDS="seeds 1 to $REPEATS, one run of every strategy on every space each (rooftune compare --seed 1 --repeats $REPEATS: repeat r, counted from 0, uses seed 1 + r)"
 if [ $MEASURE = 1 ]; then
   ENV_FIXED="OPENBLAS_CORETYPE=SkylakeX (as in experiments/cost_model/run.sh); the spaces were measured by this run with --time-cap $CAP"

@@ -57,15 +57,24 @@ SEEDS="repeat r of the sweep: every campaign --seed r, r = $SEED..$SEED_LAST (st
 ENV_FIXED="OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset (OpenBLAS's own detection)}, OPENBLAS_NUM_THREADS=$THREADS (the tuned kernel: threads_max=$THREADS, its threads a tuning parameter)"
 
 report_begin "Tuned gemm against vendor libraries"
-# The database every repeat starts from: FILE's copy or a new one, with this
-# host's ceilings (the model strategy needs them; measured once, here, so
-# that no repeat measures them in its first campaign).
-BASE="$RT_OUT/.base.db"
-if [ -n "$FROM_DB" ]; then cp "$FROM_DB" "$BASE"; else rt db init --db "$BASE" > /dev/null; fi
-[ "$STRATEGY" = model ] && rt bench --db "$BASE" > /dev/null
+# base.db, the database every repeat starts from: FILE's copy or a new one,
+# with this host's ceilings (the model strategy needs them; measured once,
+# here, so that no repeat measures them in its first campaign).
+BASE="$RT_OUT/base.db"
+if [ -n "$FROM_DB" ]; then
+  copy "$FROM_DB" "$BASE"
+  BASE_WHAT="a copy of \`$FROM_DB\`, whose trials are reused"
+else
+  rt db init --db "$BASE" > /dev/null
+  BASE_WHAT="an empty database"
+fi
+if [ "$STRATEGY" = model ]; then
+  rt bench --db "$BASE" > /dev/null
+  BASE_WHAT="$BASE_WHAT plus this host's ceilings"
+fi
 
 # 1. The host sweep, REPEATS times: one campaign per shape, OpenBLAS timed at
-# its end; repeat r into vendor_seed<r>.db, a fresh copy of the base, so no
+# its end; repeat r into vendor_seed<r>.db, a fresh copy of base.db, so no
 # repeat reuses another's trials (host.csv: one row per repeat and shape).
 CSV="$RT_OUT/host.csv"
 echo "shape,M,N,K,seed,campaign,trial,threads,tuned_s,tuned_lo_s,tuned_hi_s,tuned_repeats,blas_s,blas_lo_s,blas_hi_s,blas_repeats,ratio,gflops_tuned,gflops_blas" > "$CSV"
@@ -74,7 +83,7 @@ QOPT=
 seed=$SEED
 while [ "$seed" -le "$SEED_LAST" ]; do
   DB="$RT_OUT/vendor_seed$seed.db"
-  cp "$BASE" "$DB"
+  copy "$BASE" "$DB"
   for s in $(echo "$SHAPES" | tr , ' '); do
     M=${s%%x*} r=${s#*x}; N=${r%%x*} K=${r#*x}
     T="$RT_OUT/tune_${s}_seed$seed.json"
@@ -94,7 +103,6 @@ while [ "$seed" -le "$SEED_LAST" ]; do
   done
   seed=$((seed + 1))
 done
-rm -f "$BASE"
 
 # Per shape over the repeats (host_summary.csv): the median, lowest and
 # highest of the tuned time, OpenBLAS's time and their ratio (medians of the
@@ -166,8 +174,8 @@ campaign, \`rooftune tune --kernel gemm --strategy $STRATEGY --budget $BUDGET --
 through the same harness (same inputs, verification, warm caches, median of
 the timing repeats, 95% CI of the median from order statistics). The tuned
 time is the campaign's pinned winner as stored in its database. The whole
-sweep ran $REPEATS time(s), with seeds S = $SEED..$SEED_LAST, each repeat in its own copy of
-a database holding only this host's ceilings (\`vendor_seed<S>.db\`), so no
+sweep ran $REPEATS time(s), with seeds S = $SEED..$SEED_LAST, each repeat in its own copy
+(\`vendor_seed<S>.db\`) of \`base.db\` ($BASE_WHAT), so no
 repeat reuses another's measurements and OpenBLAS is timed again in each:
 the spread over repeats is that of whole tuning campaigns, which on this
 machine is wider than one campaign's CI."
