@@ -24,12 +24,6 @@
 #include "measure/ms.h"
 #include "targets/host/hk.h"
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -163,9 +157,9 @@ static void bench_overhead(int reps, const ms_opts *base) {
   int n = 10 * reps;
   double *ov = rt_malloc((size_t)n * sizeof *ov);
   for (int i = 0; i < n; i++) {
-    double t0 = now();
+    double t0 = rt_now();
     ms_measure(w, src, NULL, &o, &r);
-    double wall = now() - t0;
+    double wall = rt_now() - t0;
     ov[i] = 1e3 * (wall - (double)(r.t.n + o.warmup + 1) * r.t.mean);
   }
   double m, lo, hi;

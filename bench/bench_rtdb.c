@@ -26,12 +26,6 @@
 
 static char path[64], queries[NQ][64];
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void die(const char *what, const char *msg) {
   fprintf(stderr, "bench_rtdb: %s: %s\n", what, msg);
   exit(1);
@@ -114,21 +108,21 @@ static void *warm_run(void *arg) {
 static double warm_rate(rtdb *rd, int nthreads) {
   pthread_t th[8];
   warm w[8];
-  double t0 = now();
+  double t0 = rt_now();
   for (int i = 0; i < nthreads; i++) {
     w[i] = (warm){rd, WARM_N / nthreads, i * 37};
     pthread_create(&th[i], NULL, warm_run, &w[i]);
   }
   for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-  return WARM_N / (now() - t0);
+  return WARM_N / (rt_now() - t0);
 }
 
 int main(void) {
   snprintf(path, sizeof path, "/tmp/rooftune-bench-rtdb-%d.db", (int)getpid());
   unlink(path);
-  double t0 = now();
+  double t0 = rt_now();
   build();
-  printf("built %s: %d workloads x %d trials in %.1f s\n", path, NWORK, NTRIALS, now() - t0);
+  printf("built %s: %d workloads x %d trials in %.1f s\n", path, NWORK, NTRIALS, rt_now() - t0);
   for (int q = 0; q < NQ; q++)
     snprintf(queries[q], sizeof queries[q], "M=%d,N=%d,K=%d", q % 2 ? size_of(q, 0) : 100 + q * 13,
              size_of(q, 1), q % 2 ? size_of(q, 2) : 3000 - q * 5);
@@ -136,10 +130,10 @@ int main(void) {
   for (int i = 0; i < 20; i++) {
     rtdb *rd;
     rtdb_result r;
-    double s = now();
+    double s = rt_now();
     if (rtdb_open(path, &rd) || rtdb_lookup(rd, "host", "gemm", queries[i], NULL, &r))
       die("cold", "open or lookup failed");
-    cold[i] = now() - s;
+    cold[i] = rt_now() - s;
     rtdb_close(rd);
   }
   report("cold open + first lookup", cold, 20, 1e6, "us");

@@ -26,12 +26,6 @@ static const struct { const char *path, *label; } spaces[] = {
   {"bench/spaces/wide.json", "wide_groups (10^12)"},
 };
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -98,10 +92,10 @@ int main(int argc, char **argv) {
   for (size_t s = 0; s < sizeof spaces / sizeof *spaces; s++) {
     rt_count valid = 0, cart = 0;
     for (int r = 0; r < reps; r++) {
-      double t0 = now();
+      double t0 = rt_now();
       sp_space *sp = load(spaces[s].path);
       valid = sp_count(sp);
-      t_count[r] = 1e3 * (now() - t0);
+      t_count[r] = 1e3 * (rt_now() - t0);
       cart = sp_cartesian(sp);
       sp_free(sp);
 
@@ -111,12 +105,12 @@ int main(int argc, char **argv) {
       gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
       gsl_rng_set(rng, (unsigned long)r + 1);
       rt_err err = {0};
-      t0 = now();
+      t0 = rt_now();
       if (sp_sample(sp, rng, n, 1, cfgs, &err)) {
         fprintf(stderr, "bench_space: %s\n", err.msg);
         return 1;
       }
-      t_sample[r] = 1e3 * (now() - t0);
+      t_sample[r] = 1e3 * (rt_now() - t0);
       gsl_rng_free(rng);
       free(cfgs);
       sp_free(sp);
@@ -129,9 +123,9 @@ int main(int argc, char **argv) {
     snprintf(ss, sizeof ss, "%.2f [%.2f, %.2f]", sm.med, sm.lo, sm.hi);
     if (cart <= (rt_count)30000000) {
       sp_space *sp = load(spaces[s].path);
-      double t0 = now();
+      double t0 = rt_now();
       rt_count nv = naive_count(sp);
-      double tn = 1e3 * (now() - t0);
+      double tn = 1e3 * (rt_now() - t0);
       sp_free(sp);
       if (nv != valid) {
         fprintf(stderr, "bench_space: %s: naive count %s != engine count %s\n", spaces[s].path,

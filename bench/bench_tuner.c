@@ -23,12 +23,6 @@
 #define T1 "../shared/data/t1/dedispersion_milo.json"
 #define T4 "../shared/data/t4/dedispersion_milo_A100_T4.json.gz"
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -55,10 +49,10 @@ int main(int argc, char **argv) {
          *fw = malloc((size_t)reps * sizeof *fw), a, b, c;
   tu_rec *rec = NULL;
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = rt_now();
     tu_rec_free(rec);
     rec = tu_rec_t4(T4, sp, &err);
-    load[r] = now() - t0;
+    load[r] = rt_now() - t0;
     if (!rec) {
       fprintf(stderr, "bench_tuner: %s\n", err.msg);
       return 1;
@@ -72,12 +66,12 @@ int main(int argc, char **argv) {
   tu_objective obj = tu_rec_objective(rec);
   int n0 = 10000;
   for (int r = 0; r < reps; r++) {
-    double t0 = now();
+    double t0 = rt_now();
     for (int i = 0; i < n0; i++) {
       tu_obs ob;
       obj.eval(obj.ctx, tu_rec_cfg(rec, (i * 7919) % tu_rec_n(rec)), &ob, NULL);
     }
-    wall[r] = now() - t0;
+    wall[r] = rt_now() - t0;
   }
   stat3(wall, reps, &a, &b, &c);
   printf("  %-12s %6s %24s %30s\n", "strategy", "evals", "wall per run (ms)",
@@ -95,9 +89,9 @@ int main(int argc, char **argv) {
     int n = strcmp(S->name, "bayes") && strcmp(S->name, "bandit") ? n0 : 1000;
     for (int r = 0; r < reps; r++) {
       tu_run_opts o = {.strategy = S, .seed = (uint64_t)r + 1, .max_evals = n};
-      double t0 = now();
+      double t0 = rt_now();
       tu_run *run = tu_run_strategy(sp, &obj, &o, NULL, &err);
-      wall[r] = now() - t0;
+      wall[r] = rt_now() - t0;
       if (!run) {
         fprintf(stderr, "bench_tuner: %s: %s\n", S->name, err.msg);
         return 1;

@@ -266,11 +266,9 @@ static int *parse_config(const sp_space *sp, const char *text, const char *cmd) 
 /* ---- Subcommands ---- */
 
 static int sc_count(sp_space *sp, const sopts *o) {
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double t0 = rt_now();
   rt_count valid = sp_count(sp);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  double secs = rt_now() - t0;
   if (o->json) {
     jw w;
     jw_init(&w, stdout);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void rt_err_set(rt_err *e, const char *fmt, ...) {
@@ -113,6 +114,12 @@ const char *rt_project_path(const char *rel, char *out, size_t cap) {
   }
   snprintf(out, cap, "%s", rel);
   return out;
+}
+
+double rt_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void *oom(size_t n) {

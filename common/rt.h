@@ -7,6 +7,7 @@
 #define RT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define RT_VERSION "0.1.0"
@@ -67,6 +68,43 @@ void rt_str_printf(rt_str *b, const char *fmt, ...)
 ** first readable of EXEDIR/../REL (a checkout's build/rooftune) and
 ** EXEDIR/../share/rooftune/REL (installed), else REL itself. */
 const char *rt_project_path(const char *rel, char *out, size_t cap);
+
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals and
+** deadlines only; the one clock every room uses. */
+double rt_now(void);
+
+/* ---- Output files (rt_out.c) ----
+** Every file rooftune writes for the user goes through rt_out, so that one
+** rule holds everywhere:
+**  1. The content is written to a temporary file beside the target (same
+**     folder, so the rename cannot cross file systems) and renamed over the
+**     target only by rt_out_commit: a failed or interrupted write leaves the
+**     target exactly as it was (absent, or the old file).
+**  2. An existing regular file at the path is replaced whole; a path that is
+**     a symbolic link, a folder or anything but a regular file is refused
+**     (rooftune never writes through a link into a file it did not name).
+**  3. A path that names the same file (device and inode) as one of the
+**     command's inputs (`protect`: the database, files being read) is
+**     refused: an output never overwrites what the command reads.
+** rt_out_abort (or a commit that fails) removes the temporary file.
+** Closing NULL members is harmless; an rt_out is reusable after either. */
+typedef struct rt_out {
+  FILE *f;          /* write here between open and commit */
+  char *path;       /* the target */
+  char *tmp;        /* the temporary file beside it */
+} rt_out;
+
+/* Open path for writing under the rule above; protect is a NULL-terminated
+** list of input paths (NULL: none; entries that do not exist are skipped).
+** 0 on success, -1 with e set. */
+int rt_out_open(rt_out *o, const char *path, const char *const *protect, rt_err *e);
+/* Flush, fsync and rename over the target; 0, or -1 with e set (the target
+** unchanged, the temporary removed). */
+int rt_out_commit(rt_out *o, rt_err *e);
+/* Discard the temporary file; the target is unchanged. */
+void rt_out_abort(rt_out *o);
+/* Whether a and b name the same existing file (device and inode). */
+int rt_same_file(const char *a, const char *b);
 
 /* Checked allocation: abort with a message on out-of-memory. rooftune
 ** treats OOM as fatal; every other failure is reported through rt_err. */

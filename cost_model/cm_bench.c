@@ -46,12 +46,6 @@ void cm_bench_opts_default(cm_bench_opts *o) {
   o->quick = 0;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- Peak kernels: 12 independent chains of one instruction ---- */
 
 #define CHAINS 12
@@ -202,9 +196,9 @@ static void *member_main(void *arg) {
   pthread_mutex_unlock(&t->mu);
   if (go < 0) return NULL;
   pthread_barrier_wait(&t->bar);
-  t->t0[m->tid] = now_s();
+  t->t0[m->tid] = rt_now();
   t->work(t->ctx, m->tid, t->units);
-  t->t1[m->tid] = now_s();
+  t->t1[m->tid] = rt_now();
   return NULL;
 }
 
@@ -484,7 +478,7 @@ int cm_bench_host(const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
     rt_err_set(err, "time per point must be > 0 and repeats >= 1");
     return -1;
   }
-  double t0 = now_s();
+  double t0 = rt_now();
   time_t wall = time(NULL);
   struct tm tm;
   gmtime_r(&wall, &tm);
@@ -505,7 +499,7 @@ int cm_bench_host(const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
   for (int k = 0; k < c->nclass; k++)
     for (int m = 0; m < 2; m++)
       if (c->cls[k].flops[m] > c->peak[m]) c->peak[m] = c->cls[k].flops[m];
-  c->seconds = now_s() - t0;
+  c->seconds = rt_now() - t0;
   return 0;
 #endif
 }

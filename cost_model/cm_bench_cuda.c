@@ -153,12 +153,6 @@ static const char bench_src[] =
 
 const char *cm_bench_cuda_source(void) { return bench_src; }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- The child: the driver, the launches, the report ---- */
 
 typedef struct report {
@@ -436,7 +430,7 @@ int cm_bench_cuda(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) 
     rt_err_set(err, "time per point must be > 0 and repeats >= 1");
     return -1;
   }
-  double t0 = now_s();
+  double t0 = rt_now();
   time_t wall = time(NULL);
   struct tm tm;
   gmtime_r(&wall, &tm);
@@ -489,6 +483,6 @@ int cm_bench_cuda(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) 
     .smem_sm = p.smem_sm, .smem_block_optin = p.smem_block_optin, .l2_bytes = p.l2_bytes,
     .clock_khz = p.clock_khz,
   };
-  c->seconds = now_s() - t0;
+  c->seconds = rt_now() - t0;
   return 0;
 }

@@ -129,12 +129,6 @@ typedef struct drv_hdr {
 
 /* ---- Small helpers ---- */
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Whole file into a NUL-terminated malloc'ed string (NULL: errno set). */
 static char *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
@@ -223,7 +217,7 @@ static int spawn(child *c, char *const *argv, const char *log, rt_err *err) {
     rt_err_set(err, "cannot create %s: %s", log, strerror(errno));
     return -1;
   }
-  c->t0 = now();
+  c->t0 = rt_now();
   c->pid = fork();
   if (c->pid < 0) {
     rt_err_set(err, "fork: %s", strerror(errno));
@@ -258,7 +252,7 @@ static int finish(child *c, double deadline, const char *what, rt_err *err) {
       rt_err_set(err, "%s: waitpid: %s", what, strerror(errno));
       return -1;
     }
-    if (now() >= deadline) {
+    if (rt_now() >= deadline) {
       kill(-c->pid, SIGKILL);
       while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {}
       timed_out = 1;
@@ -272,7 +266,7 @@ static int finish(child *c, double deadline, const char *what, rt_err *err) {
   log_tail(c->log, tail, sizeof tail);
   if (timed_out)
     rt_err_set(err, "%s: timed out, killed after %.0f s; its output: %s", what,
-               now() - c->t0, tail);
+               rt_now() - c->t0, tail);
   else if (WIFSIGNALED(st))
     rt_err_set(err, "%s: killed by signal %d (%s); its output: %s", what,
                WTERMSIG(st), strsignal(WTERMSIG(st)), tail);
@@ -287,7 +281,7 @@ static int run_cmd(char *const *argv, const char *log, double timeout,
                    const char *what, rt_err *err) {
   child c;
   if (spawn(&c, argv, log, err)) return -1;
-  return finish(&c, now() + timeout, what, err);
+  return finish(&c, rt_now() + timeout, what, err);
 }
 
 /* ---- cachegrind's availability ---- */
@@ -757,7 +751,7 @@ int cm_count_cachegrind(const hk_kernel *k, const hk_problem *pb,
     started++;
   }
   /* the first failure ends the other run at once */
-  double deadline = now() + CG_TIMEOUT_S;
+  double deadline = rt_now() + CG_TIMEOUT_S;
   int failed = started < nrun;
   rt_err e2 = {0};
   for (int r = 0; r < started; r++) {

@@ -40,12 +40,6 @@
 
 #define MS_POISON_BITS 0x7149f2caU   /* 1.0e30f */
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- the parent: keys, builds ---- */
 
 static void arch_of(const ms_opts *o, int *maj, int *min) {
@@ -108,7 +102,7 @@ void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_o
   if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (jobs < 1) jobs = 1;
   pid_t *kids = rt_calloc((size_t)jobs, sizeof *kids);
-  double deadline = now() + 300;
+  double deadline = rt_now() + 300;
   fflush(NULL);
   for (int i = 0, running = 0; i < n || running > 0;) {
     if (i < n && running < jobs) {
@@ -135,7 +129,7 @@ void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_o
     int st;
     pid_t done = waitpid(-1, &st, WNOHANG);
     if (done <= 0) {
-      if (now() > deadline)
+      if (rt_now() > deadline)
         for (int j = 0; j < jobs; j++)
           if (kids[j]) kill(-kids[j], SIGKILL);
       struct timespec ts = {0, 2000000};
@@ -333,7 +327,7 @@ static void child_main(int fd, void *ctx) {
     }
   }
   /* The reference, then the candidate once on poisoned outputs. */
-  double t0 = now();
+  double t0 = rt_now();
   char msg[200] = "";
   if ((r = run_plan(&c->ref, c->refbuf, c->s, w, msg, sizeof msg)) ||
       (r = gd_cu.cuStreamSynchronize(c->s))) {
@@ -391,7 +385,7 @@ static void child_main(int fd, void *ctx) {
     rep.max_err = ms__verify(w, out, ref, rep.msg, sizeof rep.msg);
     if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
   }
-  rep.verify_s = now() - t0;
+  rep.verify_s = rt_now() - t0;
   if (rep.status != MS_OK) ms__send(fd, &rep);
   if (c->pass == 0) {
     if (c->o->flush_cache) {
@@ -401,9 +395,9 @@ static void child_main(int fd, void *ctx) {
         ms__send(fd, &rep);
       }
     }
-    t0 = now();
+    t0 = rt_now();
     ms_time_loop(timed_sample, c, c->o, &rep.t);
-    rep.bench_s = now() - t0;
+    rep.bench_s = rt_now() - t0;
     if (c->bad) {
       char what[256];
       snprintf(what, sizeof what, "while timed: %s", c->bad_msg[0] ? c->bad_msg : "run");
@@ -461,7 +455,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
   char cand[PATH_MAX + 64] = "", refc[PATH_MAX + 64] = "";
   rt_str log = {0};
   int rc = 0;
-  double t0 = now();
+  double t0 = rt_now();
   if (gk_plan_parse(refsrc, w->nbuf, &c.ref_plan, &err) ||
       cuda_build(refsrc, &od, p.cc_major, p.cc_minor, refc, sizeof refc, NULL, &log)) {
     r->status = MS_RUNTIME_ERROR;
@@ -480,7 +474,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
   int lib = c.cand_plan.step[c.cand_plan.nsteps - 1].kind == GK_LIBRARY;
   int b = lib ? 0 : cuda_build(src, &od, p.cc_major, p.cc_minor, cand, sizeof cand,
                               &r->cache_hit, &log);
-  r->compile_s = now() - t0;
+  r->compile_s = rt_now() - t0;
   if (b) {
     r->status = MS_COMPILE_ERROR;
     const char *l = log.s ? log.s : "";

@@ -584,11 +584,9 @@ int ms_cupti_available(const char **why) {
   close(fds[1]);
   int got = 0;
   if (pid > 0) {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = rt_now();
     while (got < (int)sizeof rep) {
-      clock_gettime(CLOCK_MONOTONIC, &t);
-      int left = 60000 - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+      int left = 60000 - (int)((rt_now() - t0) * 1000);
       struct pollfd pf = {.fd = fds[0], .events = POLLIN};
       int pr = left > 0 ? poll(&pf, 1, left) : 0;
       if (pr < 0 && errno == EINTR) continue;

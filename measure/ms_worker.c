@@ -84,12 +84,6 @@ static const char *signal_name(int sig) {
   return "signal";
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- workloads ---- */
 
 size_t ms__buf_bytes(const hk_buf *b) {
@@ -204,9 +198,9 @@ static void run_once(void *c) {
 static double timed_sample(void *c) {
   runctx *x = c;
   for (size_t i = 0; i < x->flush_n; i += 64) x->flush[i]++;
-  double t0 = now();
+  double t0 = rt_now();
   run_once(x);
-  return now() - t0;
+  return rt_now() - t0;
 }
 
 /* Size in bytes of the highest-level cache of cpu0 (sysfs), or 64 MiB. */
@@ -261,7 +255,7 @@ static void child_main(int fd, const ms_workload *w, const char *so,
         for (int64_t j = 0; j < w->b[i].n; j++) bufs[i][j] = MS_POISON;
       else memcpy(bufs[i], w->in[i], buf_bytes(&w->b[i]));
     }
-    double t0 = now();
+    double t0 = rt_now();
     run_once(&x);
     if (x.bad_rc) {
       rep.status = MS_RUNTIME_ERROR;
@@ -270,16 +264,16 @@ static void child_main(int fd, const ms_workload *w, const char *so,
       rep.max_err = ms__verify(w, bufs, w->ref, rep.msg, sizeof rep.msg);
       if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
     }
-    rep.verify_s = now() - t0;
+    rep.verify_s = rt_now() - t0;
   }
   if (rep.status == MS_OK && pass == PASS_TIME) {
     if (o->flush_cache) {
       x.flush_n = 2 * llc_bytes() < FLUSH_MAX ? 2 * llc_bytes() : FLUSH_MAX;
       x.flush = rt_calloc(1, x.flush_n);
     }
-    double t0 = now();
+    double t0 = rt_now();
     ms_time_loop(timed_sample, &x, o, &rep.t);
-    rep.bench_s = now() - t0;
+    rep.bench_s = rt_now() - t0;
     if (x.bad_rc) {
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d while timed", x.bad_rc);
@@ -325,7 +319,7 @@ static int reap(pid_t pid, double deadline, int *st) {
   for (;;) {
     pid_t r = waitpid(pid, st, WNOHANG);
     if (r == pid || (r < 0 && errno != EINTR)) return 0;
-    if (now() >= deadline) break;
+    if (rt_now() >= deadline) break;
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
@@ -378,10 +372,10 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
   }
   setpgid(pid, pid);   /* also done by the child: no race on kill(-pid) */
   close(fd[1]);
-  double start = now(), deadline = start + timeout;
+  double start = rt_now(), deadline = start + timeout;
   size_t got = 0;
   while (got < size) {
-    double left = deadline - now();
+    double left = deadline - rt_now();
     if (left <= 0) {
       end->timed_out = 1;
       break;
@@ -400,7 +394,7 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     kill(-pid, SIGKILL);
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
   }
-  end->seconds = now() - start;
+  end->seconds = rt_now() - start;
   end->wstatus = st;
   return got == size ? 0 : 1;
 }
@@ -459,9 +453,9 @@ int ms_measure(ms_workload *w, const char *src, const char *ldflags,
   }
   char so[PATH_MAX] = "";   /* "": the reference itself */
   rt_str log = {0};
-  double t0 = now();
+  double t0 = rt_now();
   int rc = src ? ms_build(src, ldflags, o, so, sizeof so, &r->cache_hit, &log) : 0;
-  r->compile_s = now() - t0;
+  r->compile_s = rt_now() - t0;
   if (rc) {
     r->status = MS_COMPILE_ERROR;
     snprintf(r->msg, sizeof r->msg, "compile error: %s", log_excerpt(log.s));

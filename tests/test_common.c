@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "common/rt.h"
@@ -90,12 +91,90 @@ static void test_host_description(void **state) {
   assert_string_not_equal(d.fingerprint, e.fingerprint);
 }
 
+static char *slurp_small(const char *path) {
+  static char buf[256];
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  return buf;
+}
+
+static int count_entries(const char *dir) {
+  int n = 0;
+  DIR *d = opendir(dir);
+  for (struct dirent *de; d && (de = readdir(d));) n += de->d_name[0] != '.';
+  if (d) closedir(d);
+  return n;
+}
+
+/* The output-file rule of rt.h, each clause against the file system. */
+static void test_out_rule(void **state) {
+  (void)state;
+  char dir[] = "/tmp/rt_out_XXXXXX", path[600], lnk[600], other[600];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  snprintf(lnk, sizeof lnk, "%s/link.txt", dir);
+  snprintf(other, sizeof other, "%s/input.db", dir);
+  rt_out o;
+  rt_err e = {0};
+  /* 1: a new file appears only at commit. */
+  assert_int_equal(rt_out_open(&o, path, NULL, &e), 0);
+  fputs("first", o.f);
+  assert_int_equal(access(path, F_OK), -1);
+  assert_int_equal(rt_out_commit(&o, &e), 0);
+  assert_string_equal(slurp_small(path), "first");
+  /* abort leaves the old content and no temporary file behind. */
+  assert_int_equal(rt_out_open(&o, path, NULL, &e), 0);
+  fputs("second", o.f);
+  rt_out_abort(&o);
+  assert_string_equal(slurp_small(path), "first");
+  assert_int_equal(count_entries(dir), 1);
+  /* 2: an existing regular file is replaced whole; a link or a folder is refused. */
+  assert_int_equal(rt_out_open(&o, path, NULL, &e), 0);
+  fputs("2", o.f);
+  assert_int_equal(rt_out_commit(&o, &e), 0);
+  assert_string_equal(slurp_small(path), "2");
+  assert_int_equal(symlink(path, lnk), 0);
+  assert_int_equal(rt_out_open(&o, lnk, NULL, &e), -1);
+  assert_non_null(strstr(e.msg, "symbolic link"));
+  assert_int_equal(rt_out_open(&o, dir, NULL, &e), -1);
+  assert_non_null(strstr(e.msg, "not a regular file"));
+  /* 3: the same file as an input (here reached through a hard link). */
+  assert_int_equal(link(path, other), 0);
+  const char *inputs[] = {"/nonexistent/x", other, NULL};
+  assert_int_equal(rt_out_open(&o, path, inputs, &e), -1);
+  assert_non_null(strstr(e.msg, "same file"));
+  assert_string_equal(slurp_small(path), "2");
+  /* A folder that does not exist: an error naming the path. */
+  char bad[700];
+  snprintf(bad, sizeof bad, "%s/no/such/out.txt", dir);
+  assert_int_equal(rt_out_open(&o, bad, NULL, &e), -1);
+  assert_non_null(strstr(e.msg, bad));
+  assert_int_equal(count_entries(dir), 3);
+  unlink(lnk);
+  unlink(other);
+  unlink(path);
+  assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_now_monotonic(void **state) {
+  (void)state;
+  double a = rt_now(), b = rt_now();
+  assert_true(a > 0 && b >= a);
+  usleep(20000);
+  assert_true(rt_now() - a >= 0.019);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_counts),
     cmocka_unit_test(test_hash_vectors),
     cmocka_unit_test(test_str),
     cmocka_unit_test(test_host_description),
+    cmocka_unit_test(test_out_rule),
+    cmocka_unit_test(test_now_monotonic),
   };
   return cmocka_run_group_tests_name("common", tests, NULL, NULL);
 }

@@ -61,12 +61,6 @@ typedef struct kernel_case {
   workload w[6];                   /* terminated by a NULL set */
 } kernel_case;
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The buffers of one workload: inputs filled as the harness fills them,
 ** the host reference's outputs, and outputs to run into. */
 typedef struct bufs {
@@ -245,10 +239,10 @@ static void check_kernel(const kernel_case *kc) {
   while (nimp < MAXIMP && kc->important[nimp]) nimp++;
   cover all[MAXIMP] = {{0}};   /* each important parameter's values, all workloads */
   int failures = 0, schedules = 0, runs0 = total_runs;
-  double t0 = now();
+  double t0 = rt_now();
   for (int wi = 0; kc->w[wi].set; wi++) {
     const workload *wl = &kc->w[wi];
-    double tw = now();
+    double tw = rt_now();
     sp_space *sp = load_space(k, wl->set);
     hk_problem pb;
     hk_problem_from_space(&pb, sp);
@@ -283,7 +277,7 @@ static void check_kernel(const kernel_case *kc) {
     schedules += n;
     printf("  %s %s: %d schedules (%s) + device reference%s, %.1f s\n", k->name, wl->set, n,
            dflt ? "the default first" : "the default is invalid",
-           wl->both_orders ? ", both thread orders" : "", now() - tw);
+           wl->both_orders ? ", both thread orders" : "", rt_now() - tw);
     free(cfgs);
     bufs_free(&w);
     sp_free(sp);
@@ -298,7 +292,7 @@ static void check_kernel(const kernel_case *kc) {
       }
   total_schedules += schedules;
   printf("%s: %d schedules checked (%d runs), %.1f s, %d failures\n", k->name, schedules,
-         total_runs - runs0, now() - t0, failures);
+         total_runs - runs0, rt_now() - t0, failures);
   if (failures) fail_msg("%s: %d wrong schedules or uncovered values (listed above)", k->name,
                          failures);
 }

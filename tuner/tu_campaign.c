@@ -33,12 +33,6 @@
 #include "../targets/tg.h"
 #include "tu.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static double nz(double x) { return isnan(x) ? 0 : x; }
 
 /* One evaluation as stored: what the report needs besides tu_obs. */
@@ -167,7 +161,7 @@ static void obs_from(tu_obs *ob, int status, double time_s, double cost, tu_orig
 static void progress(camp *c) {
   if (!c->o->progress) return;
   int64_t done = c->nrec;
-  double el = now_s() - c->t0, rem = NAN, spent = c->spent;
+  double el = rt_now() - c->t0, rem = NAN, spent = c->spent;
   if (c->measured > 0 && c->budget > 0) rem = spent / (double)c->measured * (double)(c->budget - done);
   if (c->time_limit > 0 && !(rem < c->time_limit - spent)) rem = fmax(0, c->time_limit - spent);
   tu_progress p = {.done = done, .budget = c->budget, .measured = c->measured,
@@ -602,7 +596,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     if (bad) goto out;
   }
   c.w = ms_workload_new(c.k, &c.pb);
-  c.t0 = now_s();
+  c.t0 = rt_now();
   tu_objective obj = {camp_eval, &c, camp_prepare};
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
                     .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};
@@ -640,7 +634,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   rep->seed = o.seed;
   rep->budget = c.budget;
   finish_report(&c, run, rep);
-  rep->elapsed_s = now_s() - c.t0;
+  rep->elapsed_s = rt_now() - c.t0;
   if (!strcmp(state, "done") && rep->best_config && !o.no_pin) {
     db_pin_req pr = {.target = o.target, .kernel = c.k->name, .workload_key = rep->workload,
                      .trial_id = rep->best_trial, .reason = NULL};

@@ -32,12 +32,6 @@ static const char *const end_names[] = {"budget", "time", "space exhausted", "st
                                         "stalled"};
 const char *tu_end_name(tu_end e) { return end_names[e]; }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int known(void *run, const int *cfg, tu_obs *obs) {
   tu_run *r = run;
   int64_t i = tu_cfgmap_get(&r->map, cfg);
@@ -92,7 +86,7 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
                 .refit = o->refit, .model = o->model};
   int batch = o->batch > 0 ? o->batch : 16, failed = 0, end = -1, stall = 0;
   int *buf = rt_malloc((size_t)batch * r->np * sizeof *buf);
-  double t0 = now_s(), in_eval = 0;
+  double t0 = rt_now(), in_eval = 0;
   void *st = S->create(&ctx, err);
   if (!st) failed = 1;
   while (!failed && (end = ending(r, o, count)) < 0) {
@@ -123,9 +117,9 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
       if (known(r, c, &ob)) {
         restart = ++stall >= TU_STALL;
       } else {
-        double t1 = now_s();
+        double t1 = rt_now();
         int rc = obj->eval(obj->ctx, c, &ob, err);
-        in_eval += now_s() - t1;
+        in_eval += rt_now() - t1;
         if (rc) {
           failed = 1;
           break;
@@ -151,7 +145,7 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
   if (st) S->destroy(st);
   gsl_rng_free(rng);
   free(buf);
-  r->framework_s = now_s() - t0 - in_eval;
+  r->framework_s = rt_now() - t0 - in_eval;
   if (!failed) {
     r->end = (tu_end)end;
     return r;

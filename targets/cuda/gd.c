@@ -161,9 +161,7 @@ static int child_props(int dev, gd_props *p, rt_err *err) {
 static int read_full(int fd, void *buf, size_t n, double deadline) {
   size_t got = 0;
   while (got < n) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double left = deadline - ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+    double left = deadline - rt_now();
     if (left <= 0) return -1;
     struct pollfd pf = {.fd = fd, .events = POLLIN};
     int pr = poll(&pf, 1, (int)(left * 1000) + 1);
@@ -208,11 +206,7 @@ static int reap_child(pid_t pid, int fd, int bad) {
   return st;
 }
 
-static double deadline_in(double seconds) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + seconds;
-}
+static double deadline_in(double seconds) { return rt_now() + seconds; }
 
 int gd_props_get(int dev, gd_props *p, rt_err *err) {
   static gd_props cache[8];
