@@ -1,14 +1,14 @@
 /*
 ** cli.h -- what the command-line front end's files share: the command
-** table entry, exit codes, error/usage reporting, and a small streaming
-** JSON writer (jansson cannot print exact integers above 2^63, and counts
-** of configurations go far beyond).
+** table entry, exit codes, error/usage reporting (the JSON writer is
+** common/jw.h).
 */
 #ifndef CLI_H
 #define CLI_H
 
 #include <stdio.h>
 
+#include "../common/jw.h"
 #include "../common/rt.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
@@ -57,24 +57,6 @@ const char *cli_optname(const struct option *table, int val);
 struct sp_binding;
 char *cli_key_bindings(const char *key);
 int cli_key_matches(const char *key, const struct sp_binding *set, int nset);
-
-/* Streaming JSON writer: values separated and nested automatically. */
-typedef struct jw {
-  FILE *f;
-  int depth;
-  int first[32];   /* no element written yet at this depth */
-  int after_key;
-} jw;
-void jw_init(jw *w, FILE *f);
-void jw_begin(jw *w, char open);           /* '{' or '[' */
-void jw_end(jw *w, char close);            /* '}' or ']' */
-void jw_key(jw *w, const char *key);
-void jw_str(jw *w, const char *s);
-void jw_int(jw *w, long long v);
-void jw_count(jw *w, rt_count v);          /* exact, any size */
-void jw_double(jw *w, double v);          /* 6 significant digits */
-void jw_bool(jw *w, int v);
-void jw_raw(jw *w, const char *json);      /* an already-encoded value */
 
 /* Commands (cmd_space.c, cmd_host.c, cmd_db.c, cmd_replay.c, cmd_tune.c). */
 int cmd_space(int argc, char **argv);
