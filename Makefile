@@ -67,6 +67,11 @@ $(BUILD)/tests/cuda_emu/emu_run.o: tests/cuda_emu/emu_run.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_EXTRA) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
 
+# The option-table parser is the CLI's own (not in librooftune).
+$(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.o $(BUILD)/cli/cli.o \
+                             $(TEST_EXTRA) $(BUILD)/librooftune.a
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
 

@@ -33,7 +33,9 @@ int cli_dispatch(const char *prefix, const cli_cmd *cmds, int argc, char **argv)
   }
   for (const cli_cmd *c = cmds; c->name; c++)
     if (!strcmp(c->name, name)) return c->fn(argc - 1, argv + 1);
-  fprintf(stderr, "%s: unknown command '%s'\n\ncommands:\n", prefix, name);
+  const char *near = cli_suggest_rows(name, cmds, sizeof *cmds);
+  if (near) fprintf(stderr, "%s: unknown command '%s'; did you mean '%s'?\n\ncommands:\n", prefix, name, near);
+  else fprintf(stderr, "%s: unknown command '%s'\n\ncommands:\n", prefix, name);
   cli_list(stderr, prefix, cmds);
   return EXIT_USAGE;
 }
@@ -52,7 +54,9 @@ const void *cli_pick(const char *group, const void *table, size_t stride, int ar
   }
   for (const char *row = table; *(const char *const *)row; row += stride)
     if (!strcmp(*(const char *const *)row, argv[1])) return row;
-  fprintf(stderr, "rooftune %s: unknown subcommand '%s'\n\n", group, argv[1]);
+  const char *near = cli_suggest_rows(argv[1], table, stride);
+  if (near) fprintf(stderr, "rooftune %s: unknown subcommand '%s'; did you mean '%s'?\n\n", group, argv[1], near);
+  else fprintf(stderr, "rooftune %s: unknown subcommand '%s'\n\n", group, argv[1]);
   help(stderr);
   return NULL;
 }

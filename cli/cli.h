@@ -58,6 +58,105 @@ struct sp_binding;
 char *cli_key_bindings(const char *key);
 int cli_key_matches(const char *key, const struct sp_binding *set, int nset);
 
+/* ---- Option tables (cli_opt.c) ----
+** One table per command produces both its parsing and its --help, as git's
+** parse-options does. Invariants:
+**  1. Every option is one row; the help text is generated from the rows,
+**     so what a command accepts and what its help says cannot drift.
+**  2. Every command parsed by a table accepts -h and --help (help on
+**     stdout, exit 0).
+**  3. A usage error prints "rooftune CMD: message" and "usage: ..." on
+**     stderr and gives EXIT_USAGE: an unknown option (with "did you mean"),
+**     a missing value, a value that is not of the option's type or range,
+**     a value outside a fixed list of choices (with "did you mean"), a
+**     flag given a value, an option given twice that is not a list.
+**  4. Values are stored only through the row's pointer; nothing is
+**     allocated but a list's array (cli_strv_free).
+**  5. Options and operands may be mixed; "--" ends the options. Long
+**     options are never abbreviated (a prefix is an unknown option with
+**     a suggestion): a script means what it says.
+** Exit codes across commands: EXIT_USAGE (2) for anything wrong in how a
+** command was called that is found without reading its input files or
+** database (above, plus unknown kernel/strategy/target/experiment names);
+** EXIT_FAIL (1) when what was asked fails on its inputs. */
+typedef enum cli_kind {
+  CLI_END = 0,
+  CLI_FLAG,      /* int*: set to 1 */
+  CLI_STRING,    /* const char**: the argument as given */
+  CLI_INT,       /* int*: a whole number in [lo, hi] */
+  CLI_ULONG,     /* unsigned long*: a whole number in [lo, hi] (hi 0: none) */
+  CLI_DOUBLE,    /* double*: a finite number in [lo, hi] (hi 0: none) */
+  CLI_LIST,      /* cli_strv*: every occurrence, in order */
+  CLI_CHOICE,    /* int*: the index of the argument in choices[] */
+  CLI_CALLBACK,  /* cb(row, arg, msg) checks and stores; value is its own */
+  CLI_GROUP,     /* a heading in the help; name is the heading */
+} cli_kind;
+
+typedef struct cli_strv {
+  const char **v;
+  int n;
+} cli_strv;
+void cli_strv_free(cli_strv *l);
+
+typedef struct cli_opt cli_opt;
+struct cli_opt {
+  cli_kind kind;
+  const char *name;          /* long name without "--" (NULL: short only) */
+  char short_name;           /* 0: none */
+  void *value;
+  const char *arg;           /* the value's name in help: "FILE", "N" */
+  const char *help;          /* '\n' starts an indented continuation line */
+  double lo, hi;             /* numeric range */
+  const char *const *choices;  /* CLI_CHOICE: NULL-terminated */
+  /* CLI_CALLBACK: 0, or -1 with a message (without the option's name) */
+  int (*cb)(const cli_opt *o, const char *arg, char *msg, size_t cap);
+  unsigned mask;             /* subcommands that accept it (0: all) */
+  int *given;                /* optional: set to 1 when the option appears */
+};
+
+#define CLI_OPT_FLAG(n, v, h, ...) {.kind = CLI_FLAG, .name = (n), .value = (v), .help = (h), __VA_ARGS__}
+#define CLI_OPT_STRING(n, v, a, h, ...) \
+  {.kind = CLI_STRING, .name = (n), .value = (v), .arg = (a), .help = (h), __VA_ARGS__}
+#define CLI_OPT_INT(n, v, a, l, u, h, ...) \
+  {.kind = CLI_INT, .name = (n), .value = (v), .arg = (a), .lo = (l), .hi = (u), .help = (h), __VA_ARGS__}
+#define CLI_OPT_ULONG(n, v, a, h, ...) \
+  {.kind = CLI_ULONG, .name = (n), .value = (v), .arg = (a), .help = (h), __VA_ARGS__}
+#define CLI_OPT_DOUBLE(n, v, a, l, u, h, ...) \
+  {.kind = CLI_DOUBLE, .name = (n), .value = (v), .arg = (a), .lo = (l), .hi = (u), .help = (h), __VA_ARGS__}
+#define CLI_OPT_LIST(n, v, a, h, ...) \
+  {.kind = CLI_LIST, .name = (n), .value = (v), .arg = (a), .help = (h), __VA_ARGS__}
+#define CLI_OPT_CHOICE(n, v, a, c, h, ...) \
+  {.kind = CLI_CHOICE, .name = (n), .value = (v), .arg = (a), .choices = (c), .help = (h), __VA_ARGS__}
+#define CLI_OPT_CALLBACK(n, v, a, f, h, ...) \
+  {.kind = CLI_CALLBACK, .name = (n), .value = (v), .arg = (a), .cb = (f), .help = (h), __VA_ARGS__}
+#define CLI_OPT_GROUP(heading) {.kind = CLI_GROUP, .name = (heading)}
+#define CLI_OPT_END {.kind = CLI_END}
+
+/* What a command says about itself, for its help and its errors. */
+typedef struct cli_spec {
+  const char *cmd;           /* "tune", "db export": after "rooftune " */
+  const char *usage;         /* after "usage: rooftune CMD " (may hold "\n   or: ...") */
+  const char *about;         /* a paragraph under the usage line (NULL: none) */
+  const cli_opt *opts;       /* ends with CLI_OPT_END */
+  unsigned mask;             /* this subcommand's bit (0: every row applies) */
+  const char *epilog;        /* printed after the options (NULL: none) */
+} cli_spec;
+
+/* Parse argv (argv[0] is the command's name) by the table. Operands keep
+** their order and are moved to argv[1..*nopnd]. Returns 0; CLI_HELP when
+** -h/--help printed the help (the command returns EXIT_OK); EXIT_USAGE
+** after reporting a usage error. */
+enum { CLI_HELP = -1 };
+int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd);
+/* The help text of a spec, as -h prints it. */
+void cli_help(FILE *f, const cli_spec *s);
+
+/* The candidate closest to word (an edit distance of at most a third of
+** its length, at least 1, or word a prefix of it), or NULL: for "did you
+** mean". cands is NULL-terminated, or strided rows as cli_pick's. */
+const char *cli_suggest(const char *word, const char *const *cands);
+const char *cli_suggest_rows(const char *word, const void *table, size_t stride);
+
 /* Commands (cmd_space.c, cmd_host.c, cmd_db.c, cmd_replay.c, cmd_tune.c). */
 int cmd_space(int argc, char **argv);
 int cmd_targets(int argc, char **argv);

@@ -1,0 +1,198 @@
+/*
+** test_cli_opt.c -- the option tables of cli/cli_opt.c: every kind of
+** option parsed from argv against the value set by hand, every usage error
+** with its exit code and message, the help text listing exactly the rows
+** that apply, and the "did you mean" suggestions.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+typedef struct vals {
+  int json, reps, which, cb_seen;
+  unsigned long seed;
+  double frac;
+  const char *db;
+  cli_strv set;
+} vals;
+
+static int even_cb(const cli_opt *o, const char *arg, char *msg, size_t cap) {
+  int v = atoi(arg);
+  if (v % 2) {
+    snprintf(msg, cap, "expected an even number, got '%s'", arg);
+    return -1;
+  }
+  *(int *)o->value = v;
+  return 0;
+}
+
+static const char *const formats[] = {"jsonl", "csv", NULL};
+
+/* The table under test; sub selects the subcommand bit (1 or 2). */
+static int run(vals *v, unsigned sub, char **out_stream, int argc, ...) {
+  char *argv[32];
+  va_list ap;
+  va_start(ap, argc);
+  argv[0] = "cmd";
+  for (int i = 1; i < argc; i++) argv[i] = va_arg(ap, char *);
+  va_end(ap);
+  argv[argc] = NULL;
+  memset(v, 0, sizeof *v);
+  v->which = -1;
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("db", &v->db, "F", "the database"),
+    CLI_OPT_FLAG("json", &v->json, "JSON on stdout"),
+    CLI_OPT_INT("min-reps", &v->reps, "N", 1, 1000, "at least N repeats\nsecond line", .mask = 1),
+    CLI_OPT_ULONG("seed", &v->seed, "S", "the seed", .short_name = 's'),
+    CLI_OPT_DOUBLE("ci", &v->frac, "F", 1e-6, 1, "a fraction", .mask = 2),
+    CLI_OPT_LIST("set", &v->set, "VAR=VAL", "a binding (repeat)"),
+    CLI_OPT_GROUP("output"),
+    CLI_OPT_CHOICE("format", &v->which, "FMT", formats, "the format"),
+    CLI_OPT_CALLBACK("even", &v->cb_seen, "N", even_cb, "an even number"),
+    CLI_OPT_END,
+  };
+  cli_spec s = {.cmd = "test sub", .usage = "[options] FILE", .about = "A test.", .opts = opts, .mask = sub};
+  /* capture stdout+stderr */
+  fflush(stdout);
+  fflush(stderr);
+  FILE *cap = tmpfile();
+  int o1 = dup(1), o2 = dup(2);
+  dup2(fileno(cap), 1);
+  dup2(fileno(cap), 2);
+  int nop = -1;
+  int rc = cli_parse(&s, argc, argv, &nop);
+  fflush(stdout);
+  fflush(stderr);
+  dup2(o1, 1);
+  dup2(o2, 2);
+  close(o1);
+  close(o2);
+  long n = ftell(cap);
+  rewind(cap);
+  static char text[8192];
+  size_t got = fread(text, 1, n < 8191 ? (size_t)n : 8191, cap);
+  text[got] = 0;
+  fclose(cap);
+  if (out_stream) *out_stream = text;
+  if (rc == 0) {
+    /* operands in order, then NULL */
+    assert_true(nop >= 0);
+    assert_null(argv[1 + nop]);
+  }
+  return rc == 0 ? -100 - nop : rc;
+}
+
+static void test_values(void **state) {
+  (void)state;
+  vals v;
+  char *out;
+  assert_int_equal(run(&v, 1, &out, 13, "a.json", "--db", "x.db", "--json", "--min-reps=7", "-s", "42",
+                       "--set", "M=1", "b", "--set=N=2", "--format"), EXIT_USAGE);
+  assert_non_null(strstr(out, "--format needs a value"));
+  assert_int_equal(run(&v, 1, NULL, 14, "a.json", "--db", "x.db", "--json", "--min-reps=7", "-s", "42",
+                       "--set", "M=1", "b", "--set=N=2", "--format", "csv"), -102);
+  assert_string_equal(v.db, "x.db");
+  assert_int_equal(v.json, 1);
+  assert_int_equal(v.reps, 7);
+  assert_int_equal(v.seed, 42);
+  assert_int_equal(v.set.n, 2);
+  assert_string_equal(v.set.v[0], "M=1");
+  assert_string_equal(v.set.v[1], "N=2");
+  assert_int_equal(v.which, 1);
+  cli_strv_free(&v.set);
+  /* "--" ends the options: what follows is an operand, dashes and all */
+  assert_int_equal(run(&v, 2, NULL, 6, "--ci", "0.25", "--", "--json", "-"), -102);
+  assert_true(v.frac == 0.25);
+  assert_int_equal(v.json, 0);
+  /* the callback stores and checks */
+  assert_int_equal(run(&v, 1, NULL, 3, "--even", "4"), -100);
+  assert_int_equal(v.cb_seen, 4);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  vals v;
+  char *out;
+  static const struct { int argc; const char *a[4]; const char *msg; } bad[] = {
+    {2, {"--jsno"}, "unknown option --jsno; did you mean --json?"},
+    {2, {"--js"}, "unknown option --js; did you mean --json?"},        /* no abbreviations */
+    {2, {"--frobnicate"}, "unknown option --frobnicate\n"},
+    {2, {"-x"}, "unknown option -x"},
+    {3, {"--min-reps", "0"}, "--min-reps: expected a whole number in [1, 1000], got '0'"},
+    {3, {"--min-reps", "1.5"}, "expected a whole number"},
+    {3, {"--min-reps", "12x"}, "expected a whole number"},
+    {3, {"--seed", "-1"}, "--seed: expected a whole number in [0,"},
+    {3, {"--format", "cvs"}, "--format: 'cvs' is not one of jsonl, csv; did you mean 'csv'?"},
+    {3, {"--even", "3"}, "--even: expected an even number, got '3'"},
+    {2, {"--json=1"}, "--json takes no value"},
+    {5, {"--db", "a", "--db", "b"}, "--db given twice"},
+    {3, {"--ci", "0.5"}, "--ci does not apply to 'test sub'"},      /* subcommand 1 */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    int rc;
+    switch (bad[i].argc) {
+    case 2: rc = run(&v, 1, &out, 2, bad[i].a[0]); break;
+    case 3: rc = run(&v, 1, &out, 3, bad[i].a[0], bad[i].a[1]); break;
+    default: rc = run(&v, 1, &out, 5, bad[i].a[0], bad[i].a[1], bad[i].a[2], bad[i].a[3]); break;
+    }
+    if (rc != EXIT_USAGE || !strstr(out, bad[i].msg))
+      fail_msg("case %zu: rc %d, output:\n%s\nexpected: %s", i, rc, out, bad[i].msg);
+    assert_non_null(strstr(out, "rooftune test sub: "));
+    assert_non_null(strstr(out, "usage: rooftune test sub [options] FILE"));
+    cli_strv_free(&v.set);
+  }
+  /* the range check of a double, both ends */
+  assert_int_equal(run(&v, 2, &out, 3, "--ci", "1.5"), EXIT_USAGE);
+  assert_non_null(strstr(out, "expected a number in [1e-06, 1]"));
+  assert_int_equal(run(&v, 2, &out, 3, "--ci", "nan"), EXIT_USAGE);
+}
+
+static void test_help(void **state) {
+  (void)state;
+  vals v;
+  char *out;
+  assert_int_equal(run(&v, 1, &out, 2, "-h"), CLI_HELP);
+  const char *want[] = {"usage: rooftune test sub [options] FILE\n", "\nA test.\n", "  --db F ", "  --json ",
+                        "  --min-reps N ", "second line", "  -s, --seed S ", "  --set VAR=VAL ",
+                        "\noutput:\n", "  --format FMT", "(jsonl, csv)", "  --even N ", "  -h, --help "};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    if (!strstr(out, want[i])) fail_msg("help lacks '%s':\n%s", want[i], out);
+  assert_null(strstr(out, "--ci"));                 /* not an option of subcommand 1 */
+  assert_int_equal(run(&v, 2, &out, 2, "--help"), CLI_HELP);
+  assert_non_null(strstr(out, "  --ci F "));
+  assert_null(strstr(out, "--min-reps"));
+  /* every help line's text starts in one column */
+  const char *l = strstr(out, "  --db F"), *t = strstr(l, "the database");
+  const char *l2 = strstr(out, "  --json"), *t2 = strstr(l2, "JSON on");
+  assert_int_equal(t - l, t2 - l2);
+}
+
+static void test_suggest(void **state) {
+  (void)state;
+  const char *const names[] = {"count", "enum", "sample", "check", "rank", "unrank", "neighbours", NULL};
+  assert_string_equal(cli_suggest("cuont", names), "count");        /* transposition */
+  assert_string_equal(cli_suggest("neighbors", names), "neighbours");
+  assert_string_equal(cli_suggest("samp", names), "sample");        /* prefix */
+  assert_null(cli_suggest("xyz", names));
+  assert_null(cli_suggest("", names));
+  assert_string_equal(cli_suggest("rank", names), "rank");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_values),
+    cmocka_unit_test(test_errors),
+    cmocka_unit_test(test_help),
+    cmocka_unit_test(test_suggest),
+  };
+  return cmocka_run_group_tests_name("cli_opt", tests, NULL, NULL);
+}
