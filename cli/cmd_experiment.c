@@ -20,8 +20,8 @@
 **     target is never reached), another file system mounted inside stops
 **     it with an error; it works on descriptors (openat, unlinkat), so a
 **     path swapped for a link meanwhile cannot lead it out of the folder.
-**  3. `/`, $HOME, the project root and its ancestors, the working
-**     directory and its ancestors are refused, even with --force.
+**  3. `/`, $HOME, the project root, the working directory and the
+**     folders above these three are refused, even with --force.
 **  4. An existing folder without the stamp: an empty one is taken (and
 **     stamped); any other is refused, or with --force written into as it
 **     is: nothing in it is deleted and no stamp is written (a later run
@@ -144,10 +144,11 @@ static void fence_add(fence *f, const char *path, const char *why) {
   f->n++;
 }
 
-/* path (absolute or relative) and each folder above it, up to `/`. */
+/* path (absolute or relative; NULL: none) and each folder above it, up
+** to `/`. */
 static void fence_add_up(fence *f, const char *path, const char *self, const char *above) {
   char real[PATH_MAX];
-  if (!realpath(path, real)) return;
+  if (!path || !*path || !realpath(path, real)) return;
   fence_add(f, real, self);
   for (char *slash; (slash = strrchr(real, '/')) && real[1];) {
     slash[slash == real] = 0;   /* "/a" -> "/", "/a/b" -> "/a" */
@@ -158,9 +159,9 @@ static void fence_add_up(fence *f, const char *path, const char *self, const cha
 static void fence_init(fence *f, const char *root) {
   f->n = 0;
   fence_add(f, "/", "the root folder");
-  fence_add(f, getenv("HOME"), "your home folder ($HOME)");
+  fence_add_up(f, getenv("HOME"), "your home folder ($HOME)", "a folder holding your home folder");
   const struct passwd *pw = getpwuid(getuid());
-  if (pw) fence_add(f, pw->pw_dir, "your home folder");
+  if (pw) fence_add_up(f, pw->pw_dir, "your home folder", "a folder holding your home folder");
   fence_add_up(f, root, "rooftune's project root", "a folder holding rooftune's project root");
   char cwd[PATH_MAX];
   if (getcwd(cwd, sizeof cwd))
@@ -424,8 +425,10 @@ static int run(int argc, char **argv) {
   rt_project_path(rel, script, sizeof script);
   if (access(script, R_OK))
     return cli_fail("experiment", "%s: %s", script, strerror(errno));
-  if (out) snprintf(dir, sizeof dir, "%s", out);
-  else {
+  if (out) {   /* without trailing slashes: "link/" would name the folder the link points to */
+    snprintf(dir, sizeof dir, "%s", out);
+    for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = 0;
+  } else {
     snprintf(rel, sizeof rel, "experiments/results/%.12s/%s", d.fingerprint, e->name);
     snprintf(dir, sizeof dir, "%s/%s", root, rel);
   }

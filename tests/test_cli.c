@@ -1769,12 +1769,15 @@ static void t1401_experiment_out_stamped_folders(void **state) {
   assert_int_equal(symlink(s, at(q, sizeof q, T, "link")), 0);
   r = exp_run(q, 1);
   assert_refused(&r, "is a symbolic link");
+  strcat(q, "/");   /* with a slash, too (which would resolve the link) */
+  r = exp_run(q, 1);
+  assert_refused(&r, "is a symbolic link");
   assert_text(at(p, sizeof p, s, "kept"), "kept");
   assert_int_equal(tk_rm_rf(T), 0);
 }
 
-/* $HOME and the folders holding the working directory are refused even
-** when they hold a stamp, --force or not. */
+/* $HOME, the folders holding it and those holding the working directory
+** are refused even when they hold a stamp, --force or not. */
 static void t1402_experiment_out_home_and_wd(void **state) {
   (void)state;
   char T[] = "/tmp/rooftune-t1402-XXXXXX", p[512], h[512], w[512];
@@ -1793,6 +1796,10 @@ static void t1402_experiment_out_home_and_wd(void **state) {
   assert_refused(&r, "is your home folder ($HOME)");
   r = exp_run(h, 1);
   assert_refused(&r, "is your home folder ($HOME)");
+  assert_int_equal(mkdir(at(p, sizeof p, h, "me"), 0777), 0);   /* $HOME one level down */
+  setenv("HOME", p, 1);
+  r = exp_run(h, 0);
+  assert_refused(&r, "is a folder holding your home folder");
   if (home) setenv("HOME", home, 1);
   else unsetenv("HOME");
   free(home);
