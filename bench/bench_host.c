@@ -23,6 +23,7 @@
 
 #include "measure/ms.h"
 #include "targets/host/hk.h"
+#include "tests/tk_run.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -206,9 +207,7 @@ static void bench_cache(const ms_opts *base) {
            pass ? "  " : "\n3. repeated campaign (12 sampled transpose schedules, empty cache):\n  ",
            pass + 1, hits, n, compile);
   }
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd)) fprintf(stderr, "bench_host: could not remove %s\n", dir);
+  if (tk_rm_rf(dir)) fprintf(stderr, "bench_host: could not remove %s\n", dir);
   gsl_rng_free(rng);
   free(cfgs);
   ms_workload_free(w);

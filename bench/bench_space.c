@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "search_spaces/sp.h"
+#include "tests/tk_run.h"
 
 static const struct { const char *path, *label; } spaces[] = {
   {"../shared/data/t1/gemm_milo.json", "gemm_milo (T1)"},
@@ -58,18 +59,16 @@ static rt_count naive_count(sp_space *sp) {
 
 /* Seconds Python's brute force took (and its count), or -1. */
 static double python_seconds(const char *path, long long *valid) {
-  char cmd[512], line[512];
-  snprintf(cmd, sizeof cmd, "python3 scripts/bruteforce_count.py '%s' 2>/dev/null", path);
-  FILE *f = popen(cmd, "r");
+  char line[512];
   double s = -1;
-  if (f && fgets(line, sizeof line, f)) {
+  if (!tk_run((const char *[]){"python3", "scripts/bruteforce_count.py", path, NULL},
+              &(tk_io){.out = line, .cap = sizeof line, .both = -1})) {
     char *v = strstr(line, "\"valid\": "), *t = strstr(line, "\"seconds\": ");
     if (v && t) {
       *valid = atoll(v + 9);
       s = atof(t + 11);
     }
   }
-  if (f) pclose(f);
   return s;
 }
 

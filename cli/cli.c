@@ -71,6 +71,27 @@ int cli_fail(const char *cmd, const char *fmt, ...) {
   return EXIT_FAIL;
 }
 
+int cli_out_open(rt_out *o, const char *cmd, const char *path, const char *db,
+                 const char *const *inputs) {
+  static const char *const side[] = {"", "-wal", "-shm", "-journal"};
+  enum { NSIDE = sizeof side / sizeof *side };
+  int n = 0;
+  while (inputs && inputs[n]) n++;
+  rt_str names[NSIDE] = {{0}};
+  const char **protect = rt_calloc((size_t)n + NSIDE + 1, sizeof *protect);
+  int k = 0;
+  for (int i = 0; db && i < NSIDE; i++) {
+    rt_str_printf(&names[i], "%s%s", db, side[i]);
+    protect[k++] = names[i].s;
+  }
+  for (int i = 0; i < n; i++) protect[k++] = inputs[i];
+  rt_err err = {0};
+  int rc = rt_out_open(o, path, protect, &err);
+  for (int i = 0; i < NSIDE; i++) free(names[i].s);
+  free(protect);
+  return rc ? cli_fail(cmd, "%s", err.msg) : 0;
+}
+
 int cli_double(const char *s, double lo, double *out) {
   char *end;
   *out = strtod(s, &end);

@@ -40,6 +40,14 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 int cli_usage(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* rt_out_open(o, path) for an output file of command cmd, refusing its
+** inputs: the database db (NULL: none) with SQLite's files beside it (-wal,
+** -shm, -journal) and the NULL-terminated list inputs (NULL: none); the
+** README's "Output files" states the rule. 0, or EXIT_FAIL after
+** reporting "rooftune CMD: why". */
+int cli_out_open(rt_out *o, const char *cmd, const char *path, const char *db,
+                 const char *const *inputs);
+
 /* A number >= lo from option text: 0 with *out set, -1 when the text is
 ** not a whole number literal or is below lo (NaN included). */
 int cli_double(const char *s, double lo, double *out);

@@ -599,11 +599,19 @@ static int dc_export_header(db *d, const dopts *o, const char *cmd) {
     free(h.s);
     return cli_fail(cmd, "%s", err.msg);
   }
-  FILE *f = o->out ? fopen(o->out, "w") : stdout;
-  int ok = f && fputs(h.s, f) >= 0;
-  if (f && f != stdout) ok &= fclose(f) == 0;
+  if (!o->out) {
+    int ok = fputs(h.s, stdout) >= 0 && fflush(stdout) == 0;
+    free(h.s);
+    return ok ? EXIT_OK : cli_fail(cmd, "stdout: cannot write: %s", strerror(errno));
+  }
+  rt_out out;   /* the README's "Output files": never the database itself */
+  int rc = cli_out_open(&out, cmd, o->out, o->db, NULL);
+  if (!rc) {
+    fputs(h.s, out.f);
+    if (rt_out_commit(&out, &err)) rc = cli_fail(cmd, "%s", err.msg);
+  }
   free(h.s);
-  return ok ? EXIT_OK : cli_fail(cmd, "%s: cannot write", o->out ? o->out : "stdout");
+  return rc;
 }
 
 static const char *const match_names[] = {"", "exact", "nearest", "default"};

@@ -913,14 +913,10 @@ static void csv_quoted(FILE *f, const char *t) {
   fputc('"', f);
 }
 
-/* The scored schedules as CSV rows (cal NULL: no calibrated column). */
-static int write_points(const char *path, mctx *m, const sample_set *ss, const int *use,
-                        const cm_coefs *defs, const cm_coefs *cal, int flush, rt_err *err) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    rt_err_set(err, "%s: cannot write", path);
-    return -1;
-  }
+/* The scored schedules as CSV rows into f (cal NULL: no calibrated
+** column). */
+static void write_points(FILE *f, mctx *m, const sample_set *ss, const int *use, const cm_coefs *defs,
+                         const cm_coefs *cal, int flush) {
   fprintf(f, "workload,config,measured_s,predicted_defaults_s,predicted_calibrated_s,bound\n");
   for (int i = 0; i < ss->n; i++) {
     if (!use[i]) continue;
@@ -938,11 +934,6 @@ static int write_points(const char *path, mctx *m, const sample_set *ss, const i
     fprintf(f, ",%s\n", cm_bound_name(cal ? pc.bound : pd.bound));
     free(canon), free(key);
   }
-  if (fclose(f)) {
-    rt_err_set(err, "%s: write failed", path);
-    return -1;
-  }
-  return 0;
 }
 
 static int mc_accuracy(const mopts *o, const char *cmd) {
@@ -986,10 +977,16 @@ static int mc_accuracy(const mopts *o, const char *cmd) {
     accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_def[i]);
     if (found) accuracy_of(m.km, &m.ce, &cal, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_cal[i]);
   }
-  if (o->csv && write_points(o->csv, &m, &ss, use, &defs, found ? &cal : NULL, o->flush, &err)) {
-    rc = cli_fail(cmd, "%s", err.msg);
-    free(use);
-    goto out;
+  if (o->csv) {   /* the README's "Output files": never the database itself */
+    rt_out csv;
+    if (!(rc = cli_out_open(&csv, cmd, o->csv, o->db, NULL))) {
+      write_points(csv.f, &m, &ss, use, &defs, found ? &cal : NULL, o->flush);
+      if (rt_out_commit(&csv, &err)) rc = cli_fail(cmd, "%s", err.msg);
+    }
+    if (rc) {
+      free(use);
+      goto out;
+    }
   }
   if (o->json) {
     jw w;

@@ -6,10 +6,16 @@
 ** achieved (flops / measured median time); the roofs are the target's
 ** measured ceilings from the database (cm.h: FP32 peaks as horizontal
 ** lines, one diagonal per memory level clipped at the peak). The plot is a
-** gnuplot script written next to the output (FILE.gp, self-contained: the
-** data are inline) and rendered by running gnuplot on it; --data writes
-** the plotted points as CSV. Every roof is the higher of the one-thread
-** and all-thread figures of a ceiling (the best the machine showed).
+** gnuplot script kept next to the output (FILE.gp, self-contained: the
+** data are inline) and rendered by gnuplot, run with an argument vector:
+** the script on its standard input, the image on its standard output,
+** which is rooftune's temporary file of the output (rt_out: renamed over
+** FILE only when every output is complete). Every text the script holds
+** is a single-quoted gnuplot string, where gnuplot substitutes nothing
+** (its double-quoted strings run `backquoted` shell commands); --data
+** writes the plotted points as CSV. Every roof is the higher of the
+** one-thread and all-thread figures of a ceiling (the best the machine
+** showed).
 */
 #include <errno.h>
 #include <getopt.h>
@@ -95,6 +101,8 @@ typedef struct roof {
 
 /* ---- Options ---- */
 
+static char *sibling(const char *path, const char *ext);
+
 /* Parse into *o; -1 after --help; > 0 a usage error's exit code. */
 static int parse(int argc, char **argv, ropts *o) {
   memset(o, 0, sizeof *o);
@@ -137,6 +145,14 @@ static int parse(int argc, char **argv, ropts *o) {
   if (!dot || (slash && dot < slash) || (strcasecmp(dot, ".png") && strcasecmp(dot, ".svg")))
     return cli_usage(CMD, usage, "-o %s: the extension picks the format: expected .png or .svg", o->out);
   o->svg = !strcasecmp(dot, ".svg");
+  if (o->data) {   /* three outputs, three files */
+    char *gp = sibling(o->out, ".gp");
+    int same = !strcmp(o->data, o->out) || !strcmp(o->data, gp) || rt_same_file(o->data, o->out) ||
+               rt_same_file(o->data, gp);
+    free(gp);
+    if (same)
+      return cli_usage(CMD, usage, "--data %s: is also the plot or its script; name another file", o->data);
+  }
   return 0;
 }
 
@@ -386,15 +402,24 @@ static char *sibling(const char *path, const char *ext) {
   return s.s;
 }
 
-/* A gnuplot double-quoted string of text (\ and " escaped; newlines as \n). */
+/* text as a gnuplot string expression: single-quoted pieces (a quote
+** doubled; gnuplot substitutes nothing in them) joined by "\n" where text
+** has a newline; other control characters become blanks. */
 static void gp_str(rt_str *s, const char *text) {
-  rt_str_printf(s, "\"");
+  rt_str_printf(s, "'");
   for (const char *c = text; *c; c++) {
-    if (*c == '\n') rt_str_printf(s, "\\n");
-    else if (*c == '"' || *c == '\\') rt_str_printf(s, "\\%c", *c);
-    else rt_str_printf(s, "%c", *c);
+    if (*c == '\n') rt_str_printf(s, "'.\"\\n\".'");
+    else if (*c == '\'') rt_str_printf(s, "''");
+    else rt_str_printf(s, "%c", (unsigned char)*c < 0x20 || *c == 0x7f ? ' ' : *c);
   }
-  rt_str_printf(s, "\"");
+  rt_str_printf(s, "'");
+}
+
+/* text in a comment line of the script: control characters become blanks
+** (a newline would end the comment). */
+static void gp_comment(rt_str *s, const char *text) {
+  for (const char *c = text; *c; c++)
+    rt_str_printf(s, "%c", (unsigned char)*c < 0x20 || *c == 0x7f ? ' ' : *c);
 }
 
 static const char *const level_color[CM_NLEVEL] = {"#56B4E9", "#009E73", "#E69F00", "#D55E00"};
@@ -480,9 +505,10 @@ static void gp_elem(rt_str *s, int *first, const char *spec, const char *title) 
   *first = 0;
 }
 
-/* The gnuplot script of the plot (output: the file name of o.out, in the
-** script's directory). */
-static char *gp_script(const roof *r, const char *title) {
+/* The gnuplot script of the plot; with keep, the script kept beside the
+** plot (its output: ./NAME of o.out, in the script's directory), else the
+** one rooftune runs (no output set: the image goes to standard output). */
+static char *gp_script(const roof *r, const char *title, int keep) {
   rt_str s = {0}, t = {0}, spec = {0};
   char rate[64], thr[32];
   /* ranges: the intensity, every ridge point, the points, the roof */
@@ -496,9 +522,13 @@ static char *gp_script(const roof *r, const char *title) {
   const char *base = strrchr(r->o.out, '/');
   base = base ? base + 1 : r->o.out;
 
-  rt_str_printf(&s, "# rooftune model roofline: %d schedules of %s on target %s (%s)\n", r->n, r->key,
-                r->target, r->model);
-  rt_str_printf(&s, "# re-render: run gnuplot on this file in its directory\n");
+  rt_str_printf(&s, "# rooftune model roofline: %d schedules of ", r->n);
+  gp_comment(&s, r->key);
+  rt_str_printf(&s, " on target ");
+  gp_comment(&s, r->target);
+  rt_str_printf(&s, " (");
+  gp_comment(&s, r->model);
+  rt_str_printf(&s, ")\n# re-render: run gnuplot on this file in its directory\n");
   rt_str_printf(&s, "# x: arithmetic intensity = %.17g flops / %.17g compulsory bytes\n", r->flops, r->bytes);
   rt_str_printf(&s, "# y: GFLOP/s = flops / median time; roofs: the higher of the 1-thread and all-thread "
                     "figure of each ceiling\n");
@@ -508,9 +538,14 @@ static char *gp_script(const roof *r, const char *title) {
   else
     rt_str_printf(&s, "set terminal pngcairo size %d,%d noenhanced font 'sans,10' background '#ffffff'\n",
                   GP_W, GP_H);
-  rt_str_printf(&s, "set output ");
-  gp_str(&s, base);
-  rt_str_printf(&s, "\nset title ");
+  if (keep) {   /* "./": a name starting with | would be a pipe to a shell command */
+    rt_str_printf(&s, "set output ");
+    t.n = 0;
+    rt_str_printf(&t, "./%s", base);
+    gp_str(&s, t.s);
+    rt_str_printf(&s, "\n");
+  }
+  rt_str_printf(&s, "set title ");
   gp_str(&s, title);
   rt_str_printf(&s, "\nset lmargin at screen %g\nset rmargin at screen %g\n", gp_ml, gp_mr);
   rt_str_printf(&s, "set bmargin at screen %g\nset tmargin at screen %g\n", gp_mb, gp_mt);
@@ -649,15 +684,6 @@ static char *gp_script(const roof *r, const char *title) {
   return s.s;
 }
 
-/* Write text to path; 0, or -1 after reporting. */
-static int write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  if (!f) return cli_fail(CMD, "cannot write %s: %s", path, strerror(errno)), -1;
-  fputs(text, f);
-  if (fclose(f)) return cli_fail(CMD, "cannot write %s: %s", path, strerror(errno)), -1;
-  return 0;
-}
-
 /* Whether prog is an executable file in a directory of $PATH. */
 static int in_path(const char *prog) {
   const char *path = getenv("PATH");
@@ -676,31 +702,37 @@ static const char no_gnuplot[] =
     "gnuplot is not installed (not found on PATH): install the Debian package gnuplot-nox "
     "(apt-get install gnuplot-nox)";
 
-/* Run gnuplot on script in the script's directory; 0 when it exited 0
-** and wrote out. */
-static int run_gnuplot(const char *script, const char *out) {
-  unlink(out);
+/* Run gnuplot (an argument vector, no shell) with script on its standard
+** input and its standard output into img (the image's temporary file); 0
+** when it exited 0 and wrote something, else EXIT_FAIL after reporting. */
+static int run_gnuplot(const char *script, rt_out *img) {
+  FILE *in = tmpfile();
+  if (!in || fputs(script, in) < 0 || fflush(in) || lseek(fileno(in), 0, SEEK_SET)) {
+    int rc = cli_fail(CMD, "cannot write gnuplot's script to a temporary file: %s", strerror(errno));
+    if (in) fclose(in);
+    return rc;
+  }
   fflush(NULL);
   pid_t pid = fork();
-  if (pid < 0) return cli_fail(CMD, "fork: %s", strerror(errno));
-  if (pid == 0) {   /* in the script's directory: it names the output relative to it */
-    dup2(2, 1);      /* keep our stdout for our own report */
-    char *dir = rt_strdup(script), *slash = strrchr(dir, '/');
-    if (slash) {
-      *slash = 0;
-      if (chdir(*dir ? dir : "/")) _exit(126);
-    }
-    execlp("gnuplot", "gnuplot", slash ? slash + 1 : script, (char *)NULL);
+  if (pid < 0) {
+    fclose(in);
+    return cli_fail(CMD, "fork: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    if (dup2(fileno(in), 0) < 0 || dup2(fileno(img->f), 1) < 0) _exit(126);
+    execlp("gnuplot", "gnuplot", (char *)NULL);
     _exit(127);
   }
+  fclose(in);
   int st;
   while (waitpid(pid, &st, 0) < 0)
     if (errno != EINTR) return cli_fail(CMD, "waitpid: %s", strerror(errno));
   if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return cli_fail(CMD, "%s", no_gnuplot);
   struct stat sb;
-  if (!WIFEXITED(st) || WEXITSTATUS(st) || stat(out, &sb) || sb.st_size == 0)
-    return cli_fail(CMD, "gnuplot failed on %s (%s %d)", script, WIFEXITED(st) ? "exit status" : "signal",
-                    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+  if (!WIFEXITED(st) || WEXITSTATUS(st) || fstat(fileno(img->f), &sb) || sb.st_size == 0)
+    return cli_fail(CMD, "gnuplot failed on the plot's script (%s %d); %s is unchanged",
+                    WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+                    img->path);
   return 0;
 }
 
@@ -718,9 +750,8 @@ static void csv_field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-static int write_csv(const roof *r, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) return cli_fail(CMD, "cannot write %s: %s", path, strerror(errno));
+/* The plotted points as CSV into f. */
+static void write_csv(const roof *r, FILE *f) {
   fprintf(f, "trial,campaign,threads,time_s,flops,bytes,intensity,gflops,roof_gflops,roof_fraction,best,config\n");
   for (int i = 0; i < r->n; i++) {
     const point *p = &r->p[i];
@@ -731,8 +762,6 @@ static int write_csv(const roof *r, const char *path) {
     csv_field(f, p->config);
     fputc('\n', f);
   }
-  if (fclose(f)) return cli_fail(CMD, "cannot write %s: %s", path, strerror(errno));
-  return 0;
 }
 
 /* The text summary on stdout. */
@@ -793,32 +822,50 @@ int cmd_model_roofline(int argc, char **argv) {
   int rc = parse(argc, argv, &r.o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   if (!in_path("gnuplot")) return cli_fail(CMD, "%s", no_gnuplot);
-  rt_err err = {0};
-  struct stat sb;
-  if (stat(r.o.db, &sb)) return cli_fail(CMD, "%s: %s", r.o.db, strerror(errno));
-  if (!(r.d = db_open(r.o.db, 0, &err))) return cli_fail(CMD, "%s", err.msg);
-  if ((rc = load_points(&r)) || (rc = load_workload(&r)) || (rc = load_ceilings(&r))) {
-    roof_free(&r);
+  /* every output is opened first (a refused one changes nothing) and
+  ** renamed into place only when all are complete */
+  char *gp = sibling(r.o.out, ".gp");
+  rt_out img = {0}, gpo = {0}, csv = {0};
+  if ((rc = cli_out_open(&img, CMD, r.o.out, r.o.db, NULL)) ||
+      (rc = cli_out_open(&gpo, CMD, gp, r.o.db, NULL)) ||
+      (r.o.data && (rc = cli_out_open(&csv, CMD, r.o.data, r.o.db, NULL)))) {
+    rt_out_abort(&img), rt_out_abort(&gpo);
+    free(gp);
     return rc;
   }
-  target_model(&r);
+  rt_err err = {0};
+  struct stat sb;
+  if (stat(r.o.db, &sb)) rc = cli_fail(CMD, "%s: %s", r.o.db, strerror(errno));
+  else if (!(r.d = db_open(r.o.db, 0, &err))) rc = cli_fail(CMD, "%s", err.msg);
+  else if (!(rc = load_points(&r)) && !(rc = load_workload(&r))) rc = load_ceilings(&r);
+  char *keep = NULL, *script = NULL;
   rt_str title = {0};
-  if (r.o.title) {
-    rt_str_printf(&title, "%s", r.o.title);
-  } else {
-    if (r.o.campaign) rt_str_printf(&title, "%s -- campaign %lld\n", r.key, (long long)r.o.campaign);
-    else rt_str_printf(&title, "%s -- every campaign\n", r.key);
-    rt_str_printf(&title, "target %s: %s -- ceilings measured %s", r.target, r.model, r.measured);
+  if (!rc) {
+    target_model(&r);
+    if (r.o.title) {
+      rt_str_printf(&title, "%s", r.o.title);
+    } else {
+      if (r.o.campaign) rt_str_printf(&title, "%s -- campaign %lld\n", r.key, (long long)r.o.campaign);
+      else rt_str_printf(&title, "%s -- every campaign\n", r.key);
+      rt_str_printf(&title, "target %s: %s -- ceilings measured %s", r.target, r.model, r.measured);
+    }
+    keep = gp_script(&r, title.s, 1);
+    script = gp_script(&r, title.s, 0);
+    fputs(keep, gpo.f);
+    if (r.o.data) write_csv(&r, csv.f);
+    rc = run_gnuplot(script, &img);
   }
-  char *gp = sibling(r.o.out, ".gp"), *script = gp_script(&r, title.s);
-  rc = write_file(gp, script) ? EXIT_FAIL : run_gnuplot(gp, r.o.out);
-  if (!rc) printf("wrote %s\nwrote %s\n", r.o.out, gp);
-  if (!rc && r.o.data) {
-    rc = write_csv(&r, r.o.data);
-    if (!rc) printf("wrote %s\n", r.o.data);
+  if (!rc && (rt_out_commit(&img, &err) || rt_out_commit(&gpo, &err) ||
+              (r.o.data && rt_out_commit(&csv, &err))))
+    rc = cli_fail(CMD, "%s", err.msg);
+  rt_out_abort(&img), rt_out_abort(&gpo), rt_out_abort(&csv);   /* what was not committed */
+  if (!rc) {
+    printf("wrote %s\nwrote %s\n", r.o.out, gp);
+    if (r.o.data) printf("wrote %s\n", r.o.data);
+    summary(&r);
   }
-  if (!rc) summary(&r);
   free(title.s);
+  free(keep);
   free(script);
   free(gp);
   roof_free(&r);

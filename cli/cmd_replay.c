@@ -596,15 +596,25 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
   double *rnd = rt_malloc((size_t)budget * sizeof *rnd), *sc = rt_malloc((size_t)R * sizeof *sc);
   tu_random_expect(src->values, src->n, budget, rnd);
   FILE *fc = NULL, *fs = NULL;
+  rt_out oc = {0}, os = {0};   /* the README's "Output files": never an input */
   if (o->csv) {
-    char p[4096];
-    mkdir(o->csv, 0777);
-    snprintf(p, sizeof p, "%s/curves.csv", o->csv);
-    fc = fopen(p, "w");
-    snprintf(p, sizeof p, "%s/scores.csv", o->csv);
-    fs = fopen(p, "w");
-    if (!fc || !fs) rc = cli_fail("compare", "cannot write into %s: %s", o->csv, strerror(errno));
-    else {
+    const char *dbp = o->db ? o->db : o->live ? "rooftune.db" : NULL, *inputs[3] = {0};
+    int k = 0;
+    if (o->t4) inputs[k++] = o->t4;
+    if (o->space) inputs[k++] = o->space;
+    rt_str p = {0};
+    if (mkdir(o->csv, 0777) && errno != EEXIST) {
+      rc = cli_fail("compare", "cannot make the folder %s: %s", o->csv, strerror(errno));
+    } else {
+      rt_str_printf(&p, "%s/curves.csv", o->csv);
+      rc = cli_out_open(&oc, "compare", p.s, dbp, inputs);
+      p.n = 0;
+      rt_str_printf(&p, "%s/scores.csv", o->csv);
+      if (!rc) rc = cli_out_open(&os, "compare", p.s, dbp, inputs);
+    }
+    free(p.s);
+    if (!rc) {
+      fc = oc.f, fs = os.f;
       fprintf(fc, "strategy,repeat,seed,k,best_s,random_expected_s\n");
       fprintf(fs, "strategy,repeat,seed,score,best_s,evaluations,cost_s,framework_ms_per_eval\n");
     }
@@ -678,8 +688,10 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
              st[s].mean, st[s].sd, st[s].min, st[s].median, st[s].max, 100 * st[s].best_frac,
              st[s].found_opt, R, st[s].ms_per_eval);
   }
-  if (fc) fclose(fc);
-  if (fs) fclose(fs);
+  rt_err err = {0};
+  if (!rc && o->csv && (rt_out_commit(&oc, &err) || rt_out_commit(&os, &err)))
+    rc = cli_fail("compare", "%s", err.msg);
+  rt_out_abort(&oc), rt_out_abort(&os);   /* what was not committed */
   free(st);
   free(sc);
   free(rnd);

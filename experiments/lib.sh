@@ -3,7 +3,9 @@
 # project root, with this environment:
 #   ROOFTUNE        the rooftune binary that runs it
 #   RT_ROOT         the project root (the working directory)
-#   RT_OUT          its output folder, empty at the start
+#   RT_OUT          its output folder: at the start it holds only rooftune's
+#                   stamp .rooftune-experiment (or, with --force, what was
+#                   in the folder already: write, never delete, others' files)
 #   RT_NAME         the experiment's name
 #   RT_QUICK        1 with --quick (fewer repeats, smaller sizes), else 0
 #   RT_FINGERPRINT  the host's fingerprint; RT_VERSION rooftune's version

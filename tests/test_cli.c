@@ -7,8 +7,12 @@
 ** targets, kernels, measure and baseline, t8xx db, t9xx replay, compare
 ** and tune: campaigns stopped by Ctrl-C and killed by SIGKILL, resumed,
 ** and reused, t10xx bench: ceilings stored once and reused, t11xx model
-** roofline: the plot, its script and data against the trials). The binary
-** is found next to the test's own directory (BUILD/tests/.. /rooftune).
+** roofline: the plot, its script and data against the trials, t12xx the
+** model commands, t13xx experiment, t14xx nothing run as shell text and
+** nothing destroyed: experiment output folders, output files never an
+** input, a failed command or a link leaving files as they were). The
+** binary is found next to the test's own directory (BUILD/tests/..
+** /rooftune).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,18 +23,21 @@
 #include <jansson.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../cost_model/cm.h"
 
 #include "tk_exe.h"
+#include "tk_run.h"
 
 static char rooftune[4096];
 
@@ -50,6 +57,9 @@ static char *slurp(FILE *f) {
   return s;
 }
 
+/* The working directory of the programs run() starts (NULL: the test's). */
+static const char *run_cwd;
+
 /* Run rooftune with the NULL-terminated arguments; capture everything. */
 static result run(const char *arg0, ...) {
   const char *argv[64] = {rooftune};
@@ -65,6 +75,7 @@ static result run(const char *arg0, ...) {
   if (pid == 0) {
     dup2(fileno(out), 1);
     dup2(fileno(err), 2);
+    if (run_cwd && chdir(run_cwd)) _exit(126);
     execv(rooftune, (char *const *)argv);
     _exit(127);
   }
@@ -738,20 +749,15 @@ static void t802_db_lookup_and_header(void **state) {
              "  if (convolution_milo_tuned_lookup(NULL, &r)) return 1;\n"
              "  printf(\"%%d %%s\", r.match, r.config);\n  return 0;\n}\n", hdr);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "cc -Wall -Werror -o %s %s -lm && %s > %s.out", prog, src, prog, prog);
-  assert_int_equal(system(cmd), 0);
-  snprintf(cmd, sizeof cmd, "%s.out", prog);
-  f = fopen(cmd, "r");
   char line[4096] = "";
-  assert_non_null(fgets(line, sizeof line, f));
-  fclose(f);
+  assert_int_equal(tk_run((const char *[]){"cc", "-Wall", "-Werror", "-o", prog, src, "-lm", NULL}, NULL), 0);
+  assert_int_equal(tk_run((const char *[]){prog, NULL}, &(tk_io){.out = line, .cap = sizeof line}), 0);
   char expect[4200];
   snprintf(expect, sizeof expect, "1 %s", best_cfg);
   assert_string_equal(line, expect);
   free(best_cfg);
   unlink(src);
   unlink(prog);
-  unlink(cmd);
   unlink(hdr);
   static const char *const sfx[] = {"", "-wal", "-shm"};
   for (int i = 0; i < 3; i++) {
@@ -1614,6 +1620,411 @@ static void t1300_experiment_list_and_errors(void **state) {
   done(&r);
 }
 
+/* ---- t14xx: no shell text, nothing destroyed (issue 16, items 1 and 2) ---- */
+
+/* buf = dir/rel. */
+static char *at(char *buf, size_t cap, const char *dir, const char *rel) {
+  if (snprintf(buf, cap, "%s/%s", dir, rel) >= (int)cap) fail_msg("path too long: %s/%s", dir, rel);
+  return buf;
+}
+
+static void put_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  assert_int_equal(fclose(f), 0);
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0;
+}
+
+/* The test fails unless path holds exactly text. */
+static void assert_text(const char *path, const char *text) {
+  size_t n;
+  char *got = read_all(path, &n);
+  if (!got) fail_msg("%s is gone", path);
+  if (strcmp(got, text)) fail_msg("%s changed: '%s' (was '%s')", path, got, text);
+  free(got);
+}
+
+/* The test fails when dir holds a temporary output file (NAME.tmp-XXXXXX). */
+static void assert_no_temporaries(const char *dir) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  for (struct dirent *de; (de = readdir(d));)
+    if (strstr(de->d_name, ".tmp-")) fail_msg("%s/%s was left behind", dir, de->d_name);
+  closedir(d);
+}
+
+/* r failed with exit code 1 and an error holding want. */
+static void assert_refused(result *r, const char *want) {
+  if (r->rc != 1 || !strstr(r->err, want))
+    fail_msg("expected exit 1 and '%s', got exit %d: %s", want, r->rc, r->err);
+  done(r);
+}
+
+/* `rooftune experiment run strategies --quick --out DIR [--force] -- --bogus`:
+** the script stops at its option check (after lib.sh made commands.txt),
+** so a run that got past the output folder fails with "strategies failed". */
+static result exp_run(const char *dir, int force) {
+  return force
+      ? run("experiment", "run", "strategies", "--quick", "--out", dir, "--force", "--", "--bogus", NULL)
+      : run("experiment", "run", "strategies", "--quick", "--out", dir, "--", "--bogus", NULL);
+}
+
+/* Quotes in --out ran shell commands (the folder was emptied by
+** system() running rm -rf on DIR's contents): now a path the scripts
+** cannot embed safely is refused before anything is made or removed. */
+static void t1400_experiment_out_no_shell(void **state) {
+  (void)state;
+  char T[] = "/tmp/rooftune-t1400-XXXXXX", p[512], out[1024];
+  assert_non_null(mkdtemp(T));
+  assert_int_equal(mkdir(at(p, sizeof p, T, "x"), 0777), 0);
+  assert_int_equal(mkdir(at(p, sizeof p, T, "x/victim"), 0777), 0);
+  assert_int_equal(mkdir(at(p, sizeof p, T, "x/sib"), 0777), 0);
+  put_text(at(p, sizeof p, T, "x/victim/keep"), "keep");
+  put_text(at(p, sizeof p, T, "x/sib/keep2"), "keep2");
+  snprintf(out, sizeof out, "%s/x/a'; touch %s/x/INJECTED; echo '", T, T);
+  result r = exp_run(out, 0);
+  assert_refused(&r, "holds the character '");
+  assert_false(exists(at(p, sizeof p, T, "x/INJECTED")));
+  assert_false(exists(at(p, sizeof p, T, "x/a")));
+  snprintf(out, sizeof out, "%s/x/sib' '%s/x/victim", T, T);
+  r = exp_run(out, 0);
+  assert_refused(&r, "holds the character '");
+  assert_text(at(p, sizeof p, T, "x/victim/keep"), "keep");
+  assert_text(at(p, sizeof p, T, "x/sib/keep2"), "keep2");
+  snprintf(out, sizeof out, "%s/x/new\nline", T);
+  r = exp_run(out, 0);
+  assert_refused(&r, "control character 0x0a");
+  snprintf(out, sizeof out, "%s/x/$(touch %s/x/INJECTED)", T, T);
+  r = exp_run(out, 0);
+  assert_refused(&r, "holds the character $");
+  assert_false(exists(at(p, sizeof p, T, "x/INJECTED")));
+  assert_int_equal(tk_rm_rf(T), 0);
+}
+
+/* A folder rooftune did not make is refused (and with --force written
+** into, nothing deleted, never stamped); a new or empty one is stamped; a
+** stamped one is emptied, its links removed as links with their targets
+** kept; a symbolic link as --out is refused. */
+static void t1401_experiment_out_stamped_folders(void **state) {
+  (void)state;
+  char T[] = "/tmp/rooftune-t1401-XXXXXX", p[512], q[512], u[512], s[512];
+  assert_non_null(mkdtemp(T));
+  at(u, sizeof u, T, "u");
+  assert_int_equal(mkdir(u, 0777), 0);
+  put_text(at(p, sizeof p, u, "mine"), "mine");
+  result r = exp_run(u, 0);
+  assert_refused(&r, "exists, is not empty and was not made by rooftune experiment");
+  assert_text(at(p, sizeof p, u, "mine"), "mine");
+  assert_false(exists(at(p, sizeof p, u, "commands.txt")));   /* the script never ran */
+  r = exp_run(u, 1);
+  assert_non_null(strstr(r.err, "--force: writing into"));
+  assert_refused(&r, "strategies failed");   /* the script ran, in the folder as it was */
+  assert_text(at(p, sizeof p, u, "mine"), "mine");
+  assert_true(exists(at(p, sizeof p, u, "commands.txt")));
+  assert_false(exists(at(p, sizeof p, u, ".rooftune-experiment")));
+  r = exp_run(u, 0);   /* so it is still not rooftune's */
+  assert_refused(&r, "was not made by rooftune experiment");
+  /* a new folder (and its parents) is made and stamped */
+  at(s, sizeof s, T, "new/s");
+  r = exp_run(s, 0);
+  assert_refused(&r, "strategies failed");
+  size_t n;
+  char *stamp = read_all(at(p, sizeof p, s, ".rooftune-experiment"), &n);
+  assert_non_null(stamp);
+  assert_true(!strncmp(stamp, "rooftune experiment strategies\n", 31));
+  free(stamp);
+  /* run again into it: what is inside goes, links as links */
+  assert_int_equal(mkdir(at(p, sizeof p, T, "outside"), 0777), 0);
+  put_text(at(p, sizeof p, T, "outside/precious"), "precious");
+  put_text(at(p, sizeof p, T, "outfile"), "outfile");
+  put_text(at(p, sizeof p, s, "old.csv"), "old");
+  put_text(at(p, sizeof p, s, ".hidden"), "hidden");
+  assert_int_equal(mkdir(at(p, sizeof p, s, "sub"), 0777), 0);
+  assert_int_equal(mkdir(at(p, sizeof p, s, "sub/deeper"), 0777), 0);
+  put_text(at(p, sizeof p, s, "sub/deeper/f"), "f");
+  assert_int_equal(symlink(at(q, sizeof q, T, "outside"), at(p, sizeof p, s, "linkdir")), 0);
+  assert_int_equal(symlink(at(q, sizeof q, T, "outfile"), at(p, sizeof p, s, "linkfile")), 0);
+  assert_int_equal(symlink(at(q, sizeof q, T, "outside"), at(p, sizeof p, s, "sub/deeper/l")), 0);
+  r = exp_run(s, 0);
+  assert_refused(&r, "strategies failed");
+  static const char *const gone[] = {"old.csv", ".hidden", "sub", "linkdir", "linkfile"};
+  for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+    if (exists(at(p, sizeof p, s, gone[i]))) fail_msg("%s was not removed", p);
+  assert_true(exists(at(p, sizeof p, s, ".rooftune-experiment")));
+  assert_text(at(p, sizeof p, T, "outside/precious"), "precious");
+  assert_text(at(p, sizeof p, T, "outfile"), "outfile");
+  /* an empty folder is taken and stamped */
+  at(p, sizeof p, T, "empty");
+  assert_int_equal(mkdir(p, 0777), 0);
+  r = exp_run(p, 0);
+  assert_refused(&r, "strategies failed");
+  assert_true(exists(at(q, sizeof q, p, ".rooftune-experiment")));
+  /* --out a link, even to a stamped folder: refused, the folder untouched */
+  put_text(at(p, sizeof p, s, "kept"), "kept");
+  assert_int_equal(symlink(s, at(q, sizeof q, T, "link")), 0);
+  r = exp_run(q, 1);
+  assert_refused(&r, "is a symbolic link");
+  strcat(q, "/");   /* with a slash, too (which would resolve the link) */
+  r = exp_run(q, 1);
+  assert_refused(&r, "is a symbolic link");
+  assert_text(at(p, sizeof p, s, "kept"), "kept");
+  assert_int_equal(tk_rm_rf(T), 0);
+}
+
+/* $HOME, the folders holding it and those holding the working directory
+** are refused even when they hold a stamp, --force or not. */
+static void t1402_experiment_out_home_and_wd(void **state) {
+  (void)state;
+  char T[] = "/tmp/rooftune-t1402-XXXXXX", p[512], h[512], w[512];
+  assert_non_null(mkdtemp(T));
+  at(h, sizeof h, T, "home");
+  at(w, sizeof w, T, "w");
+  for (const char *d[] = {h, w}, **x = d; x < d + 2; x++) {
+    assert_int_equal(mkdir(*x, 0777), 0);
+    put_text(at(p, sizeof p, *x, ".rooftune-experiment"), "rooftune experiment strategies\n");
+    put_text(at(p, sizeof p, *x, "mine"), "mine");
+  }
+  assert_int_equal(mkdir(at(p, sizeof p, w, "in"), 0777), 0);
+  char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+  setenv("HOME", h, 1);
+  result r = exp_run(h, 0);
+  assert_refused(&r, "is your home folder ($HOME)");
+  r = exp_run(h, 1);
+  assert_refused(&r, "is your home folder ($HOME)");
+  assert_int_equal(mkdir(at(p, sizeof p, h, "me"), 0777), 0);   /* $HOME one level down */
+  setenv("HOME", p, 1);
+  r = exp_run(h, 0);
+  assert_refused(&r, "is a folder holding your home folder");
+  if (home) setenv("HOME", home, 1);
+  else unsetenv("HOME");
+  free(home);
+  assert_text(at(p, sizeof p, h, "mine"), "mine");
+  run_cwd = at(p, sizeof p, w, "in");
+  r = exp_run(w, 1);
+  run_cwd = NULL;
+  assert_refused(&r, "is a folder holding the working directory");
+  run_cwd = w;
+  r = exp_run(".", 0);
+  run_cwd = NULL;
+  assert_refused(&r, "is the working directory");
+  assert_text(at(p, sizeof p, w, "mine"), "mine");
+  assert_int_equal(tk_rm_rf(T), 0);
+}
+
+/* `/`, the project root and the folders above it: refused, --force or not
+** (the tests run from the project root). */
+static void t1403_experiment_out_root_and_project(void **state) {
+  (void)state;
+  char cwd[4096];
+  assert_non_null(getcwd(cwd, sizeof cwd));
+  assert_true(exists("experiments/lib.sh"));   /* the project root indeed */
+  result r = exp_run("/", 1);
+  assert_refused(&r, "/: is the root folder");
+  r = exp_run(cwd, 1);
+  assert_refused(&r, "is rooftune's project root");
+  r = exp_run(".", 1);
+  assert_refused(&r, "is rooftune's project root");
+  r = exp_run("..", 1);
+  assert_refused(&r, "is a folder holding rooftune's project root");
+}
+
+/* A database with a campaign of reduction N=100000 (target host), ceilings
+** and a pin: what every output below reads. */
+static void outputs_db(const char *db) {
+  result r = run("tune", "--db", db, "--kernel", "reduction", "--set", "N=100000", "--strategy", "random",
+                 "--budget", "4", "--seed", "5", "--time-cap", "0.02", "--no-pin", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  put_ceilings(db);
+  r = run("db", "pin", "--db", db, "--target", "host", "--kernel", "reduction", "--set", "N=100000", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+}
+
+/* The database at path passes db check and still holds trials trials. */
+static void assert_db_intact(const char *path, long long trials) {
+  result r = run("db", "check", "--db", path, NULL);
+  if (r.rc || !strstr(r.out, "ok")) fail_msg("db check %s: exit %d: %s%s", path, r.rc, r.out, r.err);
+  done(&r);
+  assert_int_equal(db_int(path, "SELECT count(*) FROM trials"), trials);
+}
+
+static void copy_file(const char *from, const char *to) {
+  size_t n;
+  char *s = read_all(from, &n);
+  assert_non_null(s);
+  FILE *f = fopen(to, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(s, 1, n, f), n);
+  assert_int_equal(fclose(f), 0);
+  free(s);
+}
+
+/* Every output option naming the database (or a hard link to it, or the
+** plot's script beside it) is refused with the database intact: these
+** overwrote it and exited 0. */
+static void t1410_outputs_never_the_database(void **state) {
+  (void)state;
+  char T[] = "/tmp/rooftune-t1410-XXXXXX", db[512], p[512], q[512];
+  assert_non_null(mkdtemp(T));
+  at(db, sizeof db, T, "t.db");
+  outputs_db(db);
+  long long n0 = db_int(db, "SELECT count(*) FROM trials");
+  assert_true(n0 >= 1);
+  const char *same = "is the same file as the input";
+  result r = run("db", "export-header", "--db", db, "--target", "host", "--kernel", "reduction", "--out", db, NULL);
+  assert_refused(&r, same);
+  assert_db_intact(db, n0);
+  assert_int_equal(link(db, at(p, sizeof p, T, "hard.h")), 0);
+  r = run("db", "export-header", "--db", db, "--target", "host", "--kernel", "reduction", "--out", p, NULL);
+  assert_refused(&r, same);
+  assert_db_intact(db, n0);
+  r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", at(p, sizeof p, T, "p.png"), "--data", db,
+          NULL);
+  assert_refused(&r, same);
+  assert_db_intact(db, n0);
+  assert_false(exists(p));   /* no output at all when one is refused */
+  assert_false(exists(at(p, sizeof p, T, "p.gp")));
+  r = run("model", "accuracy", "--db", db, "--kernel", "reduction", "--set", "N=100000", "--csv", db, NULL);
+  assert_refused(&r, same);
+  assert_db_intact(db, n0);
+  /* the plot, and its script beside it, as the database */
+  copy_file(db, at(p, sizeof p, T, "d.png"));
+  r = run("model", "roofline", "--db", p, "--campaign", "1", "-o", p, NULL);
+  assert_refused(&r, same);
+  assert_db_intact(p, n0);
+  copy_file(db, at(p, sizeof p, T, "g.gp"));
+  r = run("model", "roofline", "--db", p, "--campaign", "1", "-o", at(q, sizeof q, T, "g.png"), NULL);
+  assert_refused(&r, same);
+  assert_db_intact(p, n0);
+  assert_false(exists(q));
+  /* compare --csv DIR: DIR/curves.csv is the recording's database */
+  assert_int_equal(mkdir(at(q, sizeof q, T, "c"), 0777), 0);
+  at(p, sizeof p, T, "c/curves.csv");
+  r = run("db", "import", "--db", p, "--t4", "data/t4/pnpoly_RTX_3090_T4.json.gz", "--space",
+          "data/t1/pnpoly.json", "--target", "X", NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  r = run("compare", "--db", p, "--target", "X", "--kernel", "pnpoly", "--space", "data/t1/pnpoly.json",
+          "--strategies", "random", "--budget", "5", "--repeats", "1", "--csv", q, NULL);
+  assert_refused(&r, same);
+  assert_db_intact(p, 4092);
+  assert_false(exists(at(p, sizeof p, T, "c/scores.csv")));
+  assert_no_temporaries(T);
+  assert_no_temporaries(q);
+  assert_int_equal(tk_rm_rf(T), 0);
+}
+
+/* A command that fails leaves its output files as they were (a failing
+** gnuplot deleted the old plot and replaced its script); an output that is
+** a symbolic link is refused, its target unchanged. */
+static void t1411_outputs_failed_and_linked(void **state) {
+  (void)state;
+  char T[] = "/tmp/rooftune-t1411-XXXXXX", db[512], png[512], gp[512], csv[512], p[512], q[512];
+  assert_non_null(mkdtemp(T));
+  at(db, sizeof db, T, "t.db");
+  outputs_db(db);
+  at(png, sizeof png, T, "p.png");
+  at(gp, sizeof gp, T, "p.gp");
+  at(csv, sizeof csv, T, "p.csv");
+  put_text(png, "old png");
+  put_text(gp, "old gp");
+  put_text(csv, "old csv");
+  /* a gnuplot that fails, first on PATH */
+  assert_int_equal(mkdir(at(p, sizeof p, T, "bin"), 0777), 0);
+  put_text(at(p, sizeof p, T, "bin/gnuplot"), "#!/bin/sh\nexit 3\n");
+  assert_int_equal(chmod(p, 0755), 0);
+  char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin"), newpath[8192];
+  snprintf(newpath, sizeof newpath, "%s/bin:%s", T, path);
+  setenv("PATH", newpath, 1);
+  result r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", png, "--data", csv, NULL);
+  setenv("PATH", path, 1);
+  free(path);
+  assert_refused(&r, "gnuplot failed");
+  assert_text(png, "old png");
+  assert_text(gp, "old gp");
+  assert_text(csv, "old csv");
+  /* a header that cannot be made */
+  put_text(at(p, sizeof p, T, "h.h"), "old h");
+  r = run("db", "export-header", "--db", db, "--target", "host", "--kernel", "nosuch", "--out", p, NULL);
+  assert_int_equal(r.rc, 1);
+  done(&r);
+  assert_text(p, "old h");
+  /* links */
+  put_text(at(q, sizeof q, T, "precious"), "precious");
+  assert_int_equal(symlink(q, at(p, sizeof p, T, "l.h")), 0);
+  r = run("db", "export-header", "--db", db, "--target", "host", "--kernel", "reduction", "--out", p, NULL);
+  assert_refused(&r, "is a symbolic link");
+  assert_int_equal(symlink(q, at(p, sizeof p, T, "l.png")), 0);
+  r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", p, NULL);
+  assert_refused(&r, "is a symbolic link");
+  assert_int_equal(symlink(q, at(p, sizeof p, T, "l.csv")), 0);
+  r = run("model", "accuracy", "--db", db, "--kernel", "reduction", "--set", "N=100000", "--csv", p, NULL);
+  assert_refused(&r, "is a symbolic link");
+  assert_text(q, "precious");
+  assert_db_intact(db, db_int(db, "SELECT count(*) FROM trials"));
+  /* and the same outputs, written for real, replace the old files whole */
+  r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", png, "--data", csv, NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  size_t n;
+  char *text = read_all(png, &n);
+  assert_true(n > 1000 && !memcmp(text, "\x89PNG\r\n\x1a\n", 8));
+  free(text);
+  text = read_all(csv, &n);
+  assert_true(!strncmp(text, "trial,campaign,", 15));
+  free(text);
+  assert_no_temporaries(T);
+  assert_int_equal(tk_rm_rf(T), 0);
+}
+
+/* No shell through gnuplot (a double-quoted string ran `backquotes`; an
+** output named |cmd was a pipe to sh) or through $CC (run as shell text to
+** read the compiler's version). */
+static void t1412_no_shell_through_gnuplot_or_cc(void **state) {
+  (void)state;
+  char T[] = "/tmp/rooftune-t1412-XXXXXX", db[512], p[512], title[600], inj[512];
+  assert_non_null(mkdtemp(T));
+  at(db, sizeof db, T, "t.db");
+  outputs_db(db);
+  snprintf(title, sizeof title, "a`touch %s/INJ1`b 'q'", T);
+  result r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", at(p, sizeof p, T, "t.svg"),
+                 "--title", title, NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  assert_false(exists(at(inj, sizeof inj, T, "INJ1")));
+  size_t n;
+  char *svg = read_all(p, &n);
+  assert_non_null(strstr(svg, "a`touch "));   /* the title as given, quotes and all */
+  assert_non_null(strstr(svg, "INJ1`b 'q'"));
+  free(svg);
+  r = run("model", "roofline", "--db", db, "--campaign", "1", "-o", at(p, sizeof p, T, "|touch INJ2;.svg"), NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  assert_false(exists(at(inj, sizeof inj, T, "INJ2")));
+  assert_true(exists(p));   /* the file the user named, odd as it is */
+  char *gpt = read_all(at(p, sizeof p, T, "|touch INJ2;.gp"), &n);
+  assert_non_null(gpt);
+  assert_non_null(strstr(gpt, "set output './|touch INJ2;.svg'"));
+  free(gpt);
+  char *cc = getenv("CC") ? strdup(getenv("CC")) : NULL, bad[600];
+  snprintf(bad, sizeof bad, "cc --version; touch %s/INJ3 #", T);
+  setenv("CC", bad, 1);
+  r = run("targets", NULL);
+  if (cc) setenv("CC", cc, 1);
+  else unsetenv("CC");
+  free(cc);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  assert_false(exists(at(inj, sizeof inj, T, "INJ3")));
+  assert_int_equal(tk_rm_rf(T), 0);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   if (find_rooftune(argv[0], rooftune, sizeof rooftune)) return 1;
@@ -1647,6 +2058,13 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t1101_model_roofline_usage),
     cmocka_unit_test(t1200_model_commands),
     cmocka_unit_test(t1201_model_errors),
+    cmocka_unit_test(t1400_experiment_out_no_shell),
+    cmocka_unit_test(t1401_experiment_out_stamped_folders),
+    cmocka_unit_test(t1402_experiment_out_home_and_wd),
+    cmocka_unit_test(t1403_experiment_out_root_and_project),
+    cmocka_unit_test(t1410_outputs_never_the_database),
+    cmocka_unit_test(t1411_outputs_failed_and_linked),
+    cmocka_unit_test(t1412_no_shell_through_gnuplot_or_cc),
   };
   return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

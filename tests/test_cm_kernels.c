@@ -30,6 +30,7 @@
 #include "cost_model/cm.h"
 #include "search_spaces/sp.h"
 #include "targets/host/hk.h"
+#include "tk_run.h"
 #include "tk_space.h"
 
 #define LINE 64
@@ -907,9 +908,7 @@ static void test_cachegrind(void **state) {
     sp_free(sp);
   }
   /* the compile cache's files, then the directory */
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(tk_rm_rf(dir), 0);
 }
 
 int main(void) {

@@ -26,6 +26,7 @@
 
 #include "cost_model/cm.h"
 #include "measure/ms.h"
+#include "tk_run.h"
 
 /* ---- Brute-force LRU: misses of a fully associative LRU cache of cap
 ** lines over a trace of line addresses, by stack distance ---- */
@@ -309,9 +310,7 @@ static void test_gemm_bytes_cachegrind(void **state) {
   }
   free(cfg);
   sp_free(sp);
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  assert_int_equal(system(cmd), 0);
+  assert_int_equal(tk_rm_rf(dir), 0);
 }
 
 /* ---- The roofline combination by hand ---- */

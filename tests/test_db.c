@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "db/db.h"
+#include "tk_run.h"
 
 #define T1 "../shared/data/t1/"
 #define T4 "../shared/data/t4/"
@@ -150,12 +151,10 @@ static void test_import_shared(void **state) {
 /* Write a modified copy of the pnpoly recording: edit(root) changes it. */
 static void write_variant(const char *out, void (*edit)(json_t *root)) {
   json_error_t je;
-  json_t *root = json_load_file(T4 "pnpoly_RTX_3090_T4.json.gz", 0, &je);
-  if (!root) { /* jansson cannot read gzip: go through the importer's reader */
-    FILE *p = popen("gzip -dc " T4 "pnpoly_RTX_3090_T4.json.gz", "r");
-    root = json_loadf(p, 0, &je);
-    pclose(p);
-  }
+  char *text = tk_gunzip(T4 "pnpoly_RTX_3090_T4.json.gz", NULL);   /* jansson cannot read gzip */
+  assert_non_null(text);
+  json_t *root = json_loads(text, 0, &je);
+  free(text);
   assert_non_null(root);
   edit(root);
   assert_int_equal(json_dump_file(root, out, JSON_COMPACT), 0);

@@ -24,6 +24,7 @@
 
 #include "search_spaces/sp.h"
 #include "targets/host/hk.h"
+#include "tk_run.h"
 #include "tk_space.h"
 
 #define SAMPLES 8
@@ -37,30 +38,23 @@ static int build_and_run(const char *src, float *const *bufs, char *why, size_t 
   static void *gomp;
   if (!gomp && !(gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL)))
     return snprintf(why, cap, "libgomp: %s", dlerror()), -1;
-  char dir[] = "/tmp/rooftune_hk_XXXXXX", c[64], so[64], log[64], cmd[256];
+  char dir[] = "/tmp/rooftune_hk_XXXXXX", c[64], so[64];
   if (!mkdtemp(dir)) return snprintf(why, cap, "mkdtemp failed"), -1;
   snprintf(c, sizeof c, "%s/k.c", dir);
   snprintf(so, sizeof so, "%s/k.so", dir);
-  snprintf(log, sizeof log, "%s/log", dir);
   FILE *f = fopen(c, "w");
   fputs(src, f);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "cc -O3 -march=native -fopenmp -fPIC -shared -o %s %s 2>%s",
-           so, c, log);
-  int rc = -1;
-  if (system(cmd) != 0) {
-    f = fopen(log, "r");
-    size_t n = fread(why, 1, cap - 1, f);
-    why[n] = 0;
-    fclose(f);
-  } else {
+  int rc = -1;   /* when the compiler fails, why holds its messages */
+  if (!tk_run((const char *[]){"cc", "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-o", so, c, NULL},
+              &(tk_io){.out = why, .cap = cap, .both = 1})) {
     void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     int (*run)(float *const *) = h ? (int (*)(float *const *))dlsym(h, "rk_run") : NULL;
     if (!run) snprintf(why, cap, "dlopen/dlsym: %s", dlerror());
     else if ((rc = run(bufs)) != 0) snprintf(why, cap, "rk_run returned %d", rc);
     if (h) dlclose(h);
   }
-  unlink(c), unlink(so), unlink(log), rmdir(dir);
+  unlink(c), unlink(so), rmdir(dir);
   return rc;
 }
 

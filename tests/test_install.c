@@ -14,36 +14,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#include <wordexp.h>
+
+#include "tk_run.h"
 
 static char build[4096], prefix[64];
 
-/* Run a shell command; its stdout (first 4 KiB) into out. Exit status. */
-static int sh(char *out, size_t cap, const char *fmt, ...) {
-  char cmd[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  FILE *p = popen(cmd, "r");
-  size_t n = p ? fread(out, 1, cap - 1, p) : 0;
-  out[n] = 0;
-  int st = p ? pclose(p) : -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void test_install(void **state) {
   (void)state;
-  char out[4096];
+  char out[4096], dest[4200], lib[4200];
   /* RT_BUILD_FLAGS: the flags the build dir was made with (make asan sets
-  ** it), so that install never relinks objects with other flags */
+  ** it, shell-quoted), so that install never relinks objects with other
+  ** flags; split into words by wordexp, which runs no command (WRDE_NOCMD) */
   const char *flags = getenv("RT_BUILD_FLAGS");
-  if (sh(out, sizeof out, "make -s install BUILD=%s PREFIX=%s %s 2>&1", build, prefix,
-         flags ? flags : ""))
-    fail_msg("make install failed:\n%s", out);
+  wordexp_t we = {0};
+  if (wordexp(flags ? flags : "", &we, WRDE_NOCMD)) fail_msg("RT_BUILD_FLAGS: cannot split '%s'", flags);
+  const char *make[64] = {"make", "-s", "install"};
+  int n = 3;
+  snprintf(dest, sizeof dest, "BUILD=%s", build);
+  make[n++] = dest;
+  snprintf(lib, sizeof lib, "PREFIX=%s", prefix);
+  make[n++] = lib;
+  for (size_t i = 0; i < we.we_wordc && n < 63; i++) make[n++] = we.we_wordv[i];
+  make[n] = NULL;
+  int rc = tk_run(make, &(tk_io){.out = out, .cap = sizeof out, .both = 1});
+  wordfree(&we);
+  if (rc) fail_msg("make install failed:\n%s", out);
   /* the installed program finds its kernels' spaces from elsewhere */
-  assert_int_equal(sh(out, sizeof out, "cd / && %s/bin/rooftune kernels 2>&1", prefix), 0);
+  char exe[128];
+  snprintf(exe, sizeof exe, "%s/bin/rooftune", prefix);
+  assert_int_equal(tk_run((const char *[]){exe, "kernels", NULL},
+                          &(tk_io){.cwd = "/", .out = out, .cap = sizeof out, .both = 1}), 0);
   assert_non_null(strstr(out, "gemm"));
   assert_null(strstr(out, "space file missing"));
   /* a client of the reader library, built through pkg-config */
@@ -57,16 +59,29 @@ static void test_install(void **state) {
         "  printf(\"%d %s %d\\n\", rc, rtdb_errstr(rc), db == NULL);\n"
         "  return rtdb_close(NULL);\n}\n", f);
   fclose(f);
+  char pc[4096];
+  snprintf(lib, sizeof lib, "%s/lib/pkgconfig", prefix);
+  setenv("PKG_CONFIG_PATH", lib, 1);
+  rc = tk_run((const char *[]){"pkg-config", "--cflags", "--libs", "rtdb", NULL},
+              &(tk_io){.out = pc, .cap = sizeof pc});
+  unsetenv("PKG_CONFIG_PATH");
+  if (rc) fail_msg("pkg-config --cflags --libs rtdb failed:\n%s", pc);
+  char client[128], rpath[128];
+  snprintf(client, sizeof client, "%s/client", prefix);
+  snprintf(rpath, sizeof rpath, "-Wl,-rpath,%s/lib", prefix);
+  const char *cc[64] = {"cc"};
+  n = 1;
 #if defined(__SANITIZE_ADDRESS__)
-  const char *san = "-fsanitize=address,undefined"; /* the library is instrumented too */
-#else
-  const char *san = "";
+  cc[n++] = "-fsanitize=address,undefined";   /* the library is instrumented too */
 #endif
-  if (sh(out, sizeof out,
-         "cc %s -o %s/client %s $(PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags --libs rtdb) "
-         "-Wl,-rpath,%s/lib 2>&1", san, prefix, src, prefix, prefix))
+  cc[n++] = "-o", cc[n++] = client, cc[n++] = src;
+  char *save = NULL;
+  for (char *w = strtok_r(pc, " \t\n", &save); w && n < 62; w = strtok_r(NULL, " \t\n", &save)) cc[n++] = w;
+  cc[n++] = rpath;
+  cc[n] = NULL;
+  if (tk_run(cc, &(tk_io){.out = out, .cap = sizeof out, .both = 1}))
     fail_msg("building a client with pkg-config failed:\n%s", out);
-  assert_int_equal(sh(out, sizeof out, "%s/client", prefix), 0);
+  assert_int_equal(tk_run((const char *[]){client, NULL}, &(tk_io){.out = out, .cap = sizeof out}), 0);
   assert_string_equal(out, "2 cannot open the file 1\n");
 }
 
@@ -87,7 +102,6 @@ int main(int argc, char **argv) {
   (void)argv;
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_install)};
   int rc = cmocka_run_group_tests_name("install", tests, NULL, NULL);
-  char out[256];
-  sh(out, sizeof out, "rm -rf %s", prefix);
+  tk_rm_rf(prefix);
   return rc;
 }

@@ -24,6 +24,7 @@
 
 #include "measure/ms.h"
 #include "targets/cuda/gd.h"
+#include "tk_run.h"
 
 #define N 1000003   /* odd: no schedule divides it */
 
@@ -86,11 +87,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
   (void)state;
   ms_workload_free(w);
-  if (cache[0]) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", cache);
-    if (system(cmd)) return 0;
-  }
+  if (cache[0]) tk_rm_rf(cache);
   return 0;
 }
 

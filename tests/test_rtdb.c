@@ -25,6 +25,7 @@
 #include "db/db.h"
 #include "db/db_header.h"
 #include "db/rtdb.h"
+#include "tk_run.h"
 
 static char dir[64], dbpath[96];
 
@@ -145,9 +146,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) ? -1 : 0;
+  return tk_rm_rf(dir);
 }
 
 static rtdb *open_ok(void) {
@@ -470,9 +469,11 @@ static void test_threads(void **state) {
 
 /* ---- The exported header, compiled and run ---- */
 
-static void compile(const char *cmd) {
-  int rc = system(cmd);
-  if (rc) fail_msg("command failed (%d): %s", rc, cmd);
+/* Run the compiler's argument vector; the test fails with its output when it fails. */
+static void compile(const char *const *argv) {
+  char out[8192];
+  int rc = tk_run(argv, &(tk_io){.out = out, .cap = sizeof out, .both = 1});
+  if (rc) fail_msg("%s failed (%d):\n%s", argv[0], rc, out);
 }
 
 /* Export kernel's header, compile a program answering each query (lines of
@@ -482,7 +483,7 @@ static void check_header(const char *kernel, const char *tag, const int (*q)[3],
   rt_str h = {0};
   rt_err err = {0};
   if (db_export_header(dbpath, "host", kernel, tag, &h, &err)) fail_msg("%s", err.msg);
-  char path[160], cmd[512];
+  char path[160], exe[160], qpath[160];
   snprintf(path, sizeof path, "%s/%s_tuned.h", dir, kernel);
   FILE *f = fopen(path, "w");
   fputs(h.s, f);
@@ -498,21 +499,23 @@ static void check_header(const char *kernel, const char *tag, const int (*q)[3],
              "    printf(\"%%d|%%s|%%s|%%d\\n\", r.match, r.workload, r.config, r.pin_version);\n"
              "  }\n  return 0;\n}\n", kernel, kernel, kernel);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -o %s/use_%s %s -lm", dir, kernel, path);
-  compile(cmd);
-  snprintf(path, sizeof path, "%s/q_%s.txt", dir, kernel);
-  f = fopen(path, "w");
+  snprintf(exe, sizeof exe, "%s/use_%s", dir, kernel);
+  compile((const char *[]){"cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", exe, path, "-lm", NULL});
+  snprintf(qpath, sizeof qpath, "%s/q_%s.txt", dir, kernel);
+  f = fopen(qpath, "w");
   for (int i = 0; i < nq; i++) fprintf(f, "%d %d %d\n", q[i][0], q[i][1], q[i][2]);
   fclose(f);
-  snprintf(cmd, sizeof cmd, "%s/use_%s < %s", dir, kernel, path);
-  FILE *p = popen(cmd, "r");
-  assert_non_null(p);
+  static char answers[1 << 20];
+  assert_int_equal(tk_run((const char *[]){exe, NULL},
+                          &(tk_io){.in = qpath, .out = answers, .cap = sizeof answers}), 0);
   rtdb *rd = open_ok();
   int seen[4] = {0};
+  char *save = NULL, *next = answers;
   for (int i = 0; i < nq; i++) {
-    char line[8192], want[8192], vars[96];
-    assert_non_null(fgets(line, sizeof line, p));
-    line[strcspn(line, "\n")] = 0;
+    char want[8192], vars[96];
+    const char *line = strtok_r(next, "\n", &save);
+    next = NULL;
+    assert_non_null(line);
     snprintf(vars, sizeof vars, "M=%d,N=%d,K=%d", q[i][0], q[i][1], q[i][2]);
     rtdb_result r;
     int rc = rtdb_lookup(rd, "host", kernel, !strcmp(kernel, "gemm") ? vars : "", tag, &r);
@@ -521,7 +524,6 @@ static void check_header(const char *kernel, const char *tag, const int (*q)[3],
     assert_string_equal(line, want);
     seen[rc ? 0 : r.match]++;
   }
-  assert_int_equal(pclose(p), 0);
   rtdb_close(rd);
   if (!strcmp(kernel, "gemm")) assert_true(seen[RTDB_EXACT] && seen[RTDB_NEAREST] && seen[RTDB_DEFAULT]);
   else assert_int_equal(seen[RTDB_DEFAULT], nq);
@@ -553,28 +555,26 @@ static void test_exported_header(void **state) {
 
 static void test_codegen_example(void **state) {
   (void)state;
-  char cmd[512], out[4096];
-  snprintf(cmd, sizeof cmd, "cc -std=c11 -O1 -I. -o %s/codegen_gemm examples/codegen_gemm.c db/rtdb.c"
-           " -lsqlite3 -lpthread -lm", dir);
-  compile(cmd);
-  static const struct { const char *args, *want[3]; } runs[] = {
-    {"256 512 2048", {"exact match", "#define GEMM_MATCH \"exact\"", "#define GEMM_MC 72"}},
-    {"1024 1024 1024", {"exact match", "pin version 2", "#define GEMM_V 2"}},
-    {"1024 1024 1024 --tag v1", {"exact match", "pin version 1", "#define GEMM_LOOP_ORDER \"kij\""}},
-    {"300 3000 30", {"nearest match", "M=256 N=2048 K=256", "#define GEMM_KC"}},
-    {"0 1 1", {"default match", "#define GEMM_MC 384", "#define GEMM_NC 768"}},
+  char exe[160], out[4096], missing[160];
+  snprintf(exe, sizeof exe, "%s/codegen_gemm", dir);
+  compile((const char *[]){"cc", "-std=c11", "-O1", "-I.", "-o", exe, "examples/codegen_gemm.c", "db/rtdb.c",
+                           "-lsqlite3", "-lpthread", "-lm", NULL});
+  static const struct { const char *args[5], *want[3]; } runs[] = {
+    {{"256", "512", "2048"}, {"exact match", "#define GEMM_MATCH \"exact\"", "#define GEMM_MC 72"}},
+    {{"1024", "1024", "1024"}, {"exact match", "pin version 2", "#define GEMM_V 2"}},
+    {{"1024", "1024", "1024", "--tag", "v1"}, {"exact match", "pin version 1", "#define GEMM_LOOP_ORDER \"kij\""}},
+    {{"300", "3000", "30"}, {"nearest match", "M=256 N=2048 K=256", "#define GEMM_KC"}},
+    {{"0", "1", "1"}, {"default match", "#define GEMM_MC 384", "#define GEMM_NC 768"}},
   };
   for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-    snprintf(cmd, sizeof cmd, "%s/codegen_gemm %s host %s", dir, dbpath, runs[i].args);
-    FILE *p = popen(cmd, "r");
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    assert_int_equal(pclose(p), 0);
+    const char *argv[10] = {exe, dbpath, "host"};
+    for (int k = 0; k < 5 && runs[i].args[k]; k++) argv[3 + k] = runs[i].args[k];
+    assert_int_equal(tk_run(argv, &(tk_io){.out = out, .cap = sizeof out}), 0);
     for (int k = 0; k < 3; k++)
-      if (!strstr(out, runs[i].want[k])) fail_msg("%s: no '%s' in:\n%s", runs[i].args, runs[i].want[k], out);
+      if (!strstr(out, runs[i].want[k])) fail_msg("%s: no '%s' in:\n%s", runs[i].args[0], runs[i].want[k], out);
   }
-  snprintf(cmd, sizeof cmd, "%s/codegen_gemm %s/missing.db host 1 1 1 2>/dev/null", dir, dir);
-  assert_int_not_equal(system(cmd), 0);
+  snprintf(missing, sizeof missing, "%s/missing.db", dir);
+  assert_int_not_equal(tk_run((const char *[]){exe, missing, "host", "1", "1", "1", NULL}, &(tk_io){.both = -1}), 0);
 }
 
 int main(void) {

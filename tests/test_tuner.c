@@ -23,6 +23,7 @@
 
 #include "measure/ms.h"
 #include "tuner/tu.h"
+#include "tk_run.h"
 
 #define T1 "../shared/data/t1/"
 #define T4 "../shared/data/t4/"
@@ -279,17 +280,10 @@ static void test_run_stall_and_invalid(void **state) {
 ** read with jansson directly. */
 static json_t *t4_times(const char *path) {
   json_error_t je;
-  json_t *root = json_load_file(path, 0, &je), *out = json_object();
-  if (!root) {   /* gzip: decompress with zcat into a temporary file */
-    char tmp[] = "/tmp/rt-t4-XXXXXX", cmd[512];
-    int fd = mkstemp(tmp);
-    assert_true(fd >= 0);
-    close(fd);
-    snprintf(cmd, sizeof cmd, "zcat '%s' > '%s'", path, tmp);
-    assert_int_equal(system(cmd), 0);
-    root = json_load_file(tmp, 0, &je);
-    unlink(tmp);
-  }
+  char *text = tk_gunzip(path, NULL);   /* plain or gzip: jansson reads neither compressed */
+  assert_non_null(text);
+  json_t *root = json_loads(text, 0, &je), *out = json_object();
+  free(text);
   assert_non_null(root);
   size_t i;
   json_t *r;

@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "tk_run.h"
+
 /* `ROOFTUNE experiment run NAME --quick --out DIR [-- ARGS...]` (ARGS NULL
 ** or NULL-terminated), its output in DIR.log (the tail on stderr when it
 ** fails, then removed); prints the wall time; the exit status. */
@@ -48,27 +50,19 @@ static inline int tk_exp_run(const char *rooftune, const char *name, const char 
   printf("[ INFO     ] experiment %s --quick: %.1f s\n", name,
          (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
   int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  if (rc) {
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "tail -n 20 '%s' >&2", log);
-    if (system(cmd)) {}
+  if (rc) {   /* the last 20 lines of the log */
+    char *text = tk_gunzip(log, NULL);
+    const char *from = text ? text + strlen(text) : NULL;
+    for (int lines = 0; from && from > text && lines <= 20; lines += *from == '\n') from--;
+    if (from) fprintf(stderr, "%s", from == text ? from : from + 1);
+    free(text);
   }
   unlink(log);
   return rc;
 }
 
 /* A whole file, plain or gzip, NUL-terminated (malloc'd), or NULL. */
-static inline char *tk_slurp(const char *path) {
-  gzFile f = gzopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *s = malloc(cap);
-  for (int got; s && (got = gzread(f, s + n, (unsigned)(cap - n - 1))) > 0;)
-    if ((n += (size_t)got) == cap - 1) s = realloc(s, cap *= 2);
-  gzclose(f);
-  if (s) s[n] = 0;
-  return s;
-}
+static inline char *tk_slurp(const char *path) { return tk_gunzip(path, NULL); }
 
 /* DIR/NAME's text (malloc'd); the test fails when it is missing. */
 static inline char *tk_exp_file(const char *dir, const char *name) {
@@ -84,13 +78,6 @@ static inline int tk_exp_exists(const char *dir, const char *name) {
   char path[4300];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   return access(path, R_OK) == 0;
-}
-
-/* rm -rf DIR (a folder the test made with mkdtemp). */
-static inline void tk_rm_rf(const char *dir) {
-  char cmd[4300];
-  snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", dir);
-  if (system(cmd)) {}
 }
 
 #endif

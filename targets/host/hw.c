@@ -5,9 +5,12 @@
 ** compiler, and a fingerprint of what makes measurements comparable
 ** (model, ISA, compiler version, code-generation flags).
 */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../tg.h"
@@ -120,15 +123,47 @@ static int physical_cores(int cpus) {
   return n ? n : cpus;
 }
 
+/* The first line of `$CC --version` ($CC split at blanks, as the harness
+** splits it; default cc), run with an argument vector, never a shell. */
 static void compiler_version(char *out, size_t cap) {
   const char *cc = getenv("CC");
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", cc && *cc ? cc : "cc");
-  FILE *p = popen(cmd, "r");
+  if (!cc || !*cc) cc = "cc";
+  char words[256], *argv[18], *save = NULL;
+  int n = 0;
+  snprintf(words, sizeof words, "%s", cc);
+  for (char *w = strtok_r(words, " \t\n", &save); w && n < 16; w = strtok_r(NULL, " \t\n", &save))
+    argv[n++] = w;
+  argv[n] = "--version", argv[n + 1] = NULL;
   out[0] = 0;
-  if (p && fgets(out, (int)cap, p)) out[strcspn(out, "\n")] = 0;
-  if (p) pclose(p);
-  if (!out[0]) snprintf(out, cap, "unknown (%s not found)", cc && *cc ? cc : "cc");
+  int fd[2];
+  if (n && pipe2(fd, O_CLOEXEC) == 0) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (dup2(fd[1], 1) < 0 || (nul >= 0 && dup2(nul, 2) < 0)) _exit(126);
+      execvp(argv[0], argv);
+      _exit(127);
+    }
+    close(fd[1]);
+    size_t got = 0;   /* read to the end, keeping what fits */
+    char buf[512];
+    for (ssize_t k; pid > 0 && (k = read(fd[0], buf, sizeof buf)) != 0;) {
+      if (k < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      size_t take = got + (size_t)k < cap - 1 ? (size_t)k : cap - 1 - got;
+      memcpy(out + got, buf, take);
+      got += take;
+    }
+    close(fd[0]);
+    out[got] = 0;
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) out[0] = 0;
+    out[strcspn(out, "\n")] = 0;
+  }
+  if (!out[0]) snprintf(out, cap, "unknown (%s not found)", cc);
 }
 
 int hw_describe(tg_desc *d, rt_err *err) {
