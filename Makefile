@@ -39,7 +39,7 @@ CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan bench demo deps clean install device-bundle
+.PHONY: all test asan bench demo deps clean install uninstall device-bundle
 all: $(BUILD)/rooftune $(TESTS) $(BUILD)/librtdb.a $(BUILD)/librtdb.so $(BUILD)/rtdb.pc
 
 $(BUILD)/%.o: %.c
@@ -104,20 +104,44 @@ PREFIX ?= /usr/local
 $(BUILD)/rtdb.pc: db/rtdb.pc.in
 	sed 's|@PREFIX@|$(PREFIX)|g' $< > $@
 
-# make install PREFIX=...: the program, the reader library and its header.
+# make install PREFIX=... [DESTDIR=...]: the program, the reader library,
+# its header and pkg-config file, the kernels' space files (host and CUDA)
+# and the cachegrind shim. Every installed file is listed in
+# share/rooftune/install-manifest; make uninstall removes exactly those
+# (and the folders install made, when empty), nothing else.
+INSTALL_FILES = $(BUILD)/rooftune:bin/rooftune:755 \
+  $(BUILD)/librtdb.a:lib/librtdb.a:644 \
+  $(BUILD)/librtdb.so:lib/$(RTDB_SONAME):755 \
+  db/rtdb.h:include/rtdb.h:644 \
+  $(BUILD)/rtdb-install.pc:lib/pkgconfig/rtdb.pc:644 \
+  cost_model/cm_shim512.h:share/rooftune/cost_model/cm_shim512.h:644 \
+  $(foreach f,$(wildcard targets/host/*.json targets/cuda/*.json),$(f):share/rooftune/$(f):644)
+MANIFEST = share/rooftune/install-manifest
 install: $(BUILD)/rooftune $(BUILD)/librtdb.a $(BUILD)/librtdb.so
 	@sed 's|@PREFIX@|$(PREFIX)|g' db/rtdb.pc.in > $(BUILD)/rtdb-install.pc
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
-	install -m 755 $(BUILD)/rooftune $(DESTDIR)$(PREFIX)/bin/rooftune
-	install -m 644 $(BUILD)/librtdb.a $(DESTDIR)$(PREFIX)/lib/librtdb.a
-	install -m 755 $(BUILD)/librtdb.so $(DESTDIR)$(PREFIX)/lib/$(RTDB_SONAME)
-	ln -sf $(RTDB_SONAME) $(DESTDIR)$(PREFIX)/lib/librtdb.so
-	install -m 644 db/rtdb.h $(DESTDIR)$(PREFIX)/include/rtdb.h
-	install -m 644 $(BUILD)/rtdb-install.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/rtdb.pc
-	install -d $(DESTDIR)$(PREFIX)/share/rooftune/targets/host
-	install -m 644 targets/host/*.json $(DESTDIR)$(PREFIX)/share/rooftune/targets/host/
-	install -d $(DESTDIR)$(PREFIX)/share/rooftune/cost_model
-	install -m 644 cost_model/cm_shim512.h $(DESTDIR)$(PREFIX)/share/rooftune/cost_model/
+	@set -e; root='$(DESTDIR)$(PREFIX)'; : > $(BUILD)/install-manifest; \
+	for spec in $(INSTALL_FILES); do \
+	  src=$${spec%%:*}; rest=$${spec#*:}; dst=$${rest%:*}; mode=$${rest##*:}; \
+	  install -d "$$root/$$(dirname $$dst)"; install -m $$mode "$$src" "$$root/$$dst"; \
+	  echo "$$dst" >> $(BUILD)/install-manifest; \
+	done; \
+	ln -sf $(RTDB_SONAME) "$$root/lib/librtdb.so"; echo lib/librtdb.so >> $(BUILD)/install-manifest; \
+	echo $(MANIFEST) >> $(BUILD)/install-manifest; \
+	install -m 644 $(BUILD)/install-manifest "$$root/$(MANIFEST)"; \
+	echo "installed under $$root ($$(wc -l < $(BUILD)/install-manifest) files, listed in $(MANIFEST))"
+
+# make uninstall PREFIX=... [DESTDIR=...]: the files of the manifest only.
+uninstall:
+	@set -e; root='$(DESTDIR)$(PREFIX)'; m="$$root/$(MANIFEST)"; \
+	if [ ! -f "$$m" ]; then echo "uninstall: no $$m: nothing installed there by rooftune" >&2; exit 1; fi; \
+	while IFS= read -r f; do \
+	  case "$$f" in ""|/*|*..*) echo "uninstall: skipping odd manifest line '$$f'" >&2; continue;; esac; \
+	  if [ -e "$$root/$$f" ] || [ -L "$$root/$$f" ]; then rm -f -- "$$root/$$f"; fi; \
+	done < "$$m"; \
+	for d in share/rooftune/targets/host share/rooftune/targets/cuda share/rooftune/targets \
+	         share/rooftune/cost_model share/rooftune lib/pkgconfig; do \
+	  rmdir -- "$$root/$$d" 2>/dev/null || true; done; \
+	echo "removed rooftune from $$root"
 
 # The GPU machine's bundle: the program and the tests linked again with the
 # run path $ORIGIN/../lib as DT_RPATH (which, unlike RUNPATH, also serves

@@ -423,8 +423,10 @@ static int run(int argc, char **argv) {
   rt_project_path(".", root, sizeof root);
   snprintf(rel, sizeof rel, "experiments/%s/run.sh", e->name);
   rt_project_path(rel, script, sizeof script);
-  if (access(script, R_OK))
-    return cli_fail("experiment", "%s: %s", script, strerror(errno));
+  if (access(script, R_OK))   /* an installed rooftune has no experiments/ beside it */
+    return cli_fail("experiment", "%s: %s: the experiments run from a source tree (a clone of "
+                    "rooftune: build/rooftune experiment run %s there), or set ROOFTUNE_HOME to one",
+                    script, strerror(errno), e->name);
   if (out) {   /* without trailing slashes: "link/" would name the folder the link points to */
     snprintf(dir, sizeof dir, "%s", out);
     for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--) dir[len - 1] = 0;

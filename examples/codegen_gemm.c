@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "db/rtdb.h"
+#include <rtdb.h>
 
 static const char *const match_names[] = {"?", "exact", "nearest", "default"};
 

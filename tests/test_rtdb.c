@@ -557,7 +557,7 @@ static void test_codegen_example(void **state) {
   (void)state;
   char exe[160], out[4096], missing[160];
   snprintf(exe, sizeof exe, "%s/codegen_gemm", dir);
-  compile((const char *[]){"cc", "-std=c11", "-O1", "-I.", "-o", exe, "examples/codegen_gemm.c", "db/rtdb.c",
+  compile((const char *[]){"cc", "-std=c11", "-O1", "-Idb", "-o", exe, "examples/codegen_gemm.c", "db/rtdb.c",
                            "-lsqlite3", "-lpthread", "-lm", NULL});
   static const struct { const char *args[5], *want[3]; } runs[] = {
     {{"256", "512", "2048"}, {"exact match", "#define GEMM_MATCH \"exact\"", "#define GEMM_MC 72"}},
