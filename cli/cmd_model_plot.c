@@ -796,7 +796,7 @@ int cmd_model_roofline(int argc, char **argv) {
   rt_err err = {0};
   struct stat sb;
   if (stat(r.o.db, &sb)) return cli_fail(CMD, "%s: %s", r.o.db, strerror(errno));
-  if (!(r.d = db_open(r.o.db, 0, &err))) return cli_fail(CMD, "%s", err.msg);
+  if (!(r.d = db_open(r.o.db, DB_READ, &err))) return cli_fail(CMD, "%s", err.msg);
   if ((rc = load_points(&r)) || (rc = load_workload(&r)) || (rc = load_ceilings(&r))) {
     roof_free(&r);
     return rc;
