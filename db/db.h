@@ -26,9 +26,10 @@
 **     workload, config, source), replaced by a new count.
 **  7. Every statement's result is checked: an SQLite error (a corrupt
 **     page, a missing table) reaches the caller, never "no rows".
-**  8. While a writer has the file open it is in WAL mode; the last writer
-**     to close it leaves it in rollback-journal mode with no -wal/-shm,
-**     so readers can open it in read-only places (rtdb.h, rtdb_open).
+**  8. While a writer has the file open it is in WAL mode; a writer that
+**     closes it while no other connection has it open leaves it in
+**     rollback-journal mode with no -wal/-shm, so readers can open it in
+**     read-only places (rtdb.h, rtdb_open).
 */
 #ifndef DB_H
 #define DB_H
