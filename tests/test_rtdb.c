@@ -86,7 +86,7 @@ static void add_pinned(db *d, sqlite3 *h, int64_t tid, int64_t kid, int64_t sid,
 
 static void build_db(void) {
   rt_err err = {0};
-  db *d = db_open(dbpath, 1, &err);
+  db *d = db_open(dbpath, DB_CREATE, &err);
   if (!d) fail_msg("%s", err.msg);
   sqlite3 *h;
   assert_int_equal(sqlite3_open(dbpath, &h), SQLITE_OK);
