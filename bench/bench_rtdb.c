@@ -35,7 +35,7 @@ static int size_of(int i, int d) { return 128 << (d == 0 ? i % 5 : d == 1 ? i / 
 
 static void build(void) {
   rt_err err = {0};
-  db *d = db_open(path, 1, &err);
+  db *d = db_open(path, DB_CREATE, &err);
   if (!d) die(path, err.msg);
   int64_t tid, kid, sid;
   if (db_begin(d, &err) || db_target_id(d, "host", "fp", "{}", &tid, &err) ||

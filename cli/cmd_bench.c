@@ -164,7 +164,7 @@ int cmd_bench(int argc, char **argv) {
   tg_desc desc;
   rt_err err = {0};
   if (tg_describe(a.target, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
-  db *d = db_open(a.db_path, 1, &err);
+  db *d = db_open(a.db_path, DB_CREATE, &err);   /* stores the ceilings */
   if (!d) return cli_fail("bench", "%s", err.msg);
   char *dj = tg_desc_json(&desc), *json = NULL, measured[32];
   int64_t target_id;

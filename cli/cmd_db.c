@@ -35,7 +35,7 @@ typedef struct db_cmd {
   const char *name;
   int (*fn)(db *d, const dopts *o, const char *cmd);
   unsigned opts, required;
-  int create;   /* the database may be created */
+  int mode;     /* how db_open opens the file (db.h), or VIA_RTDB */
   int files;    /* takes one or more positional FILE arguments */
   const char *args, *summary;
 } db_cmd;
@@ -56,40 +56,44 @@ static int dc_export_header(db *d, const dopts *o, const char *cmd);
 static int dc_lookup(db *d, const dopts *o, const char *cmd);
 
 #define D_WORKLOAD (D_DB | D_TARGET | D_KERNEL | D_SET)
+/* Modes: only commands that store something write (db.h, invariant 1);
+** `tag --name` is a writer too. VIA_RTDB: the command reads through the
+** reader library (rtdb.h), as a code generator does. */
+#define VIA_RTDB (-1)
 
 static const db_cmd subcommands[] = {
-  {"init", dc_init, D_DB, 0, 1, 0, "[--db F]", "create a database (or migrate an older one)"},
-  {"check", dc_check, D_DB | D_JSON, 0, 0, 0, "[--db F] [--json]",
+  {"init", dc_init, D_DB, 0, DB_CREATE, 0, "[--db F]", "create a database (or migrate an older one)"},
+  {"check", dc_check, D_DB | D_JSON, 0, DB_READ, 0, "[--db F] [--json]",
    "integrity and rooftune's invariants (exit 1 if a problem is found)"},
-  {"stats", dc_stats, D_DB | D_JSON, 0, 0, 0, "[--db F] [--json]", "rows per table, trials per status"},
+  {"stats", dc_stats, D_DB | D_JSON, 0, DB_READ, 0, "[--db F] [--json]", "rows per table, trials per status"},
   {"import", dc_import, D_DB | D_T4 | D_SPACE | D_TARGET | D_KERNEL | D_SET,
-   D_T4 | D_SPACE | D_TARGET, 1, 0,
+   D_T4 | D_SPACE | D_TARGET, DB_CREATE, 0,
    "[--db F] --t4 FILE[.gz] --space T1 --target NAME [--kernel NAME] [--set VAR=VAL,...]",
    "import T4 results (all or nothing) as one campaign"},
-  {"best", dc_best, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, 0, 0,
+  {"best", dc_best, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, DB_READ, 0,
    "[--db F] --target T --kernel K [--set ...] [--json]", "the fastest verified trial of a workload"},
-  {"list", dc_list, D_WORKLOAD | D_JSON | D_LIMIT, D_TARGET | D_KERNEL, 0, 0,
+  {"list", dc_list, D_WORKLOAD | D_JSON | D_LIMIT, D_TARGET | D_KERNEL, DB_READ, 0,
    "[--db F] --target T --kernel K [--set ...] [--limit N] [--json]",
    "verified trials of a workload, fastest first"},
-  {"pin", dc_pin, D_WORKLOAD | D_TRIAL | D_BEST | D_REASON | D_BY | D_JSON, D_TARGET | D_KERNEL, 0, 0,
+  {"pin", dc_pin, D_WORKLOAD | D_TRIAL | D_BEST | D_REASON | D_BY | D_JSON, D_TARGET | D_KERNEL, DB_WRITE, 0,
    "[--db F] --target T --kernel K [--set ...] [--trial ID | --best] [--reason TEXT] [--by WHO] [--json]",
    "pin a verified trial (default the fastest) as a workload's next version"},
-  {"rollback", dc_rollback, D_WORKLOAD | D_VERSION, D_TARGET | D_KERNEL | D_VERSION, 0, 0,
+  {"rollback", dc_rollback, D_WORKLOAD | D_VERSION, D_TARGET | D_KERNEL | D_VERSION, DB_WRITE, 0,
    "[--db F] --target T --kernel K [--set ...] --version V", "make pin version V current again"},
-  {"history", dc_history, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, 0, 0,
+  {"history", dc_history, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, DB_READ, 0,
    "[--db F] --target T --kernel K [--set ...] [--json]", "every pin version of a workload"},
-  {"tag", dc_tag, D_DB | D_NAME | D_NOTE | D_LIST | D_SHOW | D_JSON, 0, 0, 0,
+  {"tag", dc_tag, D_DB | D_NAME | D_NOTE | D_LIST | D_SHOW | D_JSON, 0, DB_READ, 0,
    "[--db F] (--name R [--note TEXT] | --list | --show R) [--json]",
    "bind the current pins to release R (immutable), or list/show tags"},
-  {"export", dc_export, D_WORKLOAD | D_FORMAT | D_OUT, D_TARGET | D_KERNEL, 0, 0,
+  {"export", dc_export, D_WORKLOAD | D_FORMAT | D_OUT, D_TARGET | D_KERNEL, DB_READ, 0,
    "[--db F] --target T --kernel K [--set ...] [--format t4|json|csv] [--out FILE]",
    "write the trials of a kernel (or one workload) as T4, JSON or CSV"},
-  {"merge", dc_merge, D_DB, 0, 1, 1, "[--db F] OTHER.db...",
+  {"merge", dc_merge, D_DB, 0, DB_CREATE, 1, "[--db F] OTHER.db...",
    "copy campaigns and trials of other files (each all or nothing)"},
   {"export-header", dc_export_header, D_DB | D_TARGET | D_KERNEL | D_TAG | D_OUT,
-   D_TARGET | D_KERNEL, 0, 0, "[--db F] --target T --kernel K [--tag R] [--out FILE]",
+   D_TARGET | D_KERNEL, VIA_RTDB, 0, "[--db F] --target T --kernel K [--tag R] [--out FILE]",
    "a self-contained C header with the pinned schedules and a lookup function"},
-  {"lookup", dc_lookup, D_WORKLOAD | D_TAG | D_JSON, D_TARGET | D_KERNEL, 0, 0,
+  {"lookup", dc_lookup, D_WORKLOAD | D_TAG | D_JSON, D_TARGET | D_KERNEL, VIA_RTDB, 0,
    "[--db F] --target T --kernel K --set VAR=VAL,... [--tag R] [--json]",
    "what a code generator gets from the reader library: exact, nearest or default"},
   {NULL, NULL, 0, 0, 0, 0, NULL, NULL},
@@ -228,8 +232,10 @@ int cmd_db(int argc, char **argv) {
   rc = parse(c, argc - 1, argv + 1, &o, cmd);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   rt_err err = {0};
-  db *d = db_open(o.db, c->create, &err);
-  if (!d) return cli_fail(cmd, "%s", err.msg);
+  db *d = NULL;
+  if (c->mode != VIA_RTDB &&
+      !(d = db_open(o.db, o.name ? DB_WRITE : (db_mode)c->mode, &err)))   /* tag --name */
+    return cli_fail(cmd, "%s", err.msg);
   rc = c->fn(d, &o, cmd);
   db_close(d);
   return rc;
@@ -619,8 +625,9 @@ static const char *const match_names[] = {"", "exact", "nearest", "default"};
 static int dc_lookup(db *d, const dopts *o, const char *cmd) {
   (void)d;
   rtdb *r;
-  int rc = rtdb_open(o->db, &r);
-  if (rc) return cli_fail(cmd, "%s: %s", o->db, rtdb_errstr(rc));
+  char why[1024];
+  int rc = rtdb_open_msg(o->db, &r, why, sizeof why);
+  if (rc) return cli_fail(cmd, "%s (%s)", why, rtdb_errstr(rc));
   rtdb_result res;
   rc = rtdb_lookup(r, o->target, o->kernel, o->set ? o->set : "", o->tag, &res);
   if (rc) {

@@ -202,9 +202,10 @@ typedef struct mctx {
 
 static void mctx_close(mctx *m) { db_close(m->d); }
 
-/* Open the database, register this target, find the kernel and load the
-** ceilings (measured now when none are stored). Exit code on failure. */
-static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, int create) {
+/* Open the database (mode: db.h), register this target (DB_READ: look
+** it up), find the kernel and load the ceilings (measured now when none
+** are stored). Exit code on failure. */
+static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, db_mode mode) {
   rt_err err = {0};
   memset(m, 0, sizeof *m);
   const tg_target *t = tg_find(o->target);
@@ -215,11 +216,13 @@ static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, 
                     t->name, t->name);
   if (need_kernel && !(m->km = cm_kmodel_find_on(dev >= 0 ? "cuda" : "host", o->kernel)))
     return cli_fail(cmd, "kernel %s has no cost model", o->kernel);
-  if (!(m->d = db_open(o->db, create, &err))) return cli_fail(cmd, "%s", err.msg);
+  if (!(m->d = db_open(o->db, mode, &err))) return cli_fail(cmd, "%s", err.msg);
   int rc;
   if (t->describe(o->target, &m->desc, &err) == 0) {
     char *dj = tg_desc_json(&m->desc);
-    rc = db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
+    rc = mode == DB_READ ? db_target_find(m->d, o->target, m->desc.fingerprint, &m->target_id, &err)
+                         : db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
+    if (rc == 1) rc = 0;   /* never registered: target_id 0 has nothing stored */
     free(dj);
   } else if (dev >= 0) {   /* a device's results examined without it */
     rt_err why = err;
@@ -315,7 +318,7 @@ static const char *const bound_work_unit[CM_NBOUND] = {"FLOP", "B", "B", "B", "B
 
 static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 1, 1);
+  int rc = mctx_open(&m, o, cmd, 1, DB_CREATE);   /* may store ceilings */
   if (rc) return rc;
   sp_space *sp = workload_space(m.hk, o->nset ? o->set[0] : NULL, cmd);
   int *cfg = sp ? rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg) : NULL, failed;
@@ -562,7 +565,7 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
 
 /* mctx_open then load_samples; an exit code on failure (nothing open). */
 static int open_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss) {
-  int rc = mctx_open(m, o, cmd, 1, 0);
+  int rc = mctx_open(m, o, cmd, 1, DB_WRITE);   /* stores workloads, counts, versions */
   if (!rc && (rc = load_samples(m, o, cmd, ss))) mctx_close(m);
   return rc;
 }
@@ -1055,7 +1058,7 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
 
 static int mc_history(const mopts *o, const char *cmd) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 0, 0);
+  int rc = mctx_open(&m, o, cmd, 0, DB_READ);
   if (rc) return rc;
   hist h = {.o = o};
   rt_err err = {0};

@@ -836,7 +836,7 @@ int cmd_model_roofline(int argc, char **argv) {
   rt_err err = {0};
   struct stat sb;
   if (stat(r.o.db, &sb)) rc = cli_fail(CMD, "%s: %s", r.o.db, strerror(errno));
-  else if (!(r.d = db_open(r.o.db, 0, &err))) rc = cli_fail(CMD, "%s", err.msg);
+  else if (!(r.d = db_open(r.o.db, DB_READ, &err))) rc = cli_fail(CMD, "%s", err.msg);
   else if (!(rc = load_points(&r)) && !(rc = load_workload(&r))) rc = load_ceilings(&r);
   char *keep = NULL, *script = NULL;
   rt_str title = {0};

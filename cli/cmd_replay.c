@@ -227,7 +227,7 @@ static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) 
   const char *kernel = o->kernel;
   db_campaign_info info = {0};
   int64_t campaign = 0;
-  db *d = db_open(o->db, 0, &err);
+  db *d = db_open(o->db, DB_READ, &err);
   if (d && db_trials(d, f, first_campaign, &campaign, &err) >= 0 && campaign &&
       !db_campaign_get(d, campaign, &info, &err)) {
     kernel = info.kernel;
@@ -513,7 +513,7 @@ static int live_campaign(cmp_src *src, const char *strategy, uint64_t seed, cons
   rt_err err = {0};
   if (tu_campaign(&co, rep, &err))
     return cli_fail("compare", "%s (seed %llu): %s", strategy, (unsigned long long)seed, err.msg);
-  db *d = db_open(co.db_path, 0, &err);
+  db *d = db_open(co.db_path, DB_READ, &err);
   db_trial_filter f = {.campaign = rep->campaign};
   int n = d ? db_trials(d, &f, value_row, tv, &err) : -1;
   db_close(d);

@@ -6,17 +6,23 @@
 */
 #include "db.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "rtdb_int.h"
 
 struct db {
   sqlite3 *h;
   sqlite3_stmt *trial_ins;   /* db_trial_add's statement, prepared once */
+  int writer;                /* a file opened read-write (invariant 8 at close) */
 };
 
 /* Migrations: migrations[v] takes a file from version v to v + 1. The
@@ -116,14 +122,20 @@ static int exec(db *d, const char *sql, rt_err *err) {
   return -1;
 }
 
-int db_user_version(db *d) {
+/* The file's user_version into *v: 0, or -1 with err (SQLite's message). */
+static int read_version(sqlite3 *h, int *v, rt_err *err) {
   sqlite3_stmt *st;
-  int v = -1;
-  if (sqlite3_prepare_v2(d->h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int(st, 0);
+  int rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) *v = sqlite3_column_int(st, 0);
   sqlite3_finalize(st);
-  return v;
+  if (rc == SQLITE_ROW) return 0;
+  rt_err_set(err, "%s", sqlite3_errmsg(h));
+  return -1;
+}
+
+int db_user_version(db *d) {
+  int v;
+  return read_version(d->h, &v, NULL) ? INT_MIN : v;
 }
 
 int db_begin(db *d, rt_err *err) { return exec(d, "BEGIN IMMEDIATE", err); }
@@ -133,18 +145,19 @@ void db_rollback(db *d) {
 }
 
 /* Bring the file to version `to` (DB_SCHEMA_VERSION but in tests), all
-** steps in one transaction. */
+** steps in one transaction; the version is read again under the lock. */
 static int migrate(db *d, const char *path, int to, rt_err *err) {
   if (db_begin(d, err)) return -1;
-  int v = db_user_version(d);
-  if (v < 0) {
+  int v;
+  if (read_version(d->h, &v, err)) {
     db_rollback(d);
-    return db__fail(d, err, path);
+    rt_err_prefix(err, "%s", path);
+    return -1;
   }
-  if (v > DB_SCHEMA_VERSION) {
+  if (v < 0 || v > DB_SCHEMA_VERSION) {
     db_rollback(d);
-    rt_err_set(err, "%s: schema version %d is newer than this rooftune's (%d): "
-               "upgrade rooftune; the file was not changed", path, v, DB_SCHEMA_VERSION);
+    rt_err_set(err, "%s: schema version %d changed while it was opened: the file was not changed",
+               path, v);
     return -1;
   }
   for (; v < to; v++) {
@@ -159,10 +172,10 @@ static int migrate(db *d, const char *path, int to, rt_err *err) {
   return db_commit(d, err);
 }
 
-static db *open_at(const char *path, int create, int version, rt_err *err);
+static db *open_at(const char *path, db_mode mode, int version, rt_err *err);
 
-db *db_open(const char *path, int create, rt_err *err) {
-  return open_at(path, create, DB_SCHEMA_VERSION, err);
+db *db_open(const char *path, db_mode mode, rt_err *err) {
+  return open_at(path, mode, DB_SCHEMA_VERSION, err);
 }
 
 int db__make_version(const char *path, int version, rt_err *err) {
@@ -170,28 +183,126 @@ int db__make_version(const char *path, int version, rt_err *err) {
     rt_err_set(err, "no schema version %d", version);
     return -1;
   }
-  db *d = open_at(path, 1, version, err);
+  db *d = open_at(path, DB_CREATE, version, err);
   db_close(d);
   return d ? 0 : -1;
 }
 
-static db *open_at(const char *path, int create, int version, rt_err *err) {
+/* Open path read-write, as a URI (any file name means itself, and ATTACH
+** then takes URIs: db_merge attaches its source read-only); ":memory:"
+** and "" (a temporary database) as they are. SQLite's code. */
+static int open_rw(const char *path, int create, sqlite3 **h) {
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | (create ? SQLITE_OPEN_CREATE : 0);
+  int plain = !*path || !strcmp(path, ":memory:");
+  char *uri = plain ? NULL : rtdb__uri(path, "");
+  int rc = plain || uri ? sqlite3_open_v2(plain ? path : uri, h, flags, NULL) : SQLITE_NOMEM;
+  free(uri);
+  if (*h) {
+    sqlite3_busy_timeout(*h, 10000);
+    sqlite3_extended_result_codes(*h, 1);
+  }
+  return rc;
+}
+
+/* Open an existing file read-only and say what it is (invariant 1): 0
+** with *h open when mode may go on with it, else -1 with err (empty on
+** entry) and nothing changed. */
+static int inspect(const char *path, db_mode mode, int version, sqlite3 **h, rt_err *err) {
+  int v = 0, rc = rtdb__open_ro(path, 0, 10000, h, &v, err->msg, sizeof err->msg);
+  if (rc == SQLITE_READONLY_ROLLBACK && mode != DB_READ) {
+    /* A hot journal (a writer died in a transaction): a writer rolls it
+    ** back, as SQLite does at its first read, then looks at the file. */
+    err->msg[0] = 0;
+    if (open_rw(path, 0, h) != SQLITE_OK || read_version(*h, &v, err)) {
+      rt_err_set(err, "%s: %s", path, *h ? sqlite3_errmsg(*h) : "out of memory");
+      sqlite3_close(*h);
+      *h = NULL;
+      return -1;
+    }
+  } else if (rc != SQLITE_OK) {
+    return -1;
+  }
+  sqlite3_stmt *st = NULL;
+  int n = 0;
+  const char *other = "";
+  rc = 0;
+  if (v == 0) {   /* empty, or another program's file */
+    rc = sqlite3_prepare_v2(*h, "SELECT count(*), min(name) FROM sqlite_schema", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+      n = sqlite3_column_int(st, 0);
+      other = n ? (const char *)sqlite3_column_text(st, 1) : "";
+      rc = 0;
+    }
+  }
+  if (rc)
+    rt_err_set(err, "%s: %s", path, sqlite3_errmsg(*h));
+  else if (v < 0)
+    rt_err_set(err, "%s: not a rooftune database (user_version %d; rooftune's schema versions "
+               "are 1 to %d): the file was not changed", path, v, DB_SCHEMA_VERSION);
+  else if (v == 0 && n)
+    rt_err_set(err, "%s: not a rooftune database (user_version 0, and tables of its own such "
+               "as '%.100s'): the file was not changed", path, other ? other : "");
+  else if (v == 0 && mode != DB_CREATE)
+    rt_err_set(err, "%s: an empty file, not yet a rooftune database: 'rooftune db init --db %s' "
+               "makes one (the file was not changed)", path, path);
+  else if (v > DB_SCHEMA_VERSION)
+    rt_err_set(err, "%s: schema version %d is newer than this rooftune's (%d): upgrade rooftune "
+               "(if it is a rooftune file); the file was not changed", path, v, DB_SCHEMA_VERSION);
+  else if (mode == DB_READ && v != version)
+    rt_err_set(err, "%s: schema version %d is older than this rooftune's (%d): 'rooftune db init "
+               "--db %s' migrates it (read-only commands change nothing)", path, v, version, path);
+  sqlite3_finalize(st);
+  if (err->msg[0]) {
+    sqlite3_close(*h);
+    *h = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static db *open_at(const char *path, db_mode mode, int version, rt_err *err) {
+  rt_err e = {0};
+  if (mode != DB_READ && mode != DB_WRITE && mode != DB_CREATE) {
+    rt_err_set(err, "%s: db_open: no mode %d", path, (int)mode);
+    return NULL;
+  }
+  struct stat sb;
+  int memory = !*path || !strcmp(path, ":memory:");
+  int missing = !memory && stat(path, &sb) && errno == ENOENT;
+  if (memory && mode == DB_READ) {
+    rt_err_set(err, "%s: an in-memory database holds nothing to read", path);
+    return NULL;
+  }
+  if (missing && mode != DB_CREATE) {
+    rt_err_set(err, "%s: cannot open: no such file ('rooftune db init --db %s' makes a database)",
+               path, path);
+    return NULL;
+  }
   db *d = rt_calloc(1, sizeof *d);
-  int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path, &d->h, flags, NULL) != SQLITE_OK) {
+  if (!memory && !missing && inspect(path, mode, version, &d->h, &e)) {
+    rt_err_set(err, "%s", e.msg);
+    free(d);
+    return NULL;
+  }
+  if (mode == DB_READ) {   /* the inspected read-only handle is the handle */
+    sqlite3_extended_result_codes(d->h, 1);
+    return d;
+  }
+  sqlite3_close(d->h);
+  d->h = NULL;
+  if (open_rw(path, mode == DB_CREATE, &d->h) != SQLITE_OK) {
     rt_err_set(err, "%s: cannot open: %s", path, d->h ? sqlite3_errmsg(d->h) : "out of memory");
     db_close(d);
     return NULL;
   }
-  sqlite3_busy_timeout(d->h, 10000);
-  sqlite3_extended_result_codes(d->h, 1);
-  rt_err e = {0};
-  /* journal_mode answers a row; exec ignores it. A file that is not a
-  ** database fails here or at the first read. */
-  if (exec(d, "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; "
-           "PRAGMA synchronous = NORMAL", &e) ||
-      migrate(d, path, version, err)) {
+  d->writer = !memory;
+  /* The mode and the version were checked above, read-only; a file that
+  ** changed since is checked again under the migration's lock.
+  ** journal_mode answers a row; exec ignores it. */
+  if (exec(d, "PRAGMA foreign_keys = ON", &e) || migrate(d, path, version, err) ||
+      exec(d, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", &e)) {
     if (e.msg[0]) rt_err_set(err, "%s: %s", path, e.msg);
+    d->writer = 0;
     db_close(d);
     return NULL;
   }
@@ -201,6 +312,13 @@ static db *open_at(const char *path, int create, int version, rt_err *err) {
 void db_close(db *d) {
   if (!d) return;
   sqlite3_finalize(d->trial_ins);
+  if (d->writer && sqlite3_get_autocommit(d->h)) {
+    /* Invariant 8: leave rollback-journal mode. It needs the only
+    ** connection to the file: with another one open it fails at once
+    ** (no busy wait) and the file stays in WAL mode, for them. */
+    sqlite3_busy_timeout(d->h, 0);
+    sqlite3_exec(d->h, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+  }
   sqlite3_close(d->h);
   free(d);
 }
@@ -279,7 +397,7 @@ static int run(db *d, sqlite3_stmt *st, int64_t *id, rt_err *err) {
     if (id) *id = sqlite3_last_insert_rowid(d->h);
     out = sqlite3_changes(d->h) ? 0 : 1;
   } else {
-    out = db__fail(d, err, "write");
+    out = db__fail(d, err, sqlite3_stmt_readonly(st) ? "read" : "write");
   }
   sqlite3_finalize(st);
   return out;
@@ -287,11 +405,15 @@ static int run(db *d, sqlite3_stmt *st, int64_t *id, rt_err *err) {
 
 int db_target_id(db *d, const char *name, const char *fingerprint,
                  const char *description_json, int64_t *id, rt_err *err) {
-  int rc = select_id(d, id, err, "SELECT id FROM targets WHERE name = ?1 AND fingerprint = ?2",
-                     "ss", name, fingerprint);
+  int rc = db_target_find(d, name, fingerprint, id, err);
   if (rc <= 0) return rc;
   return run(d, query(d, err, "INSERT INTO targets(name, fingerprint, description) VALUES(?1, ?2, ?3)",
                       "sss", name, fingerprint, description_json), id, err) < 0 ? -1 : 0;
+}
+
+int db_target_find(db *d, const char *name, const char *fingerprint, int64_t *id, rt_err *err) {
+  return select_id(d, id, err, "SELECT id FROM targets WHERE name = ?1 AND fingerprint = ?2",
+                   "ss", name, fingerprint);
 }
 
 int db_target_latest(db *d, const char *name, int64_t *id, rt_err *err) {
@@ -583,13 +705,14 @@ int db_ranked(db *d, const char *target, const char *kernel, const char *workloa
               int limit, db_trial_fn fn, void *ctx, rt_err *err) {
   sqlite3_stmt *st = query(d, err, ranked_sql, "sss", target, kernel, workload_key);
   if (!st) return -1;
-  int n = 0, rc;
+  int n = 0, rc = SQLITE_DONE;
   while ((limit <= 0 || n < limit) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
     n++;
     if (fn(ctx, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
            (const char *)sqlite3_column_text(st, 2), sqlite3_column_double(st, 3)))
       break;
   }
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) n = db__fail(d, err, "read");
   sqlite3_finalize(st);
   return n;
 }
@@ -601,11 +724,19 @@ int db_workload_keys(db *d, const char *target, const char *kernel, char ***keys
                            " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
                            " WHERE g.name = ?1 AND k.name = ?2 ORDER BY w.key", "ss", target, kernel);
   if (!st) return -1;
-  int n = 0;
+  int n = 0, rc;
   *keys = NULL;
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *k = (const char *)sqlite3_column_text(st, 0);
     *keys = rt_realloc(*keys, (size_t)(n + 1) * sizeof **keys);
-    (*keys)[n++] = rt_strdup((const char *)sqlite3_column_text(st, 0));
+    (*keys)[n++] = rt_strdup(k ? k : "");
+  }
+  if (rc != SQLITE_DONE) {
+    db__fail(d, err, "read");
+    while (n) free((*keys)[--n]);
+    free(*keys);
+    *keys = NULL;
+    n = -1;
   }
   sqlite3_finalize(st);
   return n;
@@ -613,24 +744,30 @@ int db_workload_keys(db *d, const char *target, const char *kernel, char ***keys
 
 /* ---- Check and statistics ---- */
 
-/* Append every row of a one-column query to out; returns rows seen. */
-static int rows_to(db *d, const char *sql, rt_str *out, const char *prefix) {
+/* Append every row of a one-column query to out (a NULL as "(null)"),
+** and a query that fails as a problem too; returns the problems. */
+static int rows_to(sqlite3 *h, const char *sql, rt_str *out, const char *prefix) {
   sqlite3_stmt *st;
-  int n = 0;
-  if (sqlite3_prepare_v2(d->h, sql, -1, &st, NULL) != SQLITE_OK) {
-    rt_str_printf(out, "%scannot run check: %s\n", prefix, sqlite3_errmsg(d->h));
+  int n = 0, rc;
+  if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) {
+    rt_str_printf(out, "%scannot run the check: %s\n", prefix, sqlite3_errmsg(h));
     return 1;
   }
-  while (sqlite3_step(st) == SQLITE_ROW) {
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const unsigned char *t = sqlite3_column_text(st, 0);
     rt_str_printf(out, "%s%s\n", prefix, t ? (const char *)t : "(null)");
+    n++;
+  }
+  if (rc != SQLITE_DONE) {
+    rt_str_printf(out, "%scannot finish the check: %s\n", prefix, sqlite3_errmsg(h));
     n++;
   }
   sqlite3_finalize(st);
   return n;
 }
 
-/* rooftune's own invariants, each a query listing its violations. */
+/* rooftune's own invariants, each a query listing its violations (each
+** row names the table and row). */
 static const struct { const char *what, *sql; } invariants[] = {
   {"trial of a missing campaign",
    "SELECT 'trial ' || id FROM trials WHERE campaign_id NOT IN (SELECT id FROM campaigns)"},
@@ -640,41 +777,145 @@ static const struct { const char *what, *sql; } invariants[] = {
    "SELECT 'target ' || target_id || ' workload ' || workload_id FROM pins"
    " GROUP BY target_id, workload_id HAVING max(version) != count(*) OR min(version) != 1"},
   {"current pin of another (target, workload)",
-   "SELECT 'target ' || c.target_id || ' workload ' || c.workload_id FROM pin_current c"
-   " JOIN pins p ON p.id = c.pin_id WHERE p.target_id != c.target_id OR p.workload_id != c.workload_id"},
+   "SELECT 'pin_current target ' || c.target_id || ' workload ' || c.workload_id || ' -> pins row '"
+   " || c.pin_id FROM pin_current c JOIN pins p ON p.id = c.pin_id"
+   " WHERE p.target_id != c.target_id OR p.workload_id != c.workload_id"},
   {"pinned (target, workload) without a current version",
    "SELECT DISTINCT 'target ' || target_id || ' workload ' || workload_id FROM pins p"
    " WHERE NOT EXISTS (SELECT 1 FROM pin_current c WHERE c.target_id = p.target_id"
    " AND c.workload_id = p.workload_id)"},
+  {"pin of a trial of another (target, workload)",
+   "SELECT 'pins row ' || p.id || ' -> trials row ' || t.id FROM pins p JOIN trials t ON t.id = p.trial_id"
+   " JOIN campaigns c ON c.id = t.campaign_id"
+   " WHERE c.target_id != p.target_id OR c.workload_id != p.workload_id"},
+  {"pin of a trial that is not verified (ok)",
+   "SELECT 'pins row ' || p.id || ' -> trials row ' || t.id || ' (' || t.status || ')' FROM pins p"
+   " JOIN trials t ON t.id = p.trial_id WHERE t.status != 'ok'"},
+  {"pin whose configuration is not its trial's",
+   "SELECT 'pins row ' || p.id || ' -> trials row ' || t.id FROM pins p"
+   " JOIN trials t ON t.id = p.trial_id WHERE p.config != t.config"},
+  {"tag binding no pin",
+   "SELECT 'tags row ' || id || ' (' || name || ')' FROM tags t"
+   " WHERE NOT EXISTS (SELECT 1 FROM tag_pins tp WHERE tp.tag_id = t.id)"},
+  {"tag binding two versions of one (target, workload)",
+   "SELECT 'tag_pins of tags row ' || tp.tag_id || ': target ' || p.target_id || ' workload '"
+   " || p.workload_id FROM tag_pins tp JOIN pins p ON p.id = tp.pin_id"
+   " GROUP BY tp.tag_id, p.target_id, p.workload_id HAVING count(*) > 1"},
   {"model versions not numbered 1..n",
    "SELECT 'target ' || target_id || ' kernel ' || kernel FROM models"
    " GROUP BY target_id, kernel HAVING max(version) != count(*) OR min(version) != 1"},
 };
 
-int db_check(db *d, rt_str *report, rt_err *err) {
-  int bad = 0;
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(d->h, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
-    return db__fail(d, err, "integrity_check");
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *t = (const char *)sqlite3_column_text(st, 0);
-    if (t && strcmp(t, "ok")) {
-      rt_str_printf(report, "integrity: %s\n", t);
-      bad++;
-    }
+/* Columns holding JSON text that rooftune parses: each a JSON object
+** when not NULL. */
+static const struct { const char *table, *column; } json_columns[] = {
+  {"workloads", "sizes"}, {"kernels", "default_config"}, {"pins", "config"},
+  {"trials", "config"}, {"trials", "counters"}, {"campaigns", "options"},
+  {"campaigns", "report"}, {"ceilings", "data"}, {"models", "coefs"},
+  {"models", "fit"}, {"counters", "config"}, {"counters", "data"},
+};
+
+/* The schema of version v (its migrations run on an empty database)
+** against the file's: every table, index and column must be there, each
+** defined as the migrations define it. Returns the problems. */
+static int check_schema(db *d, int v, rt_str *out) {
+  sqlite3 *ref;
+  sqlite3_stmt *st = NULL, *have = NULL, *col = NULL, *rcol = NULL;
+  int bad = 0, rc = sqlite3_open(":memory:", &ref);
+  for (int i = 0; i < v && rc == SQLITE_OK; i++) rc = sqlite3_exec(ref, migrations[i], NULL, NULL, NULL);
+  if (rc != SQLITE_OK ||
+      sqlite3_prepare_v2(ref, "SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL"
+                              " ORDER BY rowid", -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(ref, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", -1, &rcol,
+                         NULL) != SQLITE_OK) {
+    rt_str_printf(out, "schema: cannot build version %d's for comparison: %s\n", v, sqlite3_errmsg(ref));
+    bad++;
+  } else if (sqlite3_prepare_v2(d->h, "SELECT sql FROM sqlite_schema WHERE type = ?1 AND name = ?2",
+                                -1, &have, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(d->h, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &col,
+                                NULL) != SQLITE_OK) {
+    rt_str_printf(out, "schema: cannot read it: %s\n", sqlite3_errmsg(d->h));
+    bad++;
   }
-  sqlite3_finalize(st);
-  bad += rows_to(d, "SELECT \"table\" || ' row ' || rowid || ' -> ' || parent FROM pragma_foreign_key_check",
+  while (!bad && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *type = (const char *)sqlite3_column_text(st, 0),
+               *name = (const char *)sqlite3_column_text(st, 1),
+               *sql = (const char *)sqlite3_column_text(st, 2);
+    sqlite3_bind_text(have, 1, type, -1, SQLITE_STATIC);
+    sqlite3_bind_text(have, 2, name, -1, SQLITE_STATIC);
+    int hr = sqlite3_step(have), missing_cols = 0;
+    if (hr == SQLITE_DONE) {
+      rt_str_printf(out, "schema: no %s %s\n", type, name);
+      bad++;
+    } else if (hr != SQLITE_ROW) {
+      rt_str_printf(out, "schema: %s %s: %s\n", type, name, sqlite3_errmsg(d->h));
+      bad++;
+    } else {
+      const char *fsql = (const char *)sqlite3_column_text(have, 0);
+      sqlite3_bind_text(rcol, 1, name, -1, SQLITE_STATIC);
+      while (!strcmp(type, "table") && sqlite3_step(rcol) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(rcol, 0);
+        sqlite3_bind_text(col, 1, name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(col, 2, c, -1, SQLITE_STATIC);
+        int cr = sqlite3_step(col);
+        if (cr != SQLITE_ROW) {
+          rt_str_printf(out, "schema: table %s has no column %s%s%s\n", name, c,
+                        cr == SQLITE_DONE ? "" : ": ", cr == SQLITE_DONE ? "" : sqlite3_errmsg(d->h));
+          missing_cols++;
+        }
+        sqlite3_reset(col);
+      }
+      sqlite3_reset(rcol);
+      if (!missing_cols && (!fsql || strcmp(fsql, sql)))
+        rt_str_printf(out, "schema: %s %s is not defined as schema version %d defines it\n", type,
+                      name, v);
+      bad += missing_cols + (!missing_cols && (!fsql || strcmp(fsql, sql)));
+    }
+    sqlite3_reset(have);
+  }
+  if (!bad && rc != SQLITE_DONE) {
+    rt_str_printf(out, "schema: %s\n", sqlite3_errmsg(ref));
+    bad++;
+  }
+  sqlite3_finalize(st), sqlite3_finalize(have), sqlite3_finalize(col), sqlite3_finalize(rcol);
+  sqlite3_close(ref);
+  return bad;
+}
+
+/* The reader's problems as report lines. */
+static void reader_problem(void *ctx, const char *problem) {
+  rt_str_printf(ctx, "%s\n", problem);
+}
+
+int db_check(db *d, rt_str *report, rt_err *err) {
+  (void)err;   /* a check that cannot run is a problem of the file: reported */
+  int bad = rows_to(d->h, "SELECT integrity_check FROM pragma_integrity_check"
+                          " WHERE integrity_check != 'ok'", report, "integrity: ");
+  bad += rows_to(d->h, "SELECT \"table\" || ' row ' || rowid || ' -> ' || parent FROM pragma_foreign_key_check",
                  report, "foreign key: ");
+  int v = db_user_version(d);
+  if (v != DB_SCHEMA_VERSION) {
+    rt_str_printf(report, "schema version %d, expected %d\n", v, DB_SCHEMA_VERSION);
+    bad++;
+  }
+  if (v >= 1 && v <= NMIGRATIONS) bad += check_schema(d, v, report);
+  for (size_t i = 0; i < sizeof json_columns / sizeof *json_columns; i++) {
+    char sql[320], prefix[96];
+    /* CASE: json_type() of text that is not JSON is an error, not a value */
+    snprintf(sql, sizeof sql, "SELECT '%s row ' || rowid FROM %s WHERE %s IS NOT NULL AND"
+             " CASE WHEN json_valid(%s) THEN json_type(%s) != 'object' ELSE 1 END ORDER BY rowid",
+             json_columns[i].table, json_columns[i].table, json_columns[i].column,
+             json_columns[i].column, json_columns[i].column);   /* names are ours */
+    snprintf(prefix, sizeof prefix, "%s.%s is not a JSON object: ", json_columns[i].table,
+             json_columns[i].column);
+    bad += rows_to(d->h, sql, report, prefix);
+  }
   for (size_t i = 0; i < sizeof invariants / sizeof *invariants; i++) {
     char prefix[96];
     snprintf(prefix, sizeof prefix, "%s: ", invariants[i].what);
-    bad += rows_to(d, invariants[i].sql, report, prefix);
+    bad += rows_to(d->h, invariants[i].sql, report, prefix);
   }
-  if (db_user_version(d) != DB_SCHEMA_VERSION) {
-    rt_str_printf(report, "schema version %d, expected %d\n", db_user_version(d), DB_SCHEMA_VERSION);
-    bad++;
-  }
+  bad += rtdb__check(d->h, reader_problem, report);
   return bad ? 1 : 0;
 }
 
@@ -691,11 +932,15 @@ int db_stats(db *d, rt_str *out, rt_err *err) {
   }
   sqlite3_stmt *st = query(d, err, "SELECT status, count(*) FROM trials GROUP BY status ORDER BY status", "");
   if (!st) return -1;
-  while (sqlite3_step(st) == SQLITE_ROW)
-    rt_str_printf(out, "trials.%s %lld\n", (const char *)sqlite3_column_text(st, 0),
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *status = (const char *)sqlite3_column_text(st, 0);
+    rt_str_printf(out, "trials.%s %lld\n", status ? status : "NULL",
                   (long long)sqlite3_column_int64(st, 1));
+  }
+  rc = rc == SQLITE_DONE ? 0 : db__fail(d, err, "read");
   sqlite3_finalize(st);
-  return 0;
+  return rc;
 }
 
 /* ---- For the other db_*.c files (see "Internal" in db.h) ---- */

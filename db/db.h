@@ -6,9 +6,13 @@
 ** will have its own.
 **
 ** Invariants:
-**  1. The schema version lives in PRAGMA user_version. db_open migrates an
-**     older file forward (every step in one transaction) and refuses a
-**     newer one without changing it.
+**  1. The schema version lives in PRAGMA user_version. A DB_WRITE or
+**     DB_CREATE open migrates an older file forward (every step in one
+**     transaction); only DB_CREATE makes a file or writes the schema into
+**     an empty one. Every open refuses, without changing a byte, a newer
+**     version and a file that is not rooftune's (user_version 0 with
+**     tables of its own, or negative); a DB_READ open also an older
+**     version. DB_READ is SQLITE_OPEN_READONLY: it never writes.
 **  2. Every write runs in a transaction; an import is all-or-nothing.
 **  3. Every statement uses bound parameters; no SQL text is built from
 **     user data.
@@ -20,6 +24,12 @@
 **     max + 1 of its (target, kernel). Ceilings add a row per measurement
 **     (the latest is in force); counters keep one row per (target,
 **     workload, config, source), replaced by a new count.
+**  7. Every statement's result is checked: an SQLite error (a corrupt
+**     page, a missing table) reaches the caller, never "no rows".
+**  8. While a writer has the file open it is in WAL mode; a writer that
+**     closes it while no other connection has it open leaves it in
+**     rollback-journal mode with no -wal/-shm, so readers can open it in
+**     read-only places (rtdb.h, rtdb_open).
 */
 #ifndef DB_H
 #define DB_H
@@ -34,11 +44,22 @@
 
 typedef struct db db;
 
-/* Open (creating when create is set and the file does not exist) and
-** migrate. NULL with err on failure: not a database, newer schema, I/O. */
-db *db_open(const char *path, int create, rt_err *err);
+/* How db_open opens a file. Only commands that store results (init,
+** import, merge, tune, pin, rollback, tag --name, bench, model calibrate
+** ...) write; every other command reads. (0 and 1 keep the meaning of
+** the older `create` flag.) */
+typedef enum db_mode {
+  DB_WRITE = 0,    /* an existing rooftune file, read-write; older schemas migrated */
+  DB_CREATE = 1,   /* DB_WRITE, making a missing file, or the schema in an empty one */
+  DB_READ = 2,     /* read-only, this schema version only; nothing is ever written */
+} db_mode;
+
+/* Open path (invariant 1). NULL with err on failure, saying why and what
+** to do: no such file, not a database, not rooftune's, newer or (DB_READ)
+** older schema, a read-only place (rtdb.h), I/O. */
+db *db_open(const char *path, db_mode mode, rt_err *err);
 void db_close(db *d);                       /* NULL is a no-op */
-int db_user_version(db *d);                 /* the file's schema version */
+int db_user_version(db *d);                 /* the file's schema version; INT_MIN on error */
 
 /* For migration tests: create path as schema `version` would have made
 ** it (the first `version` migration steps). */
@@ -49,8 +70,13 @@ int db_begin(db *d, rt_err *err);
 int db_commit(db *d, rt_err *err);
 void db_rollback(db *d);
 
-/* Integrity: SQLite's integrity and foreign-key checks plus rooftune's own
-** invariants; problems are appended to report. 0 when all is well. */
+/* Integrity: SQLite's integrity and foreign-key checks; the schema (every
+** table, column and index of this version, as the migrations make them);
+** the JSON columns; rooftune's own invariants; and the reader's view
+** (every pin and template default rtdb_lookup can reach, read as it reads
+** them). Problems are appended to report, a line each naming the table
+** and row (a check that cannot run, on a damaged file, is one). 0 when
+** all is well, 1 with problems. */
 int db_check(db *d, rt_str *report, rt_err *err);
 
 /* Rows per table and trials per status, as "name count" lines. */
@@ -61,6 +87,9 @@ int db_target_id(db *d, const char *name, const char *fingerprint,
                  const char *description_json, int64_t *id, rt_err *err);
 int db_kernel_id(db *d, const char *name, const char *template_version,
                  int64_t *id, rt_err *err);
+/* The target of this name and fingerprint without adding it: 0 with *id,
+** 1 when there is none, -1 with err. */
+int db_target_find(db *d, const char *name, const char *fingerprint, int64_t *id, rt_err *err);
 /* The most recently registered target of this name (any fingerprint): 0
 ** with *id, 1 when there is none, -1 with err. For working on a device's
 ** results where the device is not (cost-model commands on a copied db). */

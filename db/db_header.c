@@ -267,11 +267,8 @@ static int emit(rt_str *out, const hctx *c, const char *db_path, const char *tar
 int db_export_header(const char *db_path, const char *target, const char *kernel,
                      const char *tag, rt_str *out, rt_err *err) {
   rtdb *db;
-  int rc = rtdb_open(db_path, &db);
-  if (rc) {
-    rt_err_set(err, "%s: %s", db_path, rtdb_errstr(rc));
-    return -1;
-  }
+  int rc = rtdb_open_msg(db_path, &db, err ? err->msg : NULL, err ? sizeof err->msg : 0);
+  if (rc) return -1;
   rt_err e = {0};
   hctx c = {.err = &e};
   char def[RTDB_MAXCONFIG];

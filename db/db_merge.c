@@ -24,9 +24,10 @@
 ** they are one file's fit history.
 */
 #include <sqlite3.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include "db.h"
+#include "rtdb_int.h"
 
 /* Static SQL (no parameters) run with sqlite3_exec. */
 static int exec(db *d, const char *sql, rt_err *err) {
@@ -202,14 +203,26 @@ static int merge_in(db *d, int version, db_merge_stats *s, rt_err *err) {
 
 int db_merge(db *d, const char *path, db_merge_stats *stats, rt_err *err) {
   *stats = (db_merge_stats){0};
-  if (access(path, R_OK)) {   /* ATTACH would create a missing file */
-    rt_err_set(err, "%s: cannot open", path);
+  /* Open it read-only first: a missing file, one SQLite cannot read here
+  ** (rtdb_int.h), or not rooftune's, is refused before anything is
+  ** attached; then attach it read-only (immutable where the probe had to). */
+  sqlite3 *probe;
+  rt_err e = {0};
+  int v0 = 0;
+  if (rtdb__open_ro(path, 0, 10000, &probe, &v0, e.msg, sizeof e.msg) != SQLITE_OK) {
+    rt_err_set(err, "%s", e.msg);
     return -1;
   }
-  if (db__run(d, db__query(d, err, "ATTACH ?1 AS src", "s", path), NULL, err) < 0) {
+  int immutable = sqlite3_uri_boolean(sqlite3_db_filename(probe, "main"), "immutable", 0);
+  sqlite3_close(probe);
+  char *uri = rtdb__uri(path, immutable ? "mode=ro&immutable=1" : "mode=ro");
+  if (!uri || db__run(d, db__query(d, err, "ATTACH ?1 AS src", "s", uri), NULL, err) < 0) {
+    if (!uri) rt_err_set(err, "out of memory");
+    free(uri);
     rt_err_prefix(err, "%s", path);
     return -1;
   }
+  free(uri);
   int64_t v = -1;
   int rc = db__run(d, db__query(d, err, "PRAGMA src.user_version", ""), &v, err) ? -1 : 0;
   if (!rc && v > DB_SCHEMA_VERSION) {

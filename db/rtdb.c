@@ -15,8 +15,13 @@
 ** threads. The file is trusted for nothing: every column is type-checked
 ** and bounded, and text that is not what rooftune writes is RTDB_NOTADB.
 */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L   /* pread, O_CLOEXEC, statvfs when built alone with -std=c11 */
+#endif
 #include "rtdb.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -25,6 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "rtdb_int.h"
 
 #define RTDB_SCHEMA_MIN 2   /* the schema versions this library reads */
 #define RTDB_SCHEMA_MAX 5   /* 4 added columns, 5 tables, the reader does not read */
@@ -83,7 +92,7 @@ struct rtdb {
   sqlite3_stmt *st[NST];
   memo **slot;          /* open addressing, linear probing; cap a power of 2 */
   size_t cap, n;
-  char msg[512];
+  char msg[1024];
 };
 
 static const char *const errstr[] = {
@@ -95,6 +104,7 @@ static const char *const errstr[] = {
   [RTDB_NOTFOUND] = "no pinned schedule and no default",
   [RTDB_MISUSE] = "bad arguments",
   [RTDB_NOMEM] = "out of memory",
+  [RTDB_READONLY] = "SQLite must write beside the file to read it, and cannot here (see rtdb_open)",
 };
 
 const char *rtdb_errstr(int code) {
@@ -112,56 +122,170 @@ static int seterr(rtdb *db, int code, const char *fmt, ...) {
   return code;
 }
 
+/* Map an SQLite result code to a code of ours. */
+static int code_of(int rc) {
+  switch (rc & 0xff) {
+  case SQLITE_OK: return RTDB_OK;
+  case SQLITE_CANTOPEN: case SQLITE_PERM: case SQLITE_AUTH: return RTDB_CANTOPEN;
+  case SQLITE_NOMEM: return RTDB_NOMEM;
+  case SQLITE_READONLY: return RTDB_READONLY;
+  case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_IOERR: case SQLITE_INTERRUPT: return RTDB_ERROR;
+  default: return RTDB_NOTADB;
+  }
+}
+
 /* Map the handle's last SQLite error to a code, with its message. */
 static int sqlerr(rtdb *db, const char *what) {
-  int rc = sqlite3_errcode(db->h) & 0xff, code;
-  switch (rc) {
-  case SQLITE_CANTOPEN: case SQLITE_PERM: case SQLITE_AUTH: code = RTDB_CANTOPEN; break;
-  case SQLITE_NOMEM: code = RTDB_NOMEM; break;
-  case SQLITE_BUSY: case SQLITE_LOCKED: case SQLITE_IOERR: case SQLITE_INTERRUPT:
-    code = RTDB_ERROR;
-    break;
-  default: code = RTDB_NOTADB; /* NOTADB, CORRUPT, FORMAT, SCHEMA, ERROR (no such table) */
-  }
-  return seterr(db, code, "%s: %s", what, sqlite3_errmsg(db->h));
+  return seterr(db, code_of(sqlite3_errcode(db->h)), "%s: %s", what, sqlite3_errmsg(db->h));
 }
 
 /* ---- Open and close ---- */
 
-int rtdb_open(const char *path, rtdb **out) {
-  if (!out) return RTDB_MISUSE;
+/* 1 when path+suffix exists. */
+static int exists(const char *path, const char *suffix) {
+  size_t n = strlen(path), m = strlen(suffix);
+  char *p = malloc(n + m + 1);
+  if (!p) return 0;
+  memcpy(p, path, n);
+  memcpy(p + n, suffix, m + 1);
+  int yes = access(p, F_OK) == 0;
+  free(p);
+  return yes;
+}
+
+/* 1 when the file's header says WAL mode (file format bytes 18, 19 = 2). */
+static int wal_header(const char *path) {
+  unsigned char b[20];
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = pread(fd, b, sizeof b, 0);
+  close(fd);
+  return n == (ssize_t)sizeof b && b[18] == 2 && b[19] == 2;
+}
+
+char *rtdb__uri(const char *path, const char *query) {
+  size_t n = strlen(path);
+  char *u = malloc(3 * n + strlen(query) + 16), *q = u;
+  if (!u) return NULL;
+  q += sprintf(q, "file:%s", path[0] == '/' ? "//" : "");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+    q += (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                 strchr("/-._~", *p)
+             ? sprintf(q, "%c", *p)
+             : sprintf(q, "%%%02X", *p);
+  sprintf(q, "%s%s", *query ? "?" : "", query);
+  return u;
+}
+
+/* Read user_version: the first read of the file. SQLite's code. */
+static int probe(sqlite3 *h, int *version) {
+  sqlite3_stmt *v = NULL;
+  int rc = sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &v, NULL);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(v)) == SQLITE_ROW) {
+    *version = sqlite3_column_int(v, 0);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(v);
+  return rc == SQLITE_OK ? rc : sqlite3_extended_errcode(h);
+}
+
+int rtdb__open_ro(const char *path, int flags, int busy_ms, sqlite3 **out, int *version,
+                  char *msg, size_t cap) {
+  sqlite3 *h = NULL;
+  char *uri = NULL;
   *out = NULL;
-  if (!path) return RTDB_MISUSE;
-  rtdb *db = calloc(1, sizeof *db);
-  if (!db) return RTDB_NOMEM;
-  pthread_mutex_init(&db->mu, NULL);
-  int code = RTDB_OK;
-  if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-    code = db->h ? sqlerr(db, path) : RTDB_NOMEM;
-  } else {
-    sqlite3_busy_timeout(db->h, 2000);
-    sqlite3_stmt *v = NULL;
-    int version = -1;
-    if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &v, NULL) != SQLITE_OK ||
-        sqlite3_step(v) != SQLITE_ROW)
-      code = sqlerr(db, path);
-    else
-      version = sqlite3_column_int(v, 0);
-    sqlite3_finalize(v);
-    if (code) {
-    } else if (version == 0) {
-      code = seterr(db, RTDB_NOTADB, "%s: not a rooftune database (user_version 0)", path);
-    } else if (version < RTDB_SCHEMA_MIN || version > RTDB_SCHEMA_MAX) {
-      code = seterr(db, RTDB_SCHEMA, "%s: schema version %d; this library reads %d to %d", path,
-                    version, RTDB_SCHEMA_MIN, RTDB_SCHEMA_MAX);
+  msg[0] = 0;
+  int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY | flags, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(h, busy_ms);
+    rc = probe(h, version);
+  }
+  int wal = 0, shm = 0, rofs = 0;
+  struct statvfs vs;
+  if (h && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) && wal_header(path)) {
+    /* WAL mode: SQLite reads the -wal through the -shm and could make
+    ** neither. On read-only media nothing can change the file, and with no
+    ** -wal everything is in it: read it as immutable. */
+    wal = exists(path, "-wal"), shm = exists(path, "-shm");
+    rofs = statvfs(path, &vs) == 0 && (vs.f_flag & ST_RDONLY);
+    if (rofs && !wal) {
+      sqlite3_close(h);
+      h = NULL;
+      if (!(uri = rtdb__uri(path, "immutable=1"))) rc = SQLITE_NOMEM;
+      else if ((rc = sqlite3_open_v2(uri, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | flags, NULL)) == SQLITE_OK)
+        rc = probe(h, version);
+      free(uri);
     } else {
-      for (int i = 0; i < NST && !code; i++)
-        if (sqlite3_prepare_v3(db->h, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL) !=
-            SQLITE_OK)
-          code = sqlerr(db, path);
+      snprintf(msg, cap,
+               "%s: SQLite cannot read this WAL-mode database here: it needs its -wal and "
+               "-shm files, %s (SQLite: %s). The last rooftune writer to close a file leaves it "
+               "readable from read-only places: run 'rooftune db init --db %s' once where the "
+               "directory is writable, or copy the file to a writable directory",
+               path,
+               wal && shm ? "which exist but cannot be used"
+               : wal      ? "and the -shm is missing and cannot be created here"
+                          : "which are missing and cannot be created (read-only directory)",
+               sqlite3_errmsg(h), path);
+      rc = SQLITE_READONLY;   /* whatever SQLite tripped on: it could not write beside it */
     }
   }
+  if (rc != SQLITE_OK && !msg[0]) {
+    if (!h)
+      snprintf(msg, cap, "%s: out of memory", path);
+    else if ((rc & 0xff) == SQLITE_CANTOPEN && access(path, R_OK))
+      snprintf(msg, cap, "%s: cannot open: %s", path, strerror(errno));
+    else if (rc == SQLITE_READONLY_ROLLBACK)
+      snprintf(msg, cap, "%s: a hot journal (%s-journal, left by a writer that stopped) must be "
+               "rolled back before the file can be read, and this place is read-only: let a "
+               "rooftune writer open it where it can write (rooftune db init --db %s)",
+               path, path, path);
+    else
+      snprintf(msg, cap, "%s: %s", path, sqlite3_errmsg(h));
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_close(h);
+    return rc;
+  }
+  *out = h;
+  return SQLITE_OK;
+}
+
+int rtdb_open(const char *path, rtdb **out) { return rtdb_open_msg(path, out, NULL, 0); }
+
+int rtdb_open_msg(const char *path, rtdb **out, char *msg, size_t cap) {
+  char none[1];
+  if (!msg || !cap) msg = none, cap = sizeof none;
+  msg[0] = 0;
+  if (!out) return RTDB_MISUSE;
+  *out = NULL;
+  if (!path) {
+    snprintf(msg, cap, "rtdb_open: NULL path");
+    return RTDB_MISUSE;
+  }
+  rtdb *db = calloc(1, sizeof *db);
+  if (!db) {
+    snprintf(msg, cap, "out of memory");
+    return RTDB_NOMEM;
+  }
+  pthread_mutex_init(&db->mu, NULL);
+  int version = -1, rc = rtdb__open_ro(path, SQLITE_OPEN_FULLMUTEX, 2000, &db->h, &version, db->msg,
+                                       sizeof db->msg);
+  int code = code_of(rc);
   if (code) {
+  } else if (version <= 0) {
+    code = seterr(db, RTDB_NOTADB, "%s: not a rooftune database (user_version %d%s)", path, version,
+                  version ? "" : ": an empty file or another program's");
+  } else if (version < RTDB_SCHEMA_MIN || version > RTDB_SCHEMA_MAX) {
+    code = seterr(db, RTDB_SCHEMA, "%s: schema version %d; this library reads %d to %d", path,
+                  version, RTDB_SCHEMA_MIN, RTDB_SCHEMA_MAX);
+  } else {
+    for (int i = 0; i < NST && !code; i++)
+      if (sqlite3_prepare_v3(db->h, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL) !=
+          SQLITE_OK)
+        code = sqlerr(db, path);
+  }
+  if (code) {
+    snprintf(msg, cap, "%s", db->msg);
     rtdb_close(db);
     return code;
   }
@@ -411,26 +535,36 @@ static int text_col(rtdb *db, sqlite3_stmt *st, int col, const char **out, size_
   return RTDB_OK;
 }
 
-/* One pinned workload (a row of ST_CURRENT/ST_TAGGED): checked, parsed,
-** judged; copied into out when it beats the best so far (distance, then
-** key, then the higher version). */
-static int take_row(rtdb *db, sqlite3_stmt *st, scan *s, rtdb_result *out) {
-  const char *key, *sizes, *dtype, *config;
+/* Read one pinned workload (the PIN_COLUMNS of a row) as lookups do:
+** every column checked, the sizes parsed into *row with "dtype" added
+** unless they name one. RTDB_OK, or RTDB_NOTADB with the message. */
+static int read_row(rtdb *db, sqlite3_stmt *st, vars *row, const char **key, const char **config) {
+  const char *sizes, *dtype;
   int rc;
-  if ((rc = text_col(db, st, 0, &key, RTDB_MAXKEY)) || (rc = text_col(db, st, 1, &sizes, 65536)) ||
-      (rc = text_col(db, st, 2, &dtype, MAXSTR)) || (rc = text_col(db, st, 4, &config, RTDB_MAXCONFIG)))
+  if ((rc = text_col(db, st, 0, key, RTDB_MAXKEY)) || (rc = text_col(db, st, 1, &sizes, 65536)) ||
+      (rc = text_col(db, st, 2, &dtype, MAXSTR)) || (rc = text_col(db, st, 4, config, RTDB_MAXCONFIG)))
     return rc;
   int tt = sqlite3_column_type(st, 5);
   if (sqlite3_column_type(st, 3) != SQLITE_INTEGER || (tt != SQLITE_NULL && tt != SQLITE_INTEGER) ||
-      config[0] != '{' || parse_sizes(sizes, &s->row))
-    return seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", key);
-  if (!find(&s->row, "dtype")) {
-    if (s->row.n == MAXVARS) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", key);
-    val *v = &s->row.v[s->row.n++];
+      (*config)[0] != '{' || parse_sizes(sizes, row))
+    return seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", *key);
+  if (!find(row, "dtype")) {
+    if (row->n == MAXVARS) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", *key);
+    val *v = &row->v[row->n++];
     strcpy(v->name, "dtype");
     strcpy(v->s, dtype);
     v->num = 0;
   }
+  return RTDB_OK;
+}
+
+/* One pinned workload (a row of ST_CURRENT/ST_TAGGED): read, judged;
+** copied into out when it beats the best so far (distance, then key, then
+** the higher version). */
+static int take_row(rtdb *db, sqlite3_stmt *st, scan *s, rtdb_result *out) {
+  const char *key, *config;
+  int rc = read_row(db, st, &s->row, &key, &config);
+  if (rc) return rc;
   s->nrows++;
   double d = judge(s);
   if (d == -2) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", key);
@@ -504,6 +638,14 @@ static int open_pins(rtdb *db, const char *target, const char *kernel, const cha
   return RTDB_OK;
 }
 
+/* Column col of st as a template default (a JSON object's text). */
+static int read_default(rtdb *db, sqlite3_stmt *st, int col, const char **config, const char *kernel) {
+  int code = text_col(db, st, col, config, RTDB_MAXCONFIG);
+  if (!code && (*config)[0] != '{')
+    code = seterr(db, RTDB_NOTADB, "unexpected default of kernel %.100s", kernel);
+  return code;
+}
+
 /* The template default of kernel (row kid preferred) into out:
 ** RTDB_OK, RTDB_NOTFOUND when there is none, or an error. */
 static int get_default(rtdb *db, const char *kernel, sqlite3_int64 kid, char *out) {
@@ -514,8 +656,7 @@ static int get_default(rtdb *db, const char *kernel, sqlite3_int64 kid, char *ou
   sqlite3_bind_int64(st, 2, kid);
   if ((rc = step(db, st, &code)) < 0) return code;
   if (rc == SQLITE_DONE) return seterr(db, RTDB_NOTFOUND, "no template default for %.100s", kernel);
-  if ((code = text_col(db, st, 0, &config, RTDB_MAXCONFIG))) return code;
-  if (config[0] != '{') return seterr(db, RTDB_NOTADB, "unexpected default of kernel %.100s", kernel);
+  if ((code = read_default(db, st, 0, &config, kernel))) return code;
   strcpy(out, config);
   return RTDB_OK;
 }
@@ -586,6 +727,73 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
   reset_all(db);
   pthread_mutex_unlock(&db->mu);
   return code;
+}
+
+/* ---- What rooftune's db check asks of the reader (rtdb_int.h) ---- */
+
+/* Every pin a lookup can reach, with its row id and scope, then every
+** template default; the reader's own statements must also prepare. */
+static const char *const check_sql[] = {
+  "SELECT " PIN_COLUMNS ", p.id, 'current' FROM pin_current c JOIN pins p ON p.id = c.pin_id"
+  " JOIN workloads w ON w.id = c.workload_id ORDER BY p.id",
+  "SELECT " PIN_COLUMNS ", p.id, 'tag ' || t.name FROM tag_pins tp JOIN tags t ON t.id = tp.tag_id"
+  " JOIN pins p ON p.id = tp.pin_id JOIN workloads w ON w.id = p.workload_id ORDER BY t.id, p.id",
+  "SELECT default_config, id, name FROM kernels WHERE default_config IS NOT NULL ORDER BY id",
+};
+
+static int report(void (*fn)(void *, const char *), void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int report(void (*fn)(void *, const char *), void *ctx, const char *fmt, ...) {
+  char line[1200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fn(ctx, line);
+  return 1;
+}
+
+int rtdb__check(sqlite3 *h, void (*fn)(void *ctx, const char *problem), void *ctx) {
+  rtdb *db = calloc(1, sizeof *db);
+  vars *row = malloc(sizeof *row);
+  int bad = 0;
+  if (!db || !row) {
+    free(db), free(row);
+    return report(fn, ctx, "reader: out of memory");
+  }
+  db->h = h;   /* borrowed: never closed here */
+  for (int i = 0; i < NST; i++)
+    if (sqlite3_prepare_v2(h, sql[i], -1, &db->st[i], NULL) != SQLITE_OK)
+      bad += report(fn, ctx, "reader: its query cannot run on this file: %s", sqlite3_errmsg(h));
+  for (size_t q = 0; !bad && q < sizeof check_sql / sizeof *check_sql; q++) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, check_sql[q], -1, &st, NULL) != SQLITE_OK) {
+      bad += report(fn, ctx, "reader: %s", sqlite3_errmsg(h));
+      continue;
+    }
+    int rc, code;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *key, *config;
+      double t;
+      if (q == 2) {   /* a kernel's default */
+        const char *kernel = (const char *)sqlite3_column_text(st, 2);
+        if (read_default(db, st, 0, &config, kernel ? kernel : "?"))
+          bad += report(fn, ctx, "reader: kernels row %lld: %s", (long long)sqlite3_column_int64(st, 1),
+                        db->msg);
+      } else if ((code = read_row(db, st, row, &key, &config)) ||
+                 (code = trial_time(db, sqlite3_column_int64(st, 5), &t))) {
+        const char *scope = (const char *)sqlite3_column_text(st, 7);
+        bad += report(fn, ctx, "reader: pins row %lld (%s): %s", (long long)sqlite3_column_int64(st, 6),
+                      scope ? scope : "a tag", db->msg);
+      }
+    }
+    if (rc != SQLITE_DONE) bad += report(fn, ctx, "reader: %s", sqlite3_errmsg(h));
+    sqlite3_finalize(st);
+  }
+  for (int i = 0; i < NST; i++) sqlite3_finalize(db->st[i]);
+  free(row);
+  free(db);
+  return bad;
 }
 
 /* ---- The memo ---- */

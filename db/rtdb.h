@@ -11,7 +11,9 @@
 ** the pin versions the tag names, whatever was pinned since.
 **
 ** Guarantees:
-**  1. The file is opened read-only; nothing is ever written.
+**  1. The file is opened read-only; nothing is ever written to it. (SQLite
+**     itself makes a WAL-mode file's -wal/-shm beside it when the
+**     directory is writable: see rtdb_open for read-only places.)
 **  2. A missing, corrupt, truncated, foreign or newer-schema file is an
 **     error code and a message, never a crash or an abort.
 **  3. Functions return RTDB_OK (0) or an error code; rtdb_errmsg() tells
@@ -21,6 +23,8 @@
 */
 #ifndef RTDB_H
 #define RTDB_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,6 +39,7 @@ enum {
   RTDB_NOTFOUND = 5,   /* no pin and no template default for the kernel */
   RTDB_MISUSE = 6,     /* bad arguments (NULL handle, malformed vars) */
   RTDB_NOMEM = 7,
+  RTDB_READONLY = 8,   /* SQLite must write beside the file to read it, and cannot (see rtdb_open) */
 };
 
 typedef enum {
@@ -58,8 +63,19 @@ typedef struct rtdb_result {
 typedef struct rtdb rtdb;
 
 /* Open path read-only. On success *db is a handle; on failure *db is NULL
-** and the code says why (rtdb_errstr). */
+** and the code says why (rtdb_errstr).
+** Read-only places (a directory one cannot write, read-only media): a
+** file in rollback-journal mode opens anywhere, and rooftune leaves its
+** files so when its last writer closes them. A WAL-mode file needs its
+** -wal and -shm beside it (SQLite >= 3.22 reads them read-only); without
+** them it opens when it lies on a read-only file system (it is read as
+** immutable: nothing can change it, and with no -wal nothing is missed),
+** and fails with RTDB_READONLY otherwise. A hot rollback journal there is
+** RTDB_READONLY too. */
 int rtdb_open(const char *path, rtdb **db);
+/* rtdb_open, saying why it failed: msg (cap bytes; may be NULL) gets the
+** file, SQLite's message and what is needed ("" on success). */
+int rtdb_open_msg(const char *path, rtdb **db, char *msg, size_t cap);
 int rtdb_close(rtdb *db);
 const char *rtdb_errmsg(const rtdb *db);   /* last error on db ("" if none) */
 const char *rtdb_errstr(int code);

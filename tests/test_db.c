@@ -1,7 +1,7 @@
 /*
 ** test_db.c -- the database: import of every shared T4 recording checked
 ** against the counts and best times published with the data
-** (../shared/data/README.md), all-or-nothing imports of malformed files,
+** (data/README.md), all-or-nothing imports of malformed files,
 ** refusal of newer schemas and of files that are not databases, hostile
 ** strings stored verbatim, the integrity check catching a planted
 ** violation, concurrent writers, and a writer killed with SIGKILL at
@@ -27,8 +27,8 @@
 #include "db/db.h"
 #include "tk_run.h"
 
-#define T1 "../shared/data/t1/"
-#define T4 "../shared/data/t4/"
+#define T1 "data/t1/"
+#define T4 "data/t4/"
 
 static char dbpath[64];
 
@@ -57,7 +57,7 @@ static sp_space *load(const char *path) {
 static db *fresh(void) {
   remove_db();
   rt_err err = {0};
-  db *d = db_open(dbpath, 1, &err);
+  db *d = db_open(dbpath, DB_CREATE, &err);
   if (!d) fail_msg("%s", err.msg);
   return d;
 }
@@ -238,7 +238,7 @@ static void test_versions(void **state) {
   assert_int_equal(sqlite3_exec(h, "CREATE TABLE other(x); PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(h);
   rt_err err = {0};
-  assert_null(db_open(dbpath, 1, &err));
+  assert_null(db_open(dbpath, DB_CREATE, &err));
   assert_non_null(strstr(err.msg, "schema version 99 is newer"));
   assert_int_equal(user_version(dbpath), 99);   /* unchanged */
   remove_db();
@@ -251,7 +251,7 @@ static void test_versions(void **state) {
     assert_int_equal(sqlite3_exec(h, "INSERT INTO kernels(name, template_version) VALUES('k', '1')",
                                   NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
-    db *m = db_open(dbpath, 0, &err);
+    db *m = db_open(dbpath, DB_WRITE, &err);
     if (!m) fail_msg("from version %d: %s", v, err.msg);
     assert_int_equal(db_user_version(m), DB_SCHEMA_VERSION);
     int64_t kid;
@@ -264,20 +264,20 @@ static void test_versions(void **state) {
     db_close(m);
   }
   /* an empty (version 0) file is migrated to the current version */
-  db *d = db_open(dbpath, 1, &err);
+  db *d = db_open(dbpath, DB_CREATE, &err);
   assert_non_null(d);
   assert_int_equal(db_user_version(d), DB_SCHEMA_VERSION);
   db_close(d);
   assert_int_equal(user_version(dbpath), DB_SCHEMA_VERSION);
   /* opening without create does not make a file */
   remove_db();
-  assert_null(db_open(dbpath, 0, &err));
+  assert_null(db_open(dbpath, DB_WRITE, &err));
   assert_int_equal(access(dbpath, F_OK), -1);
   /* a file that is not a database */
   FILE *f = fopen(dbpath, "w");
   for (int i = 0; i < 4096; i++) fputc("not a database"[i % 14], f);
   fclose(f);
-  assert_null(db_open(dbpath, 1, &err));
+  assert_null(db_open(dbpath, DB_CREATE, &err));
   assert_non_null(strstr(err.msg, dbpath));
   f = fopen(dbpath, "r");
   char head[15] = {0};
@@ -371,7 +371,7 @@ static void test_check_detects(void **state) {
   assert_int_equal(sqlite3_exec(h, "INSERT INTO pins(target_id, workload_id, version, config, pinned_by, reason)"
                                    " VALUES(1, 1, 2, '{}', 'test', 'planted')", NULL, NULL, NULL), SQLITE_OK);
   sqlite3_close(h);
-  d = db_open(dbpath, 0, &err);
+  d = db_open(dbpath, DB_READ, &err);
   rt_str report = {0};
   assert_int_equal(db_check(d, &report, &err), 1);
   assert_non_null(strstr(report.s, "pin versions not numbered 1..n"));
@@ -387,7 +387,7 @@ static void test_check_detects(void **state) {
 ** fd after each committed import. */
 static void importer(int fd, int times) {
   rt_err err = {0};
-  db *d = db_open(dbpath, 1, &err);
+  db *d = db_open(dbpath, DB_CREATE, &err);
   sp_space *sp = sp_load_file(T1 "pnpoly.json", NULL, 0, &err);
   if (!d || !sp) _exit(2);
   for (int i = 0; i < times; i++) {
@@ -413,7 +413,7 @@ static void test_concurrent_writers(void **state) {
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
   rt_err err = {0};
-  db *d = db_open(dbpath, 0, &err);
+  db *d = db_open(dbpath, DB_WRITE, &err);
   assert_int_equal(count(d, "trials"), 6 * 4092);
   assert_int_equal(count(d, "campaigns"), 6);
   rt_str report = {0};
@@ -446,7 +446,7 @@ static void test_sigkill_loses_nothing_committed(void **state) {
     while (read(fd[0], &b, 1) == 1) acked++;
     close(fd[0]);
     rt_err err = {0};
-    db *d = db_open(dbpath, 0, &err);
+    db *d = db_open(dbpath, DB_WRITE, &err);
     if (!d) fail_msg("round %d: %s", round, err.msg);
     rt_str report = {0};
     assert_int_equal(db_check(d, &report, &err), 0);

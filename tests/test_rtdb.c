@@ -5,7 +5,8 @@
 ** answers are checked against a brute-force distance computed here; the
 ** exported header is compiled with cc and must answer as rtdb_lookup does;
 ** missing, foreign, truncated, corrupted and newer files must give an
-** error code or an answer, never a crash.
+** error code or an answer, never a crash, and rtdb_open_msg says why; a
+** handle writes nothing.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -86,7 +87,7 @@ static void add_pinned(db *d, sqlite3 *h, int64_t tid, int64_t kid, int64_t sid,
 
 static void build_db(void) {
   rt_err err = {0};
-  db *d = db_open(dbpath, 1, &err);
+  db *d = db_open(dbpath, DB_CREATE, &err);
   if (!d) fail_msg("%s", err.msg);
   sqlite3 *h;
   assert_int_equal(sqlite3_open(dbpath, &h), SQLITE_OK);
@@ -304,7 +305,7 @@ static int poke(const char *path) {
   int rc = rtdb_open(path, &rd);
   if (rc) {
     assert_null(rd);
-    assert_true(rc > RTDB_OK && rc <= RTDB_NOMEM);
+    assert_true(rc > RTDB_OK && rc <= RTDB_READONLY);
     return rc;
   }
   static const char *const q[][3] = {{"gemm", "M=1024,N=1024,K=1024", NULL},
@@ -315,7 +316,7 @@ static int poke(const char *path) {
   for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
     rtdb_result r;
     int lr = rtdb_lookup(rd, "host", q[i][0], q[i][1], q[i][2], &r);
-    assert_true(lr >= RTDB_OK && lr <= RTDB_NOMEM);
+    assert_true(lr >= RTDB_OK && lr <= RTDB_READONLY);
     if (lr == RTDB_OK) {
       assert_true(r.match >= RTDB_EXACT && r.match <= RTDB_DEFAULT);
       assert_true(memchr(r.config, 0, sizeof r.config) && memchr(r.workload, 0, sizeof r.workload));
@@ -355,6 +356,67 @@ static void test_bad_files(void **state) {
   assert_int_equal(rtdb_open(p, &rd), RTDB_SCHEMA);
   assert_null(rd);
   remove_db(p);
+}
+
+/* rtdb_open_msg says why, naming the file; a handle never writes: the
+** file (left in rollback-journal mode by its writer) keeps its bytes and
+** gets no -wal/-shm/-journal beside it. */
+static void test_open_messages_and_nothing_written(void **state) {
+  (void)state;
+  char p[160], msg[1024];
+  rtdb *rd = (rtdb *)1;
+  snprintf(p, sizeof p, "%s/missing.db", dir);
+  assert_int_equal(rtdb_open_msg(p, &rd, msg, sizeof msg), RTDB_CANTOPEN);
+  assert_null(rd);
+  assert_non_null(strstr(msg, p));
+  assert_non_null(strstr(msg, "No such file or directory"));
+  assert_int_equal(access(p, F_OK), -1);
+  assert_int_equal(rtdb_open_msg(NULL, &rd, msg, sizeof msg), RTDB_MISUSE);
+  assert_int_equal(rtdb_open_msg(p, &rd, NULL, 0), RTDB_CANTOPEN);   /* msg may be NULL */
+  static const struct { const char *set; int code; const char *says; } odd[] = {
+    {"PRAGMA user_version = -1", RTDB_NOTADB, "not a rooftune database (user_version -1)"},
+    {"PRAGMA user_version = 0", RTDB_NOTADB, "not a rooftune database (user_version 0"},
+    {"PRAGMA user_version = 1", RTDB_SCHEMA, "schema version 1; this library reads 2 to"},
+    {"PRAGMA user_version = 2147483647", RTDB_SCHEMA, "schema version 2147483647; this library reads"},
+  };
+  snprintf(p, sizeof p, "%s/odd.db", dir);
+  for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+    remove_db(p);
+    copy_file(dbpath, p, -1);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(p, &h), SQLITE_OK);
+    sql(h, "%s", odd[i].set);
+    sqlite3_close(h);
+    assert_int_equal(rtdb_open_msg(p, &rd, msg, sizeof msg), odd[i].code);
+    if (!strstr(msg, odd[i].says) || !strstr(msg, p)) fail_msg("%s: '%s'", odd[i].set, msg);
+  }
+  remove_db(p);
+  FILE *f = fopen(p, "w");   /* an empty file */
+  fclose(f);
+  assert_int_equal(rtdb_open_msg(p, &rd, msg, sizeof msg), RTDB_NOTADB);
+  assert_int_equal(file_size(p), 0);
+  remove_db(p);
+  assert_string_equal(rtdb_errstr(RTDB_READONLY),
+                      "SQLite must write beside the file to read it, and cannot here (see rtdb_open)");
+  /* nothing written */
+  struct stat before, after;
+  assert_int_equal(stat(dbpath, &before), 0);
+  char side[160];
+  snprintf(side, sizeof side, "%s-wal", dbpath);
+  assert_int_equal(access(side, F_OK), -1);
+  rd = open_ok();
+  rtdb_result r;
+  assert_int_equal(rtdb_lookup(rd, "host", "gemm", "M=1024,N=1024,K=1024", "v1", &r), RTDB_OK);
+  assert_int_equal(rtdb_lookup(rd, "host", "gemm", "M=300,N=3000,K=30", NULL, &r), RTDB_OK);
+  rtdb_close(rd);
+  assert_int_equal(stat(dbpath, &after), 0);
+  assert_int_equal(after.st_size, before.st_size);
+  assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  static const char *const sfx[] = {"-wal", "-shm", "-journal"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(side, sizeof side, "%s%s", dbpath, sfx[i]);
+    assert_int_equal(access(side, F_OK), -1);
+  }
 }
 
 static void test_truncated_and_corrupt(void **state) {
@@ -584,6 +646,7 @@ int main(void) {
     cmocka_unit_test(test_default_and_notfound),
     cmocka_unit_test(test_tag_reproducible),
     cmocka_unit_test(test_bad_files),
+    cmocka_unit_test(test_open_messages_and_nothing_written),
     cmocka_unit_test(test_truncated_and_corrupt),
     cmocka_unit_test(test_misuse),
     cmocka_unit_test(test_threads),

@@ -518,7 +518,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   db_campaign_info info = {0};
   tu_run *run = NULL;
   int rc = -1;
-  c.d = db_open(o.db_path, 1, err);
+  c.d = db_open(o.db_path, DB_CREATE, err);
   if (!c.d) return -1;
   if (o.resume > 0) {
     if (db_campaign_get(c.d, o.resume, &info, err)) goto out;

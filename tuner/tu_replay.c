@@ -73,7 +73,7 @@ static tu_rec *load(db *d, const db_trial_filter *f, sp_space *sp, const char *n
 }
 
 tu_rec *tu_rec_t4(const char *path, sp_space *sp, rt_err *err) {
-  db *d = db_open(":memory:", 1, err);
+  db *d = db_open(":memory:", DB_CREATE, err);
   if (!d) return NULL;
   int64_t campaign;
   int n;
@@ -87,7 +87,7 @@ tu_rec *tu_rec_t4(const char *path, sp_space *sp, rt_err *err) {
 }
 
 tu_rec *tu_rec_db(const char *db_path, const db_trial_filter *f, sp_space *sp, rt_err *err) {
-  db *d = db_open(db_path, 0, err);
+  db *d = db_open(db_path, DB_READ, err);
   if (!d) return NULL;
   tu_rec *r = load(d, f, sp, db_path, err);
   db_close(d);
