@@ -202,11 +202,20 @@ static void print_report(const tu_report *r) {
   for (int s = 0; s <= MS_INVALID; s++) printf(" %s %lld", names[s], (long long)r->status_count[s]);
   printf("\n           measured %lld, reused from earlier campaigns %lld, resumed %lld\n",
          (long long)r->measured, (long long)r->reused, (long long)r->resumed);
-  printf("spent      compile %.1f s, verify %.1f s, measure %.1f s, framework %.3f s; elapsed %.1f s\n",
+  if (r->remeasured) {
+    int nc = r->remeasured_candidates, alt = r->remeasured > nc;   /* D c1 D ... D */
+    printf("remeasured %d candidate%s%s: %d measurements", nc, nc == 1 ? "" : "s",
+           alt ? " alternating with the default" : "", r->remeasured);
+    if (r->remeasured_reused) printf(" (%d from the database)", r->remeasured_reused);
+    printf(", %.1f s\n", r->remeasure_s);
+  }
+  if (r->reason) printf("decision   %s\n", r->reason);
+  printf("spent      compile %.1f s, verify %.1f s, measure %.1f s, framework %.1f s; elapsed %.1f s\n",
          r->compile_s, r->verify_s, r->bench_s, r->framework_s, r->elapsed_s);
   if (r->pin_version)
-    printf("pinned     version %lld (rooftune db history --target %s --kernel %s)\n",
-           (long long)r->pin_version, r->target, r->kernel);
+    printf("pinned     version %lld: %s (rooftune db history --target %s --kernel %s)\n",
+           (long long)r->pin_version, strcmp(r->choice, "default") ? "the tuned schedule" : "the default schedule",
+           r->target, r->kernel);
   else
     printf("pinned     %s\n", r->pin_note);
 }
