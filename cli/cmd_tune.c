@@ -33,14 +33,18 @@ static const char tune_help[] =
     "  --time-limit S     stop after S seconds spent building and measuring\n"
     "  --seed S           seed of the strategy (default 1); same seed, same search\n"
     "  --db F             the database (default rooftune.db, created when missing)\n"
-    "  --no-pin           do not pin the winner\n"
+    "  --no-pin           decide and report, but do not pin\n"
     "  --resume ID        continue a stopped or killed campaign to its budget\n"
     "  --batch N          proposals asked for at once (default 16)\n"
     "  --json             the report as JSON on stdout\n"
     "harness options (as for rooftune measure):\n"
     "  --ci F  --time-cap S  --timeout S  --min-reps N  --flush\n"
     "  --counters         also count every verified schedule (PAPI; CUPTI on cuda:N), stored per trial\n"
-    "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n";
+    "The first trial is the default schedule. At the end the 3 fastest others are measured\n"
+    "again alternating with the default; one is pinned only if its 95%% CI lies below the\n"
+    "default's, else the default is (the report's decision line says why).\n"
+    "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n"
+    "One process at a time runs a campaign: a second --resume of it is refused.\n";
 
 enum { T_TARGET = 1, T_KERNEL, T_SET, T_STRATEGY, T_BUDGET, T_TIME, T_SEED, T_DB, T_NOPIN,
        T_RESUME, T_BATCH, T_JSON, T_CI, T_CAP, T_TIMEOUT, T_REPS, T_FLUSH, T_SPACE, T_COUNTERS, T_HELP };
