@@ -753,7 +753,7 @@ static void test_leases(void **state) {
   rt_err err = {0};
   assert_non_null(d = db_open(x->db, 0, &err));
   assert_int_equal(db_lease_take(d, 1, "resume", &err), 1);
-  char want[128];
+  char want[400];
   snprintf(want, sizeof want, "campaign 1 is being resumed by pid %d on %s", (int)getpid(), host);
   if (!strstr(err.msg, want)) fail_msg("\"%s\" lacks \"%s\"", err.msg, want);
   assert_int_equal(db_lease_take(d, 2, "resume", &err), -1);   /* no such campaign */
