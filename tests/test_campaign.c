@@ -20,8 +20,9 @@
 ** Then the rooftune program: two concurrent `tune --resume` of one
 ** campaign (the second refused, naming the first's pid; nothing measured
 ** twice), the report's wording on a real host workload (whatever wins),
-** and the compile time of a cold cache (the parallel builds are compile
-** time; compile + verify + measure + framework = elapsed).
+** the compile time of a cold cache (the parallel builds are compile
+** time; compile + verify + measure + framework = elapsed), and compare's
+** live runs decided as tune decides.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -958,6 +959,34 @@ static void test_cli_report_wording(void **state) {
   done(&r);
 }
 
+/* A live comparison decides every run as tune would (pinning nothing):
+** its count of runs beating the default per strategy is that of the
+** campaigns' stored decisions; the reference sample decides nothing. */
+static void test_cli_compare_live_decisions(void **state) {
+  fx *x = *state;
+  const char *const args[] = {"compare", "--target", "host", "--kernel", "reduction", "--set", "N=20000",
+                              "--strategies", "random,annealing", "--budget", "5", "--repeats", "2",
+                              "--reference", "8", "--time-cap", "0.02", "--db", x->db, "--json", NULL};
+  result r = run_env(NULL, args);
+  assert_int_equal(r.rc, 0);
+  json_t *j = json_loads(r.out, 0, NULL), *e;
+  assert_non_null(j);
+  size_t i;
+  json_array_foreach(json_object_get(j, "strategies"), i, e) {
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM campaigns WHERE strategy = '%s' AND"
+             " json_extract(report, '$.decision.choice') = 'tuned'",
+             json_string_value(json_object_get(e, "name")));
+    assert_int_equal(json_integer_value(json_object_get(e, "runs_beating_default")), q_int(x->db, sql));
+  }
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM campaigns WHERE json_extract(report, '$.decision.choice')"
+                                " IS NOT NULL"), 4);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM remeasurements WHERE campaign_id = 1"), 0);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM pins"), 0);
+  json_decref(j);
+  done(&r);
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb, (void)flag, (void)ftw;
   return remove(path);
@@ -1026,6 +1055,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_cli_concurrent_resume, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_report_wording, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_compile_time, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_cli_compare_live_decisions, setup, teardown),
   };
   return cmocka_run_group_tests_name("campaign", tests, NULL, NULL);
 }
