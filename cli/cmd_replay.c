@@ -458,6 +458,8 @@ static int parse_strategies(const char *list, const tu_strategy **out, int max) 
 typedef struct cmp_run {
   int64_t evals;
   double cost, framework_ms;
+  int tuned;   /* live: 1 when the campaign's pin decision (tu.h invariant 6)
+               ** chose a tuned schedule over the default */
 } cmp_run;
 
 /* Where the runs of a comparison come from: a recording (replay) or live
@@ -482,7 +484,7 @@ static int replay_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64
   tu_run *r = replay_run(src->in, S, seed, budget, src->o, "compare");
   if (!r) return EXIT_FAIL;
   tu_run_curve(r, budget, src->worst, curve);
-  *info = (cmp_run){tu_run_n(r), tu_run_cost(r), tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3};
+  *info = (cmp_run){tu_run_n(r), tu_run_cost(r), tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3, 0};
   tu_run_free(r);
   return 0;
 }
@@ -537,7 +539,8 @@ static int live_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t
     if (k < tv.n && tv.v[k] < best) best = tv.v[k];
     curve[k] = best;
   }
-  *info = (cmp_run){tv.n, tv.cost, rep.framework_s / (double)(tv.n ? tv.n : 1) * 1e3};
+  *info = (cmp_run){tv.n, tv.cost, rep.search_s / (double)(tv.n ? tv.n : 1) * 1e3,
+                    rep.choice && !strcmp(rep.choice, "tuned")};
   free(tv.v);
   tu_report_free(&rep);
   return 0;
@@ -549,7 +552,9 @@ static int live_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t
 static int live_reference(cmp_src *src, const char *reference) {
   trial_vals tv = {0};
   tu_report rep;
+  src->live.no_recheck = 1;   /* it only stands for the space: nothing to decide */
   int rc = live_campaign(src, "random", 0, reference, &tv, &rep);
+  src->live.no_recheck = 0;
   if (rc) return rc;
   src->values = tv.v;
   src->n = tv.n;
@@ -566,7 +571,7 @@ static int live_reference(cmp_src *src, const char *reference) {
 
 typedef struct cmp_stat {
   double mean, sd, min, median, max, best_frac, ms_per_eval;
-  int found_opt;
+  int found_opt, tuned;
 } cmp_stat;
 
 static int cmp_d(const void *a, const void *b) {
@@ -630,6 +635,7 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
       bsum += opt / curve[budget - 1];
       fsum += ru->framework_ms;
       st[s].found_opt += curve[budget - 1] <= opt;
+      st[s].tuned += ru->tuned;
       for (int64_t k = 0; fc && k < budget; k++)
         fprintf(fc, "%s,%d,%llu,%lld,%.9g,%.9g\n", list[s]->name, rep, (unsigned long long)seed,
                 (long long)k + 1, curve[k], rnd[k]);
@@ -643,7 +649,7 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
     qsort(sc, (size_t)R, sizeof *sc, cmp_d);
     st[s] = (cmp_stat){m, R > 1 ? sqrt(v / (R - 1)) : 0, sc[0],
                        R % 2 ? sc[R / 2] : (sc[R / 2 - 1] + sc[R / 2]) / 2, sc[R - 1], bsum / R,
-                       fsum / R, st[s].found_opt};
+                       fsum / R, st[s].found_opt, st[s].tuned};
   }
   if (!rc && o->json) {
     jw w;
@@ -669,6 +675,9 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
       jw_key(&w, "best_fraction_of_optimum"); jw_double(&w, st[s].best_frac);
       jw_key(&w, "runs_finding_optimum"); jw_int(&w, st[s].found_opt);
       jw_key(&w, "framework_ms_per_eval"); jw_double(&w, st[s].ms_per_eval);
+      if (src->run == live_curve) {   /* runs whose decision pinned a tuned schedule */
+        jw_key(&w, "runs_beating_default"); jw_int(&w, st[s].tuned);
+      }
       jw_end(&w, '}');
     }
     jw_end(&w, ']');
@@ -681,12 +690,19 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
     printf("budget %lld evaluations (%s), %d repeats per strategy (seeds %llu..%llu); score: 0 = "
            "random search's expectation, 1 = the optimum (Willemsen et al.)\n\n", (long long)budget,
            o->budget, R, (unsigned long long)o->seed, (unsigned long long)(o->seed + (uint64_t)R - 1));
-    printf("%-12s %7s %6s %7s %7s %7s  %9s %7s %9s\n", "strategy", "score", "sd", "min", "median",
-           "max", "best/opt", "optimum", "ms/eval");
-    for (int s = 0; s < ns; s++)
-      printf("%-12s %7.3f %6.3f %7.3f %7.3f %7.3f  %8.1f%% %3d/%-3d %9.4f\n", list[s]->name,
+    int live = src->run == live_curve;
+    printf("%-12s %7s %6s %7s %7s %7s  %9s %7s %9s%s\n", "strategy", "score", "sd", "min", "median",
+           "max", "best/opt", "optimum", "ms/eval", live ? "  beat default" : "");
+    for (int s = 0; s < ns; s++) {
+      printf("%-12s %7.3f %6.3f %7.3f %7.3f %7.3f  %8.1f%% %3d/%-3d %9.4f", list[s]->name,
              st[s].mean, st[s].sd, st[s].min, st[s].median, st[s].max, 100 * st[s].best_frac,
              st[s].found_opt, R, st[s].ms_per_eval);
+      if (live) printf("  %5d/%-3d", st[s].tuned, R);
+      printf("\n");
+    }
+    if (live)
+      printf("\nbeat default: runs whose winner, measured again alternating with the default,\n"
+             "beat it with disjoint 95%% CIs (what tune would pin; the others keep the default)\n");
   }
   rt_err err = {0};
   if (!rc && o->csv && (rt_out_commit(&oc, &err) || rt_out_commit(&os, &err)))

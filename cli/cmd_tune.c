@@ -33,14 +33,18 @@ static const char tune_help[] =
     "  --time-limit S     stop after S seconds spent building and measuring\n"
     "  --seed S           seed of the strategy (default 1); same seed, same search\n"
     "  --db F             the database (default rooftune.db, created when missing)\n"
-    "  --no-pin           do not pin the winner\n"
+    "  --no-pin           decide and report, but do not pin\n"
     "  --resume ID        continue a stopped or killed campaign to its budget\n"
     "  --batch N          proposals asked for at once (default 16)\n"
     "  --json             the report as JSON on stdout\n"
     "harness options (as for rooftune measure):\n"
     "  --ci F  --time-cap S  --timeout S  --min-reps N  --flush\n"
     "  --counters         also count every verified schedule (PAPI; CUPTI on cuda:N), stored per trial\n"
-    "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n";
+    "The first trial is the default schedule. At the end the 3 fastest others are measured\n"
+    "again alternating with the default; one is pinned only if its 95%% CI lies below the\n"
+    "default's, else the default is (the report's decision line says why).\n"
+    "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n"
+    "One process at a time runs a campaign: a second --resume of it is refused.\n";
 
 enum { T_TARGET = 1, T_KERNEL, T_SET, T_STRATEGY, T_BUDGET, T_TIME, T_SEED, T_DB, T_NOPIN,
        T_RESUME, T_BATCH, T_JSON, T_CI, T_CAP, T_TIMEOUT, T_REPS, T_FLUSH, T_SPACE, T_COUNTERS, T_HELP };
@@ -202,11 +206,20 @@ static void print_report(const tu_report *r) {
   for (int s = 0; s <= MS_INVALID; s++) printf(" %s %lld", names[s], (long long)r->status_count[s]);
   printf("\n           measured %lld, reused from earlier campaigns %lld, resumed %lld\n",
          (long long)r->measured, (long long)r->reused, (long long)r->resumed);
-  printf("spent      compile %.1f s, verify %.1f s, measure %.1f s, framework %.3f s; elapsed %.1f s\n",
+  if (r->remeasured) {
+    int nc = r->remeasured_candidates, alt = r->remeasured > nc;   /* D c1 D ... D */
+    printf("remeasured %d candidate%s%s: %d measurements", nc, nc == 1 ? "" : "s",
+           alt ? " alternating with the default" : "", r->remeasured);
+    if (r->remeasured_reused) printf(" (%d from the database)", r->remeasured_reused);
+    printf(", %.1f s\n", r->remeasure_s);
+  }
+  if (r->reason) printf("decision   %s\n", r->reason);
+  printf("spent      compile %.1f s, verify %.1f s, measure %.1f s, framework %.1f s; elapsed %.1f s\n",
          r->compile_s, r->verify_s, r->bench_s, r->framework_s, r->elapsed_s);
   if (r->pin_version)
-    printf("pinned     version %lld (rooftune db history --target %s --kernel %s)\n",
-           (long long)r->pin_version, r->target, r->kernel);
+    printf("pinned     version %lld: %s (rooftune db history --target %s --kernel %s)\n",
+           (long long)r->pin_version, strcmp(r->choice, "default") ? "the tuned schedule" : "the default schedule",
+           r->target, r->kernel);
   else
     printf("pinned     %s\n", r->pin_note);
 }

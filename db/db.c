@@ -104,6 +104,28 @@ static const char *const migrations[] = {
   "  config TEXT NOT NULL, source TEXT NOT NULL CHECK(source IN ('papi','cachegrind','cupti')),"
   "  data TEXT NOT NULL, created TEXT NOT NULL DEFAULT (datetime('now')),"
   "  UNIQUE(target_id, workload_id, config_hash, source));",
+  /* 5 -> 6: conservative pins and exclusive campaigns: the re-measurements
+  ** that decide a campaign's pin (its best candidates alternated with the
+  ** default schedule, stored together; sequence_hash names the ordered
+  ** sources so that an identical sequence can be reused), and the lease
+  ** of the one process that runs a campaign (db_campaign.c) */
+  "CREATE TABLE remeasurements("
+  "  id INTEGER PRIMARY KEY, campaign_id INTEGER NOT NULL REFERENCES campaigns(id),"
+  "  seq INTEGER NOT NULL, role TEXT NOT NULL CHECK(role IN ('default','candidate')),"
+  "  trial_id INTEGER REFERENCES trials(id), config TEXT NOT NULL,"
+  "  source_hash TEXT NOT NULL, sequence_hash TEXT NOT NULL,"
+  "  status TEXT NOT NULL CHECK(status IN ('ok','compile_error','runtime_error',"
+  "    'timeout','wrong_result','invalid')),"
+  "  time REAL, mean REAL, sd REAL, min REAL, ci_lo REAL, ci_hi REAL,"
+  "  repeats INTEGER NOT NULL DEFAULT 0, noisy INTEGER NOT NULL DEFAULT 0,"
+  "  compile_s REAL, verify_s REAL, bench_s REAL, origin TEXT NOT NULL,"
+  "  created TEXT NOT NULL DEFAULT (datetime('now')),"
+  "  CHECK((status = 'ok') = (time IS NOT NULL)));"
+  "CREATE INDEX remeasurements_by_sequence ON remeasurements(sequence_hash, campaign_id, seq);"
+  "CREATE TABLE leases("
+  "  campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id), pid INTEGER NOT NULL,"
+  "  host TEXT NOT NULL, boot TEXT NOT NULL, started INTEGER NOT NULL, action TEXT NOT NULL,"
+  "  taken TEXT NOT NULL DEFAULT (datetime('now')));",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))

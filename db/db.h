@@ -40,7 +40,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 
 typedef struct db db;
 
@@ -259,7 +259,8 @@ int db_export(db *d, const char *target, const char *kernel, const char *workloa
 ** key) into d. All-or-nothing. A trial identical to one d already held
 ** (same target name+fingerprint, kernel name+template_version, workload
 ** key, config_hash, status, time and timestamp) is skipped, and so is a
-** campaign all of whose trials are skipped. Pins and tags are not copied.
+** campaign all of whose trials are skipped. Pins and tags are not copied,
+** nor are re-measurements and leases.
 ** A newer-schema or non-rooftune file is refused. Ceilings and counted
 ** traffic are copied too (ceilings and counters: rows added); model
 ** coefficients are not. */
@@ -316,6 +317,45 @@ typedef struct db_counter_row {
 typedef int (*db_counter_fn)(void *ctx, const db_counter_row *r);
 int db_counters_each(db *d, int64_t target_id, int64_t workload_id, const char *source,
                      db_counter_fn fn, void *ctx, rt_err *err);
+
+/* ---- A running campaign: its lease and re-measurements (db_campaign.c; schema 6) ---- */
+
+/* Take campaign's lease for this process (action "run" or "resume"): one
+** process at a time runs a campaign. 0 taken; 1 held by a live process (err
+** names it: pid, host, since when); -1 error (no such campaign, I/O). A
+** lease whose holder is gone (no such pid, a reused pid of another start
+** time, another host or boot) is taken over. Runs in the caller's
+** transaction when one is open, else in its own. */
+int db_lease_take(db *d, int64_t campaign, const char *action, rt_err *err);
+/* Give back this process's lease of campaign (none held: nothing changes). */
+int db_lease_release(db *d, int64_t campaign, rt_err *err);
+
+/* One re-measurement of the end of a campaign (tuner/tu.h, the pin rule):
+** a configuration measured again, in position seq (1..) of a sequence
+** alternating the default schedule with the best candidates. */
+typedef struct db_remeasurement {
+  int64_t id, campaign_id;
+  int64_t trial_id;          /* the campaign's trial of this config; 0: none */
+  int seq;
+  const char *role;          /* "default" or "candidate" */
+  const char *config_json, *source_hash;
+  const char *sequence_hash; /* identifies the whole ordered sequence */
+  const char *status;        /* as trials' */
+  double time_s, mean_s, sd_s, min_s, ci_lo_s, ci_hi_s;   /* NAN: none */
+  int repeats, noisy;
+  double compile_s, verify_s, bench_s;
+  const char *origin;        /* "measured", or "reused" (an earlier campaign's) */
+} db_remeasurement;
+/* Store n re-measurements (one sequence) in one transaction. */
+int db_remeasurements_add(db *d, const db_remeasurement *m, int n, rt_err *err);
+/* The stored sequence sequence_hash of (target, workload): campaign's own
+** when it has one, else the earliest campaign's; fn gets its rows in seq
+** order (strings valid during the call; nonzero stops). Returns the rows
+** visited (0: no such sequence), -1 with err. */
+typedef int (*db_remeasurement_fn)(void *ctx, const db_remeasurement *m);
+int db_remeasurements_find(db *d, int64_t campaign, int64_t target_id, int64_t workload_id,
+                           const char *sequence_hash, db_remeasurement_fn fn, void *ctx,
+                           rt_err *err);
 
 /* ---- Internal: for the db/ files only (defined in db.c) ---- */
 struct sqlite3;

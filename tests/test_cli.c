@@ -499,7 +499,7 @@ static void t800_db(void **state) {
   snprintf(db, sizeof db, "/tmp/rooftune-cli-%d.db", (int)getpid());
   result r = run("db", "init", "--db", db, NULL);
   assert_int_equal(r.rc, 0);
-  assert_non_null(strstr(r.out, "schema version 5"));
+  assert_non_null(strstr(r.out, "schema version 6"));
   done(&r);
   r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/convolution_milo_A4000_T4.json.gz",
           "--space", T1 "convolution_milo.json", "--target", "A4000", NULL);

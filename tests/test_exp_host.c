@@ -3,7 +3,8 @@
 ** in their quick form into temporary folders (never experiments/results/),
 ** and their tables checked against what they were made from:
 **  - roofline: every kernel's row against the database trial it names
-**    (time), the kernel's flops and compulsory bytes recomputed here from
+**    (time) and the campaign's pin decision (that trial, tuned or default,
+**    its reason in the report), the kernel's flops and compulsory bytes recomputed here from
 **    the workload's sizes (GFLOP/s, GB/s), the fraction of the bound
 **    recomputed from the row's ceiling; fractions positive, a compute-bound
 **    winner at most 150% of a peak measured on a quiet machine (the
@@ -12,7 +13,8 @@
 **    and any fraction above 105% flagged in the report; a second run on the
 **    first run's database gives the identical table;
 **  - vendor, two repeats of the sweep: the ratio column is the two times'
-**    ratio, the tuned time is its repeat's database trial's, OpenBLAS's
+**    ratio, the tuned time is its repeat's database trial's (the campaign's
+**    pin decision; the report counts those that kept the default), OpenBLAS's
 **    time the campaign report's baseline; the summary's medians, extremes
 **    and won/lost counts over the repeats and the report's geometric mean
 **    recomputed from the rows; the report states OPENBLAS_CORETYPE,
@@ -147,9 +149,21 @@ static void roofline(void **state) {
     if (!strncmp(line, "kernel,", 7)) continue;
     char *f[24];
     /* kernel,workload,campaign,trial,threads,time_s,ci_lo_s,ci_hi_s,repeats,noisy,flops,
-    ** bytes,intensity,gflops,gbs,bound,bound_work,bound_ceiling,fraction,coefficients */
-    assert_int_equal(split(line, f, 24), 20);
+    ** bytes,intensity,gflops,gbs,bound,bound_work,bound_ceiling,fraction,coefficients,pinned */
+    assert_int_equal(split(line, f, 24), 21);
     rows++;
+    /* the row is the campaign's pin decision (tuned, or the default kept) */
+    char jn[64];
+    snprintf(jn, sizeof jn, "tune_%s.json", f[0]);
+    char *js = tk_exp_file(d1, jn);
+    json_t *j = json_loads(js, 0, NULL), *dec = json_object_get(j, "decision");
+    assert_non_null(dec);
+    assert_int_equal(json_integer_value(json_object_get(dec, "trial")), atoll(f[3]));
+    assert_string_equal(json_string_value(json_object_get(dec, "choice")), f[20]);
+    assert_true(!strcmp(f[20], "tuned") || !strcmp(f[20], "default"));
+    assert_non_null(strstr(rep, json_string_value(json_object_get(dec, "reason"))));
+    json_decref(j);
+    free(js);
     for (int i = 0; i < 5; i++) seen[i] += !strcmp(f[0], kernels[i]);
     double t = trial_time(db, atoll(f[3])), flops, bytes;
     work_of(f[0], f[1], &flops, &bytes);
@@ -253,15 +267,16 @@ static void vendor(void **state) {
   ** ratios, and the campaigns won and lost with disjoint CIs */
   char shape[SHAPES][96];
   double tuned_v[SHAPES][R], blas_v[SHAPES][R], ratio_v[SHAPES][R];
-  int nshape = 0, per[SHAPES] = {0}, won[SHAPES] = {0}, lost[SHAPES] = {0}, rows = 0;
+  int nshape = 0, per[SHAPES] = {0}, won[SHAPES] = {0}, lost[SHAPES] = {0}, rows = 0, kept = 0;
   char *save = NULL;
   for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     if (!strncmp(line, "shape,", 6)) continue;
     char *f[24];
     /* shape,M,N,K,seed,campaign,trial,threads,tuned_s,tuned_lo_s,tuned_hi_s,tuned_repeats,
-    ** blas_s,blas_lo_s,blas_hi_s,blas_repeats,ratio,gflops_tuned,gflops_blas */
-    assert_int_equal(split(line, f, 24), 19);
+    ** blas_s,blas_lo_s,blas_hi_s,blas_repeats,ratio,gflops_tuned,gflops_blas,pinned */
+    assert_int_equal(split(line, f, 24), 20);
     rows++;
+    kept += !strcmp(f[19], "default");
     double m = atof(f[1]), n = atof(f[2]), k = atof(f[3]);
     int seed = atoi(f[4]);
     assert_true(seed >= 1 && seed <= R);
@@ -280,6 +295,9 @@ static void vendor(void **state) {
     json_t *b = json_object_get(j, "baseline");
     assert_string_equal(json_string_value(json_object_get(b, "what")), "-lopenblas");
     assert_int_equal(json_integer_value(json_object_get(j, "campaign")), atoll(f[5]));
+    json_t *dec = json_object_get(j, "decision");   /* the trial is the pin decision's */
+    assert_int_equal(json_integer_value(json_object_get(dec, "trial")), atoll(f[6]));
+    assert_string_equal(json_string_value(json_object_get(dec, "choice")), f[19]);
     near(blas, json_real_value(json_object_get(b, "time_s")), 1e-6, "OpenBLAS time");
     assert_int_equal(json_integer_value(json_object_get(b, "repeats")), atoi(f[15]));
     assert_true(atoi(f[15]) >= 1 && atoi(f[11]) >= 1);
@@ -344,6 +362,8 @@ static void vendor(void **state) {
   char geo[96];
   snprintf(geo, sizeof geo, "median OpenBLAS / tuned: %.3f over %d shapes", exp(log_sum / SHAPES), SHAPES);
   if (!strstr(rep, geo)) fail_msg("report.md lacks \"%s\"", geo);
+  snprintf(geo, sizeof geo, "; %d pinned the default schedule", kept);
+  if (!strstr(rep, geo)) fail_msg("report.md lacks \"%s\"", geo);
   for (int r = 1; r <= R; r++) sqlite3_close(db[r]);
   free(sum);
   /* the GPU: the cuBLAS baseline of the H200's model-guided campaign (2) */
@@ -356,7 +376,7 @@ static void vendor(void **state) {
     for (char *line = strtok_r(g, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
       if (!strncmp(line, "campaign,", 9)) continue;
       char *f[24];
-      assert_int_equal(split(line, f, 24), 19);
+      assert_int_equal(split(line, f, 24), 20);
       near(atof(f[16]), atof(f[12]) / atof(f[8]), 1e-5, "GPU ratio");
       if (!strcmp(f[0], "2")) {
         found = 1;

@@ -209,6 +209,19 @@ static void bd_observe(void *st, const int *cfg, const tu_obs *obs) {
   bd_push(b, a, better);
 }
 
+/* A result no arm proposed (a campaign's default, evaluated first): every
+** arm that can learn from it is told; it raises the bar for improvements
+** but credits no arm. */
+static void bd_inform(void *st, const int *cfg, const tu_obs *obs) {
+  bandit *b = st;
+  for (int o = 0; o < b->narm; o++)
+    if (b->arm[o].s->inform) b->arm[o].s->inform(b->arm[o].st, cfg, obs);
+  if (obs->ok && (!b->have_best || obs->value < b->best)) {
+    b->have_best = 1;
+    b->best = obs->value;
+  }
+}
+
 const tu_strategy ts_bandit = {
   .name = "bandit",
   .summary = "AUC bandit over annealing and bayes, sharing results (OpenTuner's meta-technique)",
@@ -217,4 +230,5 @@ const tu_strategy ts_bandit = {
   .propose = bd_propose,
   .observe = bd_observe,
   .destroy = bd_destroy,
+  .inform = bd_inform,
 };

@@ -214,4 +214,5 @@ const tu_strategy ts_model = {
   .propose = mg_propose,
   .observe = mg_observe,
   .destroy = mg_destroy,
+  .inform = mg_observe,   /* a result it did not propose counts the same */
 };

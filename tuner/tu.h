@@ -18,6 +18,24 @@
 **  4. Strategies reach the space only through sp.h (sampling, rank/unrank,
 **     neighbours, validity), never by listing it, so they work on spaces
 **     of any size; every configuration they propose is valid.
+**  5. A run may be given configurations to evaluate first (a campaign's
+**     default schedule): they are evaluated before the strategy's first
+**     proposal, in order, count against the budget like any evaluation,
+**     and reach the strategy as results it did not propose (inform; a
+**     strategy without inform finds them known).
+**  6. A campaign pins conservatively: when unsure, it does not transform.
+**     Its first trial is the space's default schedule. At the end the best
+**     few verified trials (by median, the apparent winner among them) are
+**     measured again, alternating with the default in one time window
+**     (D c1 D c2 ... D), and a candidate is pinned only if its
+**     re-measured 95% CI of the median lies wholly below that of both
+**     default measurements beside it; otherwise the default is pinned, and
+**     the report and the pin's reason say why. Only re-measured candidates
+**     can be pinned, so a noisy trial is measured again first; a candidate
+**     whose re-measurement is not verified (wrong result, crash) is never
+**     pinned; without a verified default the fastest re-measured verified
+**     candidate is pinned. The re-measurements are stored (table
+**     remeasurements) and an identical sequence is reused, like a trial.
 */
 #ifndef TU_H
 #define TU_H
@@ -184,6 +202,9 @@ typedef struct tu_run_opts {
   int (*predict)(void *model, const int *cfgs, int n, double *t);
   int (*refit)(void *model, const int *cfgs, const double *t, int n);
   void *model;
+  const int *first;      /* nfirst configurations to evaluate first
+                         ** (invariant 5); NULL: none */
+  int nfirst;
 } tu_run_opts;
 
 /* Why a run ended. */
@@ -209,7 +230,8 @@ const int *tu_run_cfg(const tu_run *r, int64_t i);
 const tu_obs *tu_run_obs(const tu_run *r, int64_t i);
 int64_t tu_run_best(const tu_run *r);          /* index of the fastest ok, -1 */
 double tu_run_cost(const tu_run *r);           /* sum of the evaluations' cost */
-double tu_run_framework_s(const tu_run *r);    /* wall time outside eval() */
+double tu_run_framework_s(const tu_run *r);    /* wall time outside eval() and
+                                               ** prepare(): the strategy's */
 int64_t tu_run_proposals(const tu_run *r);     /* incl. already-known ones */
 int tu_run_restarts(const tu_run *r);
 tu_end tu_run_end(const tu_run *r);
@@ -258,12 +280,21 @@ typedef struct tu_campaign_opts {
   double time_limit;           /* seconds of measuring; 0: none */
   uint64_t seed;
   int batch, no_pin;
+  int no_recheck;              /* 1: no re-measurement and no pin decision at the
+                               ** end (compare's reference sample); implies no pin */
   ms_opts ms;
   int64_t resume;              /* > 0: continue this campaign; the options above
                                ** (but db_path, no_pin, stop, progress) come from it */
   volatile sig_atomic_t *stop;
   void (*progress)(void *ctx, const tu_progress *p);
   void *progress_ctx;
+  /* The measurement; NULL: the harness (ms_measure on the workload, after
+  ** building each batch in parallel). Tests inject one: cfg is the
+  ** configuration src was generated from (NULL: the baseline library or
+  ** the reference); fill *r and return as ms_measure does. */
+  int (*measure)(void *ctx, const int *cfg, const char *src, const char *ldflags,
+                 const ms_opts *o, ms_result *r);
+  void *measure_ctx;
 } tu_campaign_opts;
 
 /* The outcome of a campaign (the one-screen report's content). Strings are
@@ -280,17 +311,39 @@ typedef struct tu_report {
   double default_s, baseline_s, baseline_ci_lo, baseline_ci_hi, speedup_default,
       speedup_baseline;
   int baseline_repeats;   /* timed repeats of the baseline (0: not measured) */
-  double compile_s, verify_s, bench_s, elapsed_s, framework_s;
+  /* This session's time: compile (parallel builds included), verify and
+  ** measure summed over every measurement it made (trials, re-measurements,
+  ** baseline); framework is the rest of elapsed (strategy, code generation,
+  ** workers starting, the database); search_s the run loop's own time. */
+  double compile_s, verify_s, bench_s, elapsed_s, framework_s, search_s;
   double flops, min_bytes;
+  /* The pin decision (invariant 6): choice "tuned", "default" or "none"
+  ** (NULL: not decided: stopped, or no_recheck), its reason in one
+  ** sentence, the trial chosen (0: none) and its configuration. */
+  char *choice, *reason, *choice_config;
+  int64_t choice_trial;
+  /* The re-measurements it rests on: how many (the default's included),
+  ** of how many candidates, how many reused from an earlier campaign or
+  ** resumed, seconds measured now; the decisive
+  ** candidate and the default beside it as re-measured (NAN: none); the
+  ** whole sequence as a JSON array. */
+  int remeasured, remeasured_candidates, remeasured_reused;
+  double remeasure_s;
+  int64_t cand_trial;
+  double cand_s, cand_lo, cand_hi, def_s, def_lo, def_hi;
+  char *remeasurements;
 } tu_report;
 
-/* Run (or with o->resume, continue) a tuning campaign: every trial is
-** stored as it completes; configurations measured earlier from the same
-** source on the same target and workload are reused; at the end the
-** default schedule and the baseline library are measured and, unless
-** no_pin or stopped, the best verified trial is pinned as a new version.
-** 0 with *rep filled (also when stopped by o->stop: rep->state
-** "stopped"); -1 with err. */
+/* Run (or with o->resume, continue) a tuning campaign: its first trial is
+** the space's default schedule; every trial is stored as it completes;
+** configurations measured earlier from the same source on the same target
+** and workload are reused; at the end the best candidates are measured
+** again alternating with the default and the pin is decided by invariant
+** 6, the baseline library is measured, and unless no_pin or stopped the
+** decision is pinned as a new version. One process at a time runs a
+** campaign (a lease in the database; a second gets an error naming the
+** first's pid). 0 with *rep filled (also when stopped by o->stop:
+** rep->state "stopped"); -1 with err. */
 int tu_campaign(const tu_campaign_opts *o, tu_report *rep, rt_err *err);
 void tu_report_free(tu_report *r);
 

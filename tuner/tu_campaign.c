@@ -3,25 +3,34 @@
 ** objective builds each proposed schedule (the kernel's code generator),
 ** measures it in the harness's isolated worker and stores the trial at
 ** once (one transaction per trial, so a campaign killed at any point
-** loses only the trial in flight). A configuration this campaign already
-** stored is answered from the database (resume), one measured earlier from
-** the same source on the same target and workload is copied instead of
-** re-measured (reuse). The end measures the default schedule and the
-** baseline library in the same run and pins the best verified trial.
+** loses only the trial in flight). The space's default schedule is the
+** first trial. A configuration this campaign already stored is answered
+** from the database (resume), one measured earlier from the same source
+** on the same target and workload is copied instead of re-measured
+** (reuse). The end re-measures the best candidates alternating with the
+** default and pins by tu.h's invariant 6 (conservative pins), then
+** measures the baseline library in the same run.
 **
 ** Invariants:
 **  1. A trial is stored only from a complete, uninterrupted measurement:
 **     once the stop flag is set, the measurement in flight is discarded
 **     (Ctrl-C also reaches the compiler, which would fake a compile error).
+**     The re-measurements of the end are stored together, all or none.
 **  2. Resume replays the strategy from the stored options and seed; the
 **     stored trials answer its first proposals in their original order, so
 **     it continues where the campaign stopped without measuring any stored
-**     configuration again.
+**     configuration again. A campaign stored before the default came first
+**     (its options lack "default_first") is replayed without it.
 **  3. Reuse is keyed by ms_build_key (source, compiler, flags) plus the
 **     measurement options that change a time: a timeout is never reused.
+**     A sequence of re-measurements is reused whole, keyed by its ordered
+**     sources.
+**  4. One process at a time runs a campaign: it holds the campaign's
+**     lease (db_lease_take) from registration or resume to its return.
 */
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +70,22 @@ typedef struct camp {
   int64_t nrec, caprec;
   int64_t measured, reused, resumed, failures;
   double t0, best_s, spent;   /* spent: compile + verify + bench of rec[] */
+  double compile_s, verify_s, bench_s;   /* this session's, every measurement */
   int *cfg_tmp;
   cm_tmodel *model;            /* the cost model, for strategies that need one */
+  int leased;                  /* this process holds the campaign's lease */
 } camp;
+
+/* Measure src (generated from cfg; NULL cfg: the baseline) with the
+** harness or the injected function, counting the time it spent. */
+static int measure(camp *c, const int *cfg, const char *src, const char *ldflags, ms_result *r) {
+  int rc = c->o->measure ? c->o->measure(c->o->measure_ctx, cfg, src, ldflags, &c->ms, r)
+                         : ms_measure(c->w, src, ldflags, &c->ms, r);
+  c->compile_s += nz(r->compile_s);
+  c->verify_s += nz(r->verify_s);
+  c->bench_s += nz(r->bench_s);
+  return rc;
+}
 
 static void push_rec(camp *c, const trial_rec *t) {
   if (c->nrec == c->caprec)
@@ -145,10 +167,13 @@ static int store_cupti(camp *c, const int *cfg, const ms_result *r, rt_err *err)
 ** one (tu_objective.prepare). */
 static void camp_prepare(void *ctx, const int *cfgs, int n) {
   camp *c = ctx;
+  if (c->o->measure) return;   /* an injected measurement builds nothing */
   char **src = rt_malloc((size_t)n * sizeof *src);
   int np = sp_nparams(c->sp);
   for (int i = 0; i < n; i++) src[i] = c->k->codegen(&c->pb, c->sp, cfgs + (size_t)i * np);
+  double t0 = rt_now();
   ms_prebuild((const char *const *)src, n, NULL, &c->ms, 0);
+  c->compile_s += rt_now() - t0;   /* compile time, though no trial carries it */
   for (int i = 0; i < n; i++) free(src[i]);
   free(src);
 }
@@ -210,7 +235,7 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
       free(h.status);
     } else {
       ms_result r;
-      if (ms_measure(c->w, src, NULL, &c->ms, &r)) {
+      if (measure(c, cfg, src, NULL, &r)) {
         rt_err_set(err, "the harness failed: %s", r.msg);
         rc = -1;
       } else if (c->o->stop && *c->o->stop) {
@@ -248,29 +273,33 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
 
 /* ---- Setting up ---- */
 
-/* The campaign's options as stored (enough to resume it). */
+/* The campaign's options as stored (enough to resume it). default_first:
+** the default schedule is the first trial (invariant 2). */
 static char *options_json(const tu_campaign_opts *o) {
-  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b, s:b}",
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b, s:b, s:b}",
                         "target", o->target, "kernel", o->kernel, "set", o->set ? o->set : "",
                         "space", o->space ? o->space : "",
                         "strategy", o->strategy, "budget", o->budget, "time_limit", o->time_limit,
                         "seed", (json_int_t)o->seed, "batch", o->batch, "ci", o->ms.ci_target,
                         "time_cap", o->ms.time_cap, "min_reps", o->ms.min_reps,
                         "timeout", o->ms.timeout, "flush", o->ms.flush_cache, "no_pin", o->no_pin,
-                        "counters", o->ms.counters);
+                        "counters", o->ms.counters, "default_first", 1);
   char *s = json_dumps(j, JSON_COMPACT);
   json_decref(j);
   return s;
 }
 
-/* Fill *o from a stored campaign's options (strings point into *keep). */
-static int options_from(const char *text, tu_campaign_opts *o, json_t **keep, rt_err *err) {
+/* Fill *o from a stored campaign's options (strings point into *keep);
+** *default_first: whether its first trial is the default schedule. */
+static int options_from(const char *text, tu_campaign_opts *o, int *default_first, json_t **keep,
+                        rt_err *err) {
   json_error_t je;
   json_t *j = json_loads(text, 0, &je);
   json_int_t seed = 0;
   const char *set = NULL, *space = NULL;
   int no_pin = 0;
-  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s?s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b, s?b}",
+  *default_first = 0;   /* campaigns stored before it was */
+  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s?s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b, s?b, s?b}",
                            "target", &o->target, "kernel", &o->kernel, "set", &set,
                            "space", &space,
                            "strategy", &o->strategy, "budget", &o->budget, "time_limit",
@@ -278,7 +307,7 @@ static int options_from(const char *text, tu_campaign_opts *o, json_t **keep, rt
                            &o->ms.ci_target, "time_cap", &o->ms.time_cap, "min_reps",
                            &o->ms.min_reps, "timeout", &o->ms.timeout, "flush",
                            &o->ms.flush_cache, "no_pin", &no_pin, "counters",
-                           &o->ms.counters)) {
+                           &o->ms.counters, "default_first", default_first)) {
     rt_err_set(err, "the campaign's stored options are not rooftune's: %s", je.text);
     json_decref(j);
     return -1;
@@ -363,9 +392,11 @@ static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *
            db_space_id(c->d, spec, &sid, err);
   if (!rc) {
     cr.target_id = c->target_id, cr.workload_id = c->workload_id, cr.space_id = sid;
-    rc = db_campaign_new(c->d, &cr, &c->id, err) || db_commit(c->d, err);
+    rc = db_campaign_new(c->d, &cr, &c->id, err) || db_lease_take(c->d, c->id, "run", err) ||
+         db_commit(c->d, err);
   }
   if (rc) db_rollback(c->d);
+  else c->leased = 1;
   free(key), free(sizes), free(spec), free(opts), free(def), free(dj);
   return rc ? -1 : 0;
 }
@@ -389,28 +420,312 @@ static int own_row(void *ctx, const db_trial_row *r) {
   return 0;
 }
 
-/* ---- The end: default, baseline, pin, report ---- */
+/* ---- The end: the pin decision (tu.h invariant 6), baseline, report ---- */
 
-/* Measure src (NULL: the reference) outside the run; time or NAN. */
-static double measure_aside(camp *c, const char *src, const char *ldflags, ms_result *r) {
-  if (ms_measure(c->w, src, ldflags, &c->ms, r) || r->status != MS_OK) return NAN;
-  return r->t.median;
+#define TU_RECHECK 3   /* candidates measured again at the end */
+
+/* One position of the end's sequence D c1 D c2 ... D. */
+typedef struct rm_pos {
+  int is_default;
+  int64_t trial;            /* this campaign's trial of the configuration; 0: none */
+  const int *cfg;
+  char *config, *src, hash[33];
+  int status;
+  ms_stats t;               /* when status is MS_OK */
+  double compile_s, verify_s, bench_s;
+  const char *origin;       /* "measured", "reused", "resumed" */
+} rm_pos;
+
+typedef struct rm_seq {
+  rm_pos *p;
+  int n;
+  char hash[33];            /* of the ordered roles and sources */
+  int64_t from;             /* the campaign whose stored sequence answered */
+} rm_seq;
+
+/* A stored sequence's rows, in seq order, onto q's positions. */
+typedef struct rm_found {
+  rm_seq *q;
+  int n, bad;
+} rm_found;
+
+static int rm_row(void *ctx, const db_remeasurement *m) {
+  rm_found *f = ctx;
+  int st = ms_status_parse(m->status);
+  if (f->n >= f->q->n || m->seq != f->n + 1 || st < 0 || strcmp(m->source_hash, f->q->p[f->n].hash)) {
+    f->bad = 1;
+    return 1;
+  }
+  rm_pos *p = &f->q->p[f->n++];
+  p->status = st;
+  p->t = (ms_stats){.n = m->repeats, .median = m->time_s, .mean = m->mean_s, .sd = m->sd_s,
+                    .min = m->min_s, .ci_lo = m->ci_lo_s, .ci_hi = m->ci_hi_s, .noisy = m->noisy};
+  p->compile_s = nz(m->compile_s), p->verify_s = nz(m->verify_s), p->bench_s = nz(m->bench_s);
+  f->q->from = m->campaign_id;
+  return 0;
 }
 
+/* Answer q from a stored identical sequence (this campaign's own when it
+** has one: resume; else an earlier campaign's: reuse, stored again as
+** this campaign's). 1 answered, 0 not stored, -1 with err. */
+static int rm_lookup(camp *c, rm_seq *q, rt_err *err) {
+  rm_found f = {q, 0, 0};
+  if (db_remeasurements_find(c->d, c->id, c->target_id, c->workload_id, q->hash, rm_row, &f, err) < 0)
+    return -1;
+  if (f.bad || f.n != q->n) return 0;
+  for (int i = 0; i < q->n; i++) q->p[i].origin = q->from == c->id ? "resumed" : "reused";
+  return 1;
+}
+
+/* Measure q's positions in order. 0, 1 when stopped first (nothing
+** kept), -1 with err. */
+static int rm_measure(camp *c, rm_seq *q, rt_err *err) {
+  for (int i = 0; i < q->n; i++) {
+    rm_pos *p = &q->p[i];
+    ms_result r;
+    if (measure(c, p->cfg, p->src, NULL, &r)) {
+      rt_err_set(err, "the harness failed: %s", r.msg);
+      return -1;
+    }
+    if (c->o->stop && *c->o->stop) return 1;
+    p->status = r.status;
+    p->t = r.status == MS_OK ? r.t : (ms_stats){0};
+    p->compile_s = r.compile_s, p->verify_s = r.verify_s, p->bench_s = r.bench_s;
+    p->origin = "measured";
+  }
+  return 0;
+}
+
+/* Store q as this campaign's re-measurements, all in one transaction. */
+static int rm_store(camp *c, const rm_seq *q, rt_err *err) {
+  db_remeasurement *m = rt_calloc((size_t)q->n, sizeof *m);
+  for (int i = 0; i < q->n; i++) {
+    const rm_pos *p = &q->p[i];
+    int ok = p->status == MS_OK;
+    m[i] = (db_remeasurement){.campaign_id = c->id, .trial_id = p->trial, .seq = i + 1,
+                              .role = p->is_default ? "default" : "candidate",
+                              .config_json = p->config, .source_hash = p->hash,
+                              .sequence_hash = q->hash, .status = ms_status_name(p->status),
+                              .time_s = ok ? p->t.median : NAN, .mean_s = ok ? p->t.mean : NAN,
+                              .sd_s = ok ? p->t.sd : NAN, .min_s = ok ? p->t.min : NAN,
+                              .ci_lo_s = ok ? p->t.ci_lo : NAN, .ci_hi_s = ok ? p->t.ci_hi : NAN,
+                              .repeats = ok ? p->t.n : 0, .noisy = ok && p->t.noisy,
+                              .compile_s = p->compile_s, .verify_s = p->verify_s,
+                              .bench_s = p->bench_s, .origin = p->origin};
+  }
+  int rc = db_remeasurements_add(c->d, m, q->n, err);
+  free(m);
+  return rc;
+}
+
+/* "T ms [LO, HI]" of a measurement. */
+static const char *fmt_ci(char *buf, size_t cap, const ms_stats *t) {
+  snprintf(buf, cap, "%.4g ms [%.4g, %.4g]", t->median * 1e3, t->ci_lo * 1e3, t->ci_hi * 1e3);
+  return buf;
+}
+
+/* The re-measurements as the report's JSON array. */
+static char *rm_json(const rm_seq *q) {
+  json_t *a = json_array();
+  for (int i = 0; i < q->n; i++) {
+    const rm_pos *p = &q->p[i];
+    int ok = p->status == MS_OK;
+    json_t *e = json_pack("{s:i, s:s, s:o, s:o, s:s, s:o, s:[o, o], s:i, s:b, s:s}", "seq", i + 1,
+                          "role", p->is_default ? "default" : "candidate", "trial",
+                          p->trial ? json_integer(p->trial) : json_null(), "config",
+                          json_loads(p->config, 0, NULL), "status", ms_status_name(p->status),
+                          "time_s", ok ? json_real(p->t.median) : json_null(), "ci95",
+                          ok ? json_real(p->t.ci_lo) : json_null(),
+                          ok ? json_real(p->t.ci_hi) : json_null(), "repeats", ok ? p->t.n : 0,
+                          "noisy", ok && p->t.noisy, "origin", p->origin);
+    json_array_append_new(a, e);
+  }
+  char *s = json_dumps(a, JSON_COMPACT | JSON_REAL_PRECISION(17));
+  json_decref(a);
+  return s;
+}
+
+static void choose(tu_report *rep, const char *choice, int64_t trial, char *config, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void choose(tu_report *rep, const char *choice, int64_t trial, char *config, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  rep->choice = rt_strdup(choice);
+  rep->choice_trial = trial;
+  rep->choice_config = config;
+  rep->reason = rt_strdup(buf);
+}
+
+/* The default's trial in this campaign for a default that is not in the
+** run (a campaign stored before it came first): the one stored earlier,
+** or its first re-measurement stored now as a trial. 0 or -1 with err. */
+static int default_trial(camp *c, rm_seq *q, const int *def, rt_err *err) {
+  int64_t i = tu_cfgmap_get(&c->own, def);
+  int64_t id = i >= 0 ? c->own_rec[i].id : 0;
+  if (!id) {
+    const rm_pos *p = &q->p[0];
+    db_trial t;
+    db_trial_init(&t);
+    t.status = "ok";
+    t.time_s = p->t.median, t.mean_s = p->t.mean, t.sd_s = p->t.sd, t.min_s = p->t.min;
+    t.ci_lo_s = p->t.ci_lo, t.ci_hi_s = p->t.ci_hi, t.repeats = p->t.n, t.noisy = p->t.noisy;
+    t.compile_s = p->compile_s, t.verify_s = p->verify_s, t.bench_s = p->bench_s;
+    if (store(c, def, &t, p->hash, strcmp(p->origin, "measured") ? "reused" : "measured", &id, err))
+      return -1;
+  }
+  for (int k = 0; k < q->n; k++)
+    if (q->p[k].is_default) q->p[k].trial = id;
+  return 0;
+}
+
+/* Decide the pin by invariant 6 into rep (choice, reason, trial, the
+** re-measurements). 0; 1 when stopped while re-measuring (nothing
+** decided); -1 with err. */
+static int decide(camp *c, tu_run *run, tu_report *rep, rt_err *err) {
+  int np = sp_nparams(c->sp), rc = -1;
+  int64_t n = run ? tu_run_n(run) : 0, di = -1, cand[TU_RECHECK], nok = 0;
+  int nc = 0;
+  int *def = rt_malloc((size_t)np * sizeof *def);
+  int has_def = sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL);
+  for (int64_t i = 0; has_def && i < n && di < 0; i++)
+    if (!memcmp(tu_run_cfg(run, i), def, (size_t)np * sizeof *def)) di = i;
+  /* the fastest verified trials but the default (ties: the earlier first) */
+  for (int64_t i = 0; i < n; i++) {
+    const tu_obs *ob = tu_run_obs(run, i);
+    if (!ob->ok) continue;
+    nok++;
+    if (i == di) continue;
+    int k = nc < TU_RECHECK ? nc++ : TU_RECHECK;
+    if (k == TU_RECHECK && !(ob->value < tu_run_obs(run, cand[k - 1])->value)) continue;
+    if (k == TU_RECHECK) k--;
+    while (k > 0 && ob->value < tu_run_obs(run, cand[k - 1])->value) cand[k] = cand[k - 1], k--;
+    cand[k] = i;
+  }
+  rm_seq q = {0};
+  char a[96], b[96];
+  if (!nok) {
+    choose(rep, "none", 0, NULL, "nothing to pin: no verified trial");
+    rc = 0;
+    goto out;
+  }
+  if (di >= 0 && tu_run_best(run) == di) {
+    const trial_rec *t = &c->rec[di];
+    ms_stats s = {.median = tu_run_obs(run, di)->value, .ci_lo = t->ci_lo, .ci_hi = t->ci_hi};
+    choose(rep, "default", t->id, sp_config_json(c->sp, def),
+           "kept the default: it is the fastest verified trial (%s)", fmt_ci(a, sizeof a, &s));
+    rc = 0;
+    goto out;
+  }
+  /* the sequence: D c1 D c2 ... D with a default to compare with, else c1 ... */
+  int use_def = has_def && !(di >= 0 && !tu_run_obs(run, di)->ok);
+  q.n = use_def ? 2 * nc + 1 : nc;
+  q.p = rt_calloc((size_t)q.n, sizeof *q.p);
+  rt_hash h = RT_HASH_INIT;
+  for (int k = 0; k < q.n; k++) {
+    rm_pos *p = &q.p[k];
+    p->is_default = use_def && k % 2 == 0;
+    int64_t idx = p->is_default ? di : cand[use_def ? k / 2 : k];
+    p->cfg = p->is_default ? def : tu_run_cfg(run, idx);
+    p->trial = idx >= 0 ? c->rec[idx].id : 0;
+    p->config = sp_config_json(c->sp, p->cfg);
+    p->src = c->k->codegen(&c->pb, c->sp, p->cfg);
+    source_hash(c, p->src, p->hash);
+    h = rt_hash_bytes(h, p->is_default ? "D:" : "C:", 2);
+    h = rt_hash_bytes(h, p->hash, 32);
+  }
+  rt_hash_hex(h, q.hash);
+  int found = rm_lookup(c, &q, err);
+  if (found < 0) goto out;
+  if (!found) {
+    int m = rm_measure(c, &q, err);
+    if (m) {
+      rc = m;
+      goto out;
+    }
+  }
+  int first_def_ok = use_def && q.p[0].status == MS_OK;
+  if (use_def && di < 0 && first_def_ok && default_trial(c, &q, def, err)) goto out;
+  if ((!found || q.from != c->id) && rm_store(c, &q, err)) goto out;
+  rep->remeasured = q.n, rep->remeasured_candidates = nc;
+  for (int k = 0; k < q.n; k++) {
+    if (strcmp(q.p[k].origin, "measured")) rep->remeasured_reused++;
+    else rep->remeasure_s += q.p[k].compile_s + q.p[k].verify_s + q.p[k].bench_s;
+  }
+  rep->remeasurements = rm_json(&q);
+  /* the default's measurements must all be verified to compare with */
+  const rm_pos *dfail = NULL;
+  for (int k = 0; use_def && k < q.n && !dfail; k++)
+    if (q.p[k].is_default && q.p[k].status != MS_OK) dfail = &q.p[k];
+  if (use_def && !dfail) {
+    const rm_pos *win = NULL, *wind = NULL, *close = NULL, *closed = NULL;
+    for (int k = 1; k < q.n; k += 2) {
+      const rm_pos *p = &q.p[k], *d = q.p[k - 1].t.ci_lo <= q.p[k + 1].t.ci_lo ? &q.p[k - 1] : &q.p[k + 1];
+      if (p->status != MS_OK) continue;
+      if (!close || p->t.median < close->t.median) close = p, closed = d;
+      if (p->t.ci_hi < d->t.ci_lo && (!win || p->t.median < win->t.median)) win = p, wind = d;
+    }
+    const rm_pos *shown = win ? win : close, *shownd = win ? wind : closed;
+    if (shown) {
+      rep->cand_trial = shown->trial;
+      rep->cand_s = shown->t.median, rep->cand_lo = shown->t.ci_lo, rep->cand_hi = shown->t.ci_hi;
+      rep->def_s = shownd->t.median, rep->def_lo = shownd->t.ci_lo, rep->def_hi = shownd->t.ci_hi;
+    }
+    if (win) {
+      choose(rep, "tuned", win->trial, rt_strdup(win->config),
+             "trial %lld beats the default: %s against %s, disjoint 95%% CIs (re-measured alternately)",
+             (long long)win->trial, fmt_ci(a, sizeof a, &win->t), fmt_ci(b, sizeof b, &wind->t));
+    } else if (close) {
+      choose(rep, "default", q.p[0].trial, sp_config_json(c->sp, def),
+             "kept the default: best %s (trial %lld) does not beat the default %s (re-measured "
+             "alternately; a pin needs disjoint 95%% CIs)",
+             fmt_ci(a, sizeof a, &close->t), (long long)close->trial, fmt_ci(b, sizeof b, &closed->t));
+    } else {
+      choose(rep, "default", q.p[0].trial, sp_config_json(c->sp, def),
+             "kept the default: no candidate was verified when measured again (trial %lld: %s)",
+             (long long)q.p[1].trial, ms_status_name(q.p[1].status));
+    }
+  } else {   /* no default to keep: the fastest candidate verified again */
+    char why[160];
+    if (!has_def) snprintf(why, sizeof why, "the space has no valid default schedule");
+    else if (dfail) snprintf(why, sizeof why, "the default schedule failed when measured again (%s)",
+                             ms_status_name(dfail->status));
+    else snprintf(why, sizeof why, "the default schedule failed (%s)",
+                  ms_status_name(tu_run_obs(run, di)->status));
+    const rm_pos *best = NULL;
+    for (int k = 0; k < q.n; k++)
+      if (!q.p[k].is_default && q.p[k].status == MS_OK && (!best || q.p[k].t.median < best->t.median))
+        best = &q.p[k];
+    if (best) {
+      rep->cand_trial = best->trial;
+      rep->cand_s = best->t.median, rep->cand_lo = best->t.ci_lo, rep->cand_hi = best->t.ci_hi;
+      choose(rep, "tuned", best->trial, rt_strdup(best->config),
+             "%s: pinned the fastest candidate verified again, trial %lld (%s)", why,
+             (long long)best->trial, fmt_ci(a, sizeof a, &best->t));
+    } else {
+      choose(rep, "none", 0, NULL, "nothing to pin: %s and no candidate was verified when measured again",
+             why);
+    }
+  }
+  rc = 0;
+out:
+  for (int k = 0; k < q.n; k++) free(q.p[k].config), free(q.p[k].src);
+  free(q.p);
+  free(def);
+  return rc;
+}
+
+/* The run's counts, best trial and default (rep), and this session's time. */
 static void finish_report(camp *c, tu_run *run, tu_report *rep) {
   int np = sp_nparams(c->sp);
   rep->flops = c->k->flops(&c->pb);
   rep->min_bytes = c->k->min_bytes(&c->pb);
-  for (int64_t i = 0; run && i < tu_run_n(run); i++) {
-    const tu_obs *ob = tu_run_obs(run, i);
-    rep->status_count[ob->status]++;
-    rep->compile_s += c->rec[i].compile_s;
-    rep->verify_s += c->rec[i].verify_s;
-    rep->bench_s += c->rec[i].bench_s;
-  }
+  for (int64_t i = 0; run && i < tu_run_n(run); i++) rep->status_count[tu_run_obs(run, i)->status]++;
   rep->evaluations = run ? tu_run_n(run) : 0;
   rep->measured = c->measured, rep->reused = c->reused, rep->resumed = c->resumed;
-  rep->framework_s = run ? tu_run_framework_s(run) : 0;
+  rep->search_s = run ? tu_run_framework_s(run) : 0;
   int64_t b = run ? tu_run_best(run) : -1;
   rep->best_s = rep->best_gflops = rep->best_gbs = rep->best_ci_lo = rep->best_ci_hi = NAN;
   if (b >= 0) {
@@ -424,38 +739,37 @@ static void finish_report(camp *c, tu_run *run, tu_report *rep) {
   }
   rep->default_s = rep->baseline_s = rep->baseline_ci_lo = rep->baseline_ci_hi = NAN;
   rep->speedup_default = rep->speedup_baseline = NAN;
-  if (!strcmp(rep->state, "stopped")) return;   /* Ctrl-C: leave promptly */
-  /* The space's default schedule: from the run when it was evaluated. */
+  rep->cand_s = rep->cand_lo = rep->cand_hi = rep->def_s = rep->def_lo = rep->def_hi = NAN;
+  /* The space's default schedule: its trial in the run (the first). */
   int *def = rt_malloc((size_t)np * sizeof *def);
   if (sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL)) {
-    tu_obs ob;
     rep->default_config = sp_config_json(c->sp, def);
-    ms_result r;
-    int found = 0;
-    for (int64_t j = 0; run && j < tu_run_n(run) && !found; j++)
+    for (int64_t j = 0; run && j < tu_run_n(run); j++)
       if (!memcmp(tu_run_cfg(run, j), def, (size_t)np * sizeof *def)) {
-        ob = *tu_run_obs(run, j);
-        found = 1;
-        rep->default_s = ob.ok ? ob.value : NAN;
+        const tu_obs *ob = tu_run_obs(run, j);
+        rep->default_s = ob->ok ? ob->value : NAN;
+        break;
       }
-    if (!found) {
-      char *src = c->k->codegen(&c->pb, c->sp, def);
-      rep->default_s = measure_aside(c, src, NULL, &r);
-      free(src);
-    }
   }
   free(def);
-  /* The baseline library, or the reference when the kernel has none. */
+}
+
+/* The baseline library, or the reference when the kernel has none. */
+static void baseline(camp *c, tu_report *rep) {
   const char *ldflags = NULL;
   char *src = c->k->baseline ? c->k->baseline(&c->pb, &ldflags) : NULL;
   ms_result r;
-  rep->baseline_s = measure_aside(c, src, ldflags, &r);
-  if (!isnan(rep->baseline_s))
+  if (!measure(c, NULL, src, ldflags, &r) && r.status == MS_OK) {
+    rep->baseline_s = r.t.median;
     rep->baseline_ci_lo = r.t.ci_lo, rep->baseline_ci_hi = r.t.ci_hi, rep->baseline_repeats = r.t.n;
+  }
   char what[160];
   snprintf(what, sizeof what, "%s", src ? (ldflags ? ldflags : "library") : "reference implementation");
   rep->baseline_what = rt_strdup(what);
   free(src);
+  /* the default measured only at the end (a campaign from before it came first) */
+  if (isnan(rep->default_s) && rep->choice && !strcmp(rep->choice, "default") && !isnan(rep->def_s))
+    rep->default_s = rep->def_s;
   rep->speedup_default = rep->default_s / rep->best_s;
   rep->speedup_baseline = rep->baseline_s / rep->best_s;
 }
@@ -497,9 +811,21 @@ static char *report_json(const tu_report *r) {
                                                NUM(r->baseline_ci_hi), "repeats",
                                                r->baseline_repeats, "speedup",
                                                NUM(r->speedup_baseline)));
-  json_object_set_new(j, "spent_s", json_pack("{s:f, s:f, s:f, s:f, s:f}", "compile", r->compile_s,
+  json_t *rm = r->remeasurements ? json_loads(r->remeasurements, 0, NULL) : json_array();
+  json_object_set_new(j, "decision", json_pack("{s:s?, s:o, s:o, s:s?, s:i, s:i, s:i, s:{s:o, s:o, s:[o, o]}, s:{s:o, s:[o, o]}, s:o}",
+                                               "choice", r->choice, "trial",
+                                               r->choice_trial ? json_integer(r->choice_trial) : json_null(),
+                                               "config", r->choice_config ? json_loads(r->choice_config, 0, NULL) : json_null(),
+                                               "reason", r->reason, "remeasured", r->remeasured, "candidates", r->remeasured_candidates,
+                                               "reused", r->remeasured_reused, "candidate", "trial",
+                                               r->cand_trial ? json_integer(r->cand_trial) : json_null(),
+                                               "time_s", NUM(r->cand_s), "ci95", NUM(r->cand_lo), NUM(r->cand_hi),
+                                               "default", "time_s", NUM(r->def_s), "ci95", NUM(r->def_lo),
+                                               NUM(r->def_hi), "remeasurements", rm));
+  json_object_set_new(j, "spent_s", json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "compile", r->compile_s,
                                               "verify", r->verify_s, "measure", r->bench_s,
-                                              "framework", r->framework_s, "elapsed", r->elapsed_s));
+                                              "framework", r->framework_s, "elapsed", r->elapsed_s,
+                                              "remeasure", r->remeasure_s, "strategy", r->search_s));
   json_object_set_new(j, "pin_version", r->pin_version ? json_integer(r->pin_version) : json_null());
   if (r->pin_note) json_object_set_new(j, "pin_note", json_string(r->pin_note));
 #undef NUM
@@ -513,14 +839,17 @@ static char *report_json(const tu_report *r) {
 int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   memset(rep, 0, sizeof *rep);
   tu_campaign_opts o = *oin;
-  camp c = {.o = &o, .best_s = NAN};
+  camp c = {.o = &o, .best_s = NAN, .t0 = rt_now()};
   json_t *keep = NULL;
   db_campaign_info info = {0};
   tu_run *run = NULL;
-  int rc = -1;
+  int rc = -1, default_first = 1, *def = NULL;
   c.d = db_open(o.db_path, DB_CREATE, err);
   if (!c.d) return -1;
   if (o.resume > 0) {
+    /* the lease first: what is read next cannot change under us */
+    if (db_lease_take(c.d, o.resume, "resume", err)) goto out;
+    c.leased = 1, c.id = o.resume;
     if (db_campaign_get(c.d, o.resume, &info, err)) goto out;
     if (strcmp(info.source, "measured")) {
       rt_err_set(err, "campaign %lld is not a tuning campaign (source %s)", (long long)o.resume,
@@ -532,7 +861,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
       goto out;
     }
     ms_opts_default(&o.ms);
-    if (options_from(info.options, &o, &keep, err)) goto out;
+    if (options_from(info.options, &o, &default_first, &keep, err)) goto out;
   }
   const tg_target *tg = tg_find(o.target);
   tg_desc desc;
@@ -566,8 +895,9 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   c.ms.device = tg_device(o.target);
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
-  c.cfg_tmp = rt_malloc((size_t)sp_nparams(c.sp) * sizeof *c.cfg_tmp);
-  tu_cfgmap_init(&c.own, sp_nparams(c.sp));
+  int np = sp_nparams(c.sp);
+  c.cfg_tmp = rt_malloc((size_t)np * sizeof *c.cfg_tmp);
+  tu_cfgmap_init(&c.own, np);
   if (o.resume > 0) {
     char *key = db_workload_key(c.k->name, "f32", c.sp);
     int same = !strcmp(key, info.workload_key);
@@ -581,25 +911,21 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     db_trial_filter f = {.campaign = c.id};
     if (db_trials(c.d, &f, own_row, &c, err) < 0) goto out;
   } else {
-    rt_str s = {0};
-    rt_str_printf(&s, "{");
-    for (int i = 0; i < desc.n; i++) {
-      json_t *v = json_string(desc.val[i]);
-      char *vt = json_dumps(v, JSON_ENCODE_ANY);
-      rt_str_printf(&s, "%s\"%s\":%s", i ? "," : "", desc.key[i], vt);
-      free(vt);
-      json_decref(v);
-    }
-    rt_str_printf(&s, "}");
-    int bad = register_campaign(&c, &o, &desc, s.s, err);
-    free(s.s);
+    json_t *dj = json_object();
+    for (int i = 0; i < desc.n; i++) json_object_set_new(dj, desc.key[i], json_string(desc.val[i]));
+    char *text = json_dumps(dj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(dj);
+    int bad = register_campaign(&c, &o, &desc, text, err);
+    free(text);
     if (bad) goto out;
   }
-  c.w = ms_workload_new(c.k, &c.pb);
-  c.t0 = rt_now();
+  if (!o.measure) c.w = ms_workload_new(c.k, &c.pb);
   tu_objective obj = {camp_eval, &c, camp_prepare};
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
                     .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};
+  def = rt_malloc((size_t)np * sizeof *def);
+  if (default_first && sp_default_config(c.sp, def) && sp_valid(c.sp, def, NULL))
+    ro.first = def, ro.nfirst = 1;   /* the default schedule, the first trial (tu.h 5, 6) */
   if (S->needs_model) {   /* this target's ceilings and latest calibration */
     if (!(c.model = cm_tmodel_open(c.d, c.target_id, o.target, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
       db_campaign_end(c.d, c.id, "stopped", NULL);
@@ -624,7 +950,6 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     state = "stopped";
   }
   rep->campaign = c.id;
-  rep->state = rt_strdup(state);
   rep->end = rt_strdup(run && !strcmp(state, "done") ? tu_end_name(tu_run_end(run)) : "interrupted");
   rep->kernel = rt_strdup(c.k->name);
   rep->workload = db_workload_key(c.k->name, "f32", c.sp);
@@ -634,26 +959,45 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   rep->seed = o.seed;
   rep->budget = c.budget;
   finish_report(&c, run, rep);
-  rep->elapsed_s = rt_now() - c.t0;
-  if (!strcmp(state, "done") && rep->best_config && !o.no_pin) {
+  /* The end (Ctrl-C: leave promptly): the decision, then the baseline. */
+  int stopped_end = 0;
+  if (!strcmp(state, "done") && !o.no_recheck) {
+    int d = decide(&c, run, rep, err);
+    if (d < 0) {
+      rt_err_prefix(err, "campaign %lld: deciding the pin (continue with rooftune tune --resume %lld)",
+                    (long long)c.id, (long long)c.id);
+      db_campaign_end(c.d, c.id, "stopped", NULL);
+      goto out;
+    }
+    if (d > 0) state = "stopped", stopped_end = 1;
+  }
+  if (!strcmp(state, "done")) baseline(&c, rep);
+  rep->state = rt_strdup(state);
+  if (!strcmp(state, "done") && rep->choice_trial && !o.no_pin && !o.no_recheck) {
     db_pin_req pr = {.target = o.target, .kernel = c.k->name, .workload_key = rep->workload,
-                     .trial_id = rep->best_trial, .reason = NULL};
-    char reason[160];
-    snprintf(reason, sizeof reason, "best of %lld verified trials of campaign %lld (%s)",
-             (long long)rep->status_count[MS_OK], (long long)c.id, S->name);
+                     .trial_id = rep->choice_trial};
+    char reason[1200];
+    snprintf(reason, sizeof reason, "campaign %lld (%s, %lld verified trials): %s", (long long)c.id,
+             S->name, (long long)rep->status_count[MS_OK], rep->reason);
     pr.reason = reason;
     if (db_pin(c.d, &pr, &rep->pin_version, err)) goto out;
   } else {
-    rep->pin_note = rt_strdup(o.no_pin ? "not pinned (--no-pin)"
-                              : !rep->best_config ? "nothing to pin: no verified trial"
-                                                  : "not pinned: the campaign was stopped");
+    rep->pin_note = rt_strdup(stopped_end ? "not pinned: stopped while re-measuring the candidates"
+                              : strcmp(state, "done") ? "not pinned: the campaign was stopped"
+                              : o.no_recheck ? "not pinned: no decision was made (no re-measurement)"
+                              : !rep->choice_trial ? rep->reason
+                              : "not pinned (--no-pin)");
   }
+  rep->elapsed_s = rt_now() - c.t0;
+  rep->compile_s = c.compile_s, rep->verify_s = c.verify_s, rep->bench_s = c.bench_s;
+  rep->framework_s = fmax(0, rep->elapsed_s - c.compile_s - c.verify_s - c.bench_s);
   rep->json = report_json(rep);
   if (db_campaign_set_report(c.d, c.id, rep->json, err) || db_campaign_end(c.d, c.id, state, err))
     goto out;
   rc = 0;
 out:
   if (rc) tu_report_free(rep);
+  if (c.leased) db_lease_release(c.d, c.id, NULL);
   tu_run_free(run);
   ms_workload_free(c.w);
   sp_free(c.sp);
@@ -662,6 +1006,7 @@ out:
   free(c.own_rec);
   free(c.rec);
   free(c.cfg_tmp);
+  free(def);
   cm_tmodel_free(c.model);
   db_campaign_info_free(&info);
   json_decref(keep);
@@ -672,7 +1017,7 @@ out:
 void tu_report_free(tu_report *r) {
   char **s[] = {&r->kernel, &r->workload, &r->target, &r->fingerprint, &r->strategy, &r->state,
                 &r->end, &r->best_config, &r->default_config, &r->baseline_what, &r->pin_note,
-                &r->json};
+                &r->json, &r->choice, &r->reason, &r->choice_config, &r->remeasurements};
   for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
     free(*s[i]);
     *s[i] = NULL;

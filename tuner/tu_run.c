@@ -89,6 +89,30 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
   double t0 = rt_now(), in_eval = 0;
   void *st = S->create(&ctx, err);
   if (!st) failed = 1;
+  /* The configurations to evaluate first (tu.h invariant 5): counted like
+  ** any evaluation, and told to the strategy as results it did not propose. */
+  for (int i = 0; !failed && i < o->nfirst && (end = ending(r, o, count)) < 0; i++) {
+    const int *c = o->first + (size_t)i * r->np;
+    tu_obs ob;
+    if (!sp_valid(sp, c, NULL)) {
+      char *j = sp_config_json(sp, c);
+      rt_err_set(err, "the configuration to evaluate first, %s, is not valid", j);
+      free(j);
+      failed = 1;
+      break;
+    }
+    if (known(r, c, &ob)) continue;
+    double t1 = rt_now();
+    int rc = obj->eval(obj->ctx, c, &ob, err);
+    in_eval += rt_now() - t1;
+    if (rc) {
+      failed = 1;
+      break;
+    }
+    add(r, c, &ob);
+    if (o->on_eval) o->on_eval(o->on_eval_ctx, r);
+    if (S->inform) S->inform(st, c, &ob);
+  }
   while (!failed && (end = ending(r, o, count)) < 0) {
     int k = S->propose(st, buf, batch), restart = k <= 0;
     r->proposals += k > 0 ? k : 0;
@@ -100,7 +124,11 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
         if (sp_valid(sp, c, NULL) && !known(r, c, &ob))
           memcpy(fresh + (size_t)nf++ * r->np, c, (size_t)r->np * sizeof *c);
       }
-      if (nf > 1) obj->prepare(obj->ctx, fresh, nf);
+      if (nf > 1) {   /* the objective's time (building), not the framework's */
+        double t1 = rt_now();
+        obj->prepare(obj->ctx, fresh, nf);
+        in_eval += rt_now() - t1;
+      }
       free(fresh);
     }
     for (int i = 0; i < k && !restart; i++) {

@@ -4,8 +4,9 @@
 #   rooftune experiment run roofline [--quick] [--out DIR] [-- ARGS]
 # It measures this machine's ceilings, tunes every selected host kernel on
 # one workload into one database ($RT_OUT/roofline.db), explains each
-# campaign's pinned winner with the cost model (which bound limits it) and
-# places every winner on one roofline. ARGS (README.md: other inputs):
+# campaign's pinned schedule (its tuned winner, or the default it did not
+# beat) with the cost model (which bound limits it) and places them on one
+# roofline. ARGS (README.md: other inputs):
 #   --kernels K1,K2,...   which kernels (default: every host kernel)
 #   --workload K:SET      kernel K's workload, e.g. gemm:M=512,N=512,K=512
 #                         (repeatable; replaces that kernel's default)
@@ -112,9 +113,9 @@ PEAK=$(jmax "$CJ" '$.peak')
 BW_L1=$(jmax "$CJ" '$.bw.L1') BW_L2=$(jmax "$CJ" '$.bw.L2')
 BW_L3=$(jmax "$CJ" '$.bw.L3') BW_DRAM=$(jmax "$CJ" '$.bw.DRAM')
 
-# 2. Tune each kernel; explain its winner; one CSV row per kernel.
+# 2. Tune each kernel; explain its pinned schedule; one CSV row per kernel.
 CSV="$RT_OUT/roofline.csv"
-echo "kernel,workload,campaign,trial,threads,time_s,ci_lo_s,ci_hi_s,repeats,noisy,flops,bytes,intensity,gflops,gbs,bound,bound_work,bound_ceiling,fraction,coefficients" > "$CSV"
+echo "kernel,workload,campaign,trial,threads,time_s,ci_lo_s,ci_hi_s,repeats,noisy,flops,bytes,intensity,gflops,gbs,bound,bound_work,bound_ceiling,fraction,coefficients,pinned" > "$CSV"
 QOPT=
 [ "$RT_QUICK" = 1 ] && QOPT="--batch $BUDGET"
 for k in $(echo "$KERNELS" | tr , ' '); do
@@ -122,9 +123,10 @@ for k in $(echo "$KERNELS" | tr , ' '); do
   T="$RT_OUT/tune_$k.json" E="$RT_OUT/explain_$k.json"
   rt tune --db "$DB" --kernel "$k" --set "$w" --strategy "$STRATEGY" --budget "$BUDGET" \
     --seed "$SEED" --time-cap "$CAP" $QOPT --json > "$T"
-  camp=$(jget "$T" '$.campaign') trial=$(jget "$T" '$.best.trial')
-  [ -n "$trial" ] || { echo "roofline: $k: no verified schedule" >&2; exit 1; }
-  # the pinned winner's row, straight from the database
+  # the campaign's pin decision (tuned, or the default it did not beat)
+  camp=$(jget "$T" '$.campaign') trial=$(jget "$T" '$.decision.trial') pinned=$(jget "$T" '$.decision.choice')
+  [ -n "$trial" ] || { echo "roofline: $k: nothing pinned: $(jget "$T" '$.decision.reason')" >&2; exit 1; }
+  # the pinned schedule's row, straight from the database
   row=$(sqlite3 -batch -noheader -separator , "$DB" "SELECT time, ci_lo, ci_hi, repeats, noisy,
          json_extract(config, '\$.threads') FROM trials WHERE id = $trial")
   cfg=$(sqlite3 -batch -noheader "$DB" "SELECT config FROM trials WHERE id = $trial")
@@ -136,23 +138,23 @@ for k in $(echo "$KERNELS" | tr , ' '); do
          printf('%.0f', json_extract(readfile('$T'), '\$.best.gbytes_per_s') * 1e9 * $t)")
   b=$(jget "$E" '$.bound')
   bw=$(jget "$E" "\$.bounds.$b.work") bc=$(jget "$E" "\$.bounds.$b.ceiling") co=$(jget "$E" '$.coefficients')
-  echo "$row,$fb,$b,$bw,$bc,$co" | awk -F, -v k="$k" -v w="$(echo "$w" | tr , ' ')" -v c="$camp" -v tr="$trial" '{
+  echo "$row,$fb,$b,$bw,$bc,$co" | awk -F, -v k="$k" -v w="$(echo "$w" | tr , ' ')" -v c="$camp" -v tr="$trial" -v pin="$pinned" '{
     time = $1; flops = $7; bytes = $8
     # compute: achieved FLOP/s of the ceiling; a memory level: the traffic the
     # model puts there (explain) per second, of that level'"'"'s bandwidth
     # overhead-bound (the model: launch, threads, loop trips): no ceiling, -1
     frac = ($11 > 0 ? ($9 == "compute" ? flops : $10) / time / $11 : -1)
-    printf "%s,%s,%s,%s,%s,%.9g,%.9g,%.9g,%s,%s,%.0f,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.4f,%s\n",
+    printf "%s,%s,%s,%s,%s,%.9g,%.9g,%.9g,%s,%s,%.0f,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.4f,%s,%s\n",
       k, w, c, tr, $6, time, $2, $3, $4, $5, flops, bytes, (flops > 0 ? flops / bytes : 0),
-      flops / time * 1e-9, bytes / time * 1e-9, $9, ($9 == "compute" ? flops : $10), $11, frac, $12
+      flops / time * 1e-9, bytes / time * 1e-9, $9, ($9 == "compute" ? flops : $10), $11, frac, $12, pin
   }' >> "$CSV"
 done
 
 # 3. The table (from the CSV only).
 TABLE="$RT_OUT/roofline_table.md"
 {
-  echo "| kernel | workload | threads | best time (ms) [95% CI] | repeats | GFLOP/s | GB/s (compulsory) | intensity (flop/B) | bound (model explain) | of that bound |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| kernel | workload | pinned | threads | time (ms) [95% CI] | repeats | GFLOP/s | GB/s (compulsory) | intensity (flop/B) | bound (model explain) | of that bound |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   awk -F, 'NR > 1 {
     fl = ($14 > 0 ? sprintf("%.2f", $14) : "- (no flops)")
     ai = ($13 > 0 ? sprintf("%.3g", $13) : "-")
@@ -160,8 +162,8 @@ TABLE="$RT_OUT/roofline_table.md"
     warn = ($19 > 1.05 ? " (above: see below)" : "")
     of = ($19 < 0 ? "- (no ceiling)" : sprintf("%.1f%%%s", $19 * 100, warn))
     if ($16 == "overhead") bd = "overhead (launch, threads, loop trips)"
-    printf "| %s | %s | %s | %.4f [%.4f, %.4f] | %d%s | %s | %.2f | %s | %s | %s |\n",
-      $1, $2, $5, $6 * 1e3, $7 * 1e3, $8 * 1e3, $9, ($10 == 1 ? " (noisy)" : ""), fl, $15, ai, bd, of
+    printf "| %s | %s | %s | %s | %.4f [%.4f, %.4f] | %d%s | %s | %.2f | %s | %s | %s |\n",
+      $1, $2, $21, $5, $6 * 1e3, $7 * 1e3, $8 * 1e3, $9, ($10 == 1 ? " (noisy)" : ""), fl, $15, ai, bd, of
   }' "$CSV"
 } > "$TABLE"
 
@@ -190,7 +192,7 @@ set logscale xy
 set xrange [0.05:200]
 set yrange [0.1:$(awk -v p="$PEAK" 'BEGIN { print p * 1e-9 * 3 }')]
 set xlabel "arithmetic intensity (flops / compulsory byte)"
-set ylabel "GFLOP/s (best schedule; bars: 95% CI of its median time)"
+set ylabel "GFLOP/s (pinned schedule; bars: 95% CI of its median time)"
 set grid xtics ytics mxtics mytics lc rgb '#e4e4e4'
 set key bottom right box opaque noenhanced
 set samples 1000
@@ -201,7 +203,7 @@ plot roof(x, $BW_L1 * 1e-9) lw 2 lc rgb '#56B4E9' title sprintf("L1 %.0f GB/s", 
      roof(x, $BW_L3 * 1e-9) lw 2 lc rgb '#E69F00' title sprintf("L3 %.1f GB/s", $BW_L3 * 1e-9), \
      roof(x, $BW_DRAM * 1e-9) lw 2 lc rgb '#D55E00' title sprintf("DRAM %.1f GB/s", $BW_DRAM * 1e-9), \
      peak lw 2 dt 2 lc rgb '#000000' title sprintf("FP32 peak %.0f GFLOP/s", peak), \
-     '$RT_OUT/points.dat' using 2:3:4:5 with yerrorbars pt 7 ps 1.3 lc rgb '#C0306A' title "best schedule of each kernel", \
+     '$RT_OUT/points.dat' using 2:3:4:5 with yerrorbars pt 7 ps 1.3 lc rgb '#C0306A' title "pinned schedule of each kernel", \
      '' using 2:3:6 with labels offset 0,1.2 noenhanced notitle
 GP
 plot bandwidth <<GP
@@ -215,7 +217,7 @@ set grid ytics lc rgb '#e4e4e4'
 set key top right box opaque
 set style fill solid 0.6
 set boxwidth 0.5
-plot '$RT_OUT/bandwidth.dat' using 1:2 with boxes lc rgb '#C0306A' title "best schedule", \
+plot '$RT_OUT/bandwidth.dat' using 1:2 with boxes lc rgb '#C0306A' title "pinned schedule", \
      '' using 1:2:3:4 with yerrorbars pt -1 lc rgb '#000000' notitle, \
      $BW_L1 * 1e-9 lw 2 lc rgb '#56B4E9' title "L1", $BW_L2 * 1e-9 lw 2 lc rgb '#009E73' title "L2", \
      $BW_L3 * 1e-9 lw 2 lc rgb '#E69F00' title "L3", $BW_DRAM * 1e-9 lw 2 lc rgb '#D55E00' title "DRAM"
@@ -228,20 +230,24 @@ The ceilings were $CEIL_SRC, stored with the target in \`roofline.db\`
 ($(jget "$CJ" '$.measured'); full sweep in \`ceilings.txt\`, JSON in \`ceilings.json\`).
 The roofs of the figure are the higher of the one-thread and the all-thread
 figure of each ceiling; the bound of each kernel (below) uses the figure of
-the winner's own thread count, as \`rooftune model explain\` does."
+the pinned schedule's own thread count, as \`rooftune model explain\` does."
 report_file "$CT"
 report "## The tuned kernels
 
 Each kernel was tuned with \`rooftune tune --strategy $STRATEGY --budget $BUDGET --seed $SEED
---time-cap $CAP\` (reports: \`tune_<kernel>.json\`); the row is the campaign's
-pinned winner as stored in \`roofline.db\` (\`roofline.csv\`): its median time
+--time-cap $CAP\` (reports: \`tune_<kernel>.json\`); the row is the schedule the
+campaign pinned, as stored in \`roofline.db\` (\`roofline.csv\`). A campaign's first
+trial is the space's default schedule, and it pins its tuned winner only when
+that, measured again alternating with the default, beats it with disjoint 95%
+CIs; otherwise it pins the default (column *pinned*; the reason is the
+report's \`decision.reason\`, below). The row gives the pinned trial's median time
 with the 95% confidence interval of the median (order statistics) over the
 number of timed repeats shown, at warm caches. GFLOP/s = flops / median time,
 GB/s = compulsory bytes (each input read once, each output written once) /
 median time, intensity = flops / compulsory bytes. The bound is the one
-\`rooftune model explain\` names for the winner (\`explain_<kernel>.json\`,
+\`rooftune model explain\` names for it (\`explain_<kernel>.json\`,
 coefficients: $(awk -F, 'NR > 1 { print $20 }' "$CSV" | sort -u | tr '\n' ' ' | sed 's/ $//')), and the last column
-is the fraction of that bound's ceiling the winner achieves: FLOP/s over the
+is the fraction of that bound's ceiling the schedule achieves: FLOP/s over the
 compute ceiling, or the bytes the model places at that memory level per
 second over that level's bandwidth."
 report_file "$TABLE"
@@ -253,6 +259,9 @@ ceiling means the ceiling was measured low (the machine was busy while
 at that level than the schedule moves there (its data stays in a nearer
 cache); a streaming kernel at its level's bandwidth can also land a few
 percent above a ceiling within the ceiling's own spread."
+report "### The pin decisions
+
+$(for k in $(echo "$KERNELS" | tr , ' '); do printf -- '- %s: %s\n' "$k" "$(jget "$RT_OUT/tune_$k.json" '$.decision.reason')"; done)"
 figure roofline "Every tuned kernel with flops at (intensity, GFLOP/s) on the measured roofs; transpose has no flops and is in the next figure and the table"
 figure bandwidth "Compulsory GB/s of every tuned kernel, transpose included, against the read bandwidth of each level"
 report_end

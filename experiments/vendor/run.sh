@@ -77,7 +77,7 @@ fi
 # its end; repeat r into vendor_seed<r>.db, a fresh copy of base.db, so no
 # repeat reuses another's trials (host.csv: one row per repeat and shape).
 CSV="$RT_OUT/host.csv"
-echo "shape,M,N,K,seed,campaign,trial,threads,tuned_s,tuned_lo_s,tuned_hi_s,tuned_repeats,blas_s,blas_lo_s,blas_hi_s,blas_repeats,ratio,gflops_tuned,gflops_blas" > "$CSV"
+echo "shape,M,N,K,seed,campaign,trial,threads,tuned_s,tuned_lo_s,tuned_hi_s,tuned_repeats,blas_s,blas_lo_s,blas_hi_s,blas_repeats,ratio,gflops_tuned,gflops_blas,pinned" > "$CSV"
 QOPT=
 [ "$RT_QUICK" = 1 ] && QOPT="--batch $BUDGET"
 seed=$SEED
@@ -90,16 +90,18 @@ while [ "$seed" -le "$SEED_LAST" ]; do
     rt tune --db "$DB" --kernel gemm --set "M=$M,N=$N,K=$K,threads_max=$THREADS" --strategy "$STRATEGY" \
       --budget "$BUDGET" --seed "$seed" --time-cap "$CAP" $QOPT --json > "$T"
     [ "$(jget "$T" '$.baseline.what')" = "-lopenblas" ] || { echo "vendor: $s: no OpenBLAS baseline in $T" >&2; exit 1; }
-    camp=$(jget "$T" '$.campaign') trial=$(jget "$T" '$.best.trial')
+    # the campaign's pin decision: its tuned winner, or the default it did not beat
+    camp=$(jget "$T" '$.campaign') trial=$(jget "$T" '$.decision.trial') pinned=$(jget "$T" '$.decision.choice')
+    [ -n "$trial" ] || { echo "vendor: $s: nothing pinned: $(jget "$T" '$.decision.reason')" >&2; exit 1; }
     tuned=$(sqlite3 -batch -noheader -separator , "$DB" "SELECT json_extract(config, '\$.threads'), time,
               ci_lo, ci_hi, repeats FROM trials WHERE id = $trial")
     blas=$(sqlite3 -batch -noheader -separator , :memory: "SELECT json_extract(readfile('$T'), '\$.baseline.time_s'),
              json_extract(readfile('$T'), '\$.baseline.ci95[0]'), json_extract(readfile('$T'), '\$.baseline.ci95[1]'),
              ifnull(json_extract(readfile('$T'), '\$.baseline.repeats'), 0)")
-    echo "$tuned,$blas" | awk -F, -v s="$s" -v m="$M" -v n="$N" -v k="$K" -v sd="$seed" -v c="$camp" -v tr="$trial" '{
+    echo "$tuned,$blas" | awk -F, -v s="$s" -v m="$M" -v n="$N" -v k="$K" -v sd="$seed" -v c="$camp" -v tr="$trial" -v pin="$pinned" '{
       f = 2 * m * n * k
-      printf "%s,%d,%d,%d,%d,%s,%s,%s,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g\n", s, m, n, k, sd, c, tr,
-        $1, $2, $3, $4, $5, $6, $7, $8, $9, $6 / $2, f / $2 * 1e-9, f / $6 * 1e-9 }' >> "$CSV"
+      printf "%s,%d,%d,%d,%d,%s,%s,%s,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g,%s\n", s, m, n, k, sd, c, tr,
+        $1, $2, $3, $4, $5, $6, $7, $8, $9, $6 / $2, f / $2 * 1e-9, f / $6 * 1e-9, pin }' >> "$CSV"
   done
   seed=$((seed + 1))
 done
@@ -131,16 +133,17 @@ HT="$RT_OUT/host_table.md" HS="$RT_OUT/host_summary_table.md"
     $1, $5, $6 * 1e3, $7 * 1e3, $8 * 1e3, $9 * 1e3, $10 * 1e3, $11 * 1e3, $12, $13, $14, $15, $16, $17, $18 }' "$SUM"
 } > "$HS"
 {
-  echo "| shape M×N×K | seed | tuned (ms) [95% CI], repeats | threads | OpenBLAS (ms) [95% CI], repeats | OpenBLAS / tuned | GFLOP/s tuned | GFLOP/s OpenBLAS |"
-  echo "|---|---:|---|---|---|---|---|---|"
-  awk -F, 'NR > 1 { printf "| %s | %d | %.4f [%.4f, %.4f], %d | %s | %.4f [%.4f, %.4f], %d | %.3f | %.1f | %.1f |\n",
-    $1, $5, $9 * 1e3, $10 * 1e3, $11 * 1e3, $12, $8, $13 * 1e3, $14 * 1e3, $15 * 1e3, $16, $17, $18, $19 }' "$CSV"
+  echo "| shape M×N×K | seed | pinned | tuned (ms) [95% CI], repeats | threads | OpenBLAS (ms) [95% CI], repeats | OpenBLAS / tuned | GFLOP/s tuned | GFLOP/s OpenBLAS |"
+  echo "|---|---:|---|---|---|---|---|---|---|"
+  awk -F, 'NR > 1 { printf "| %s | %d | %s | %.4f [%.4f, %.4f], %d | %s | %.4f [%.4f, %.4f], %d | %.3f | %.1f | %.1f |\n",
+    $1, $5, $20, $9 * 1e3, $10 * 1e3, $11 * 1e3, $12, $8, $13 * 1e3, $14 * 1e3, $15 * 1e3, $16, $17, $18, $19 }' "$CSV"
 } > "$HT"
 # geometric mean over the shapes of the median ratio; campaigns won and lost
 GEO=$(awk -F, 'NR > 1 { s += log($12); n++ } END { printf "%.3f over %d shapes", exp(s / n), n }' "$SUM")
 NCAMP=$(awk 'END { print NR - 1 }' "$CSV")
 WINS=$(awk -F, 'NR > 1 && $11 < $14 { n++ } END { print n + 0 }' "$CSV")
 LOSSES=$(awk -F, 'NR > 1 && $10 > $15 { n++ } END { print n + 0 }' "$CSV")
+KEPT=$(awk -F, 'NR > 1 && $20 == "default" { n++ } END { print n + 0 }' "$CSV")
 # ratio.dat: index, median ratio, the lowest and highest ratio the 95% CIs
 # allow over every repeat (OpenBLAS low / tuned high, OpenBLAS high / tuned low)
 awk -F, 'NR == FNR { if (FNR > 1) { l = $14 / $11; h = $15 / $10
@@ -173,7 +176,11 @@ campaign, \`rooftune tune --kernel gemm --strategy $STRATEGY --budget $BUDGET --
 --time-cap $CAP\` (reports \`tune_<shape>_seed<S>.json\`), which times OpenBLAS at its end
 through the same harness (same inputs, verification, warm caches, median of
 the timing repeats, 95% CI of the median from order statistics). The tuned
-time is the campaign's pinned winner as stored in its database. The whole
+time is the schedule the campaign pinned, as stored in its database: its
+first trial is the space's default schedule, and it pins its tuned winner only
+when that, measured again alternating with the default, beats it with
+disjoint 95% CIs, otherwise the default (column *pinned*; the reason is
+\`decision.reason\` in the campaign's report). The whole
 sweep ran $REPEATS time(s), with seeds S = $SEED..$SEED_LAST, each repeat in its own copy
 (\`vendor_seed<S>.db\`) of \`base.db\` ($BASE_WHAT), so no
 repeat reuses another's measurements and OpenBLAS is timed again in each:
@@ -183,7 +190,8 @@ report "### Over the $REPEATS repeat(s) (\`host_summary.csv\`)"
 report_file "$HS"
 report "Geometric mean over the shapes of the median OpenBLAS / tuned: $GEO.
 Of the $NCAMP campaigns, the tuned kernel was faster with non-overlapping CIs in
-$WINS and slower in $LOSSES."
+$WINS and slower in $LOSSES; $KEPT pinned the default schedule (their tuned
+winner did not beat it)."
 figure ratio "OpenBLAS time / tuned time per shape, median over $REPEATS repeat(s); bars from the lowest to the highest ratio the 95% CIs allow in any repeat (OpenBLAS low / tuned high, OpenBLAS high / tuned low)"
 report "### Every campaign (\`host.csv\`)"
 report_file "$HT"
@@ -191,29 +199,33 @@ report_file "$HT"
 # 2. The GPU: the H200 campaigns' winners against cuBLAS (not measured here).
 if [ "$GPU_DB" != none ] && [ -f "$GPU_DB" ]; then
   G="$RT_OUT/gpu.csv"
-  echo "campaign,target,strategy,budget,seed,started,workload,trial,tuned_s,tuned_lo_s,tuned_hi_s,tuned_repeats,lib_s,lib_lo_s,lib_hi_s,lib_repeats,ratio,gflops_tuned,gflops_lib" > "$G"
+  echo "campaign,target,strategy,budget,seed,started,workload,trial,tuned_s,tuned_lo_s,tuned_hi_s,tuned_repeats,lib_s,lib_lo_s,lib_hi_s,lib_repeats,ratio,gflops_tuned,gflops_lib,pinned" > "$G"
+  # the campaign's pin decision; a campaign recorded before the pin rule
+  # (no decision in its report) shows its fastest verified trial, as pinned then
   sqlite3 -batch -noheader -separator '|' "$GPU_DB" "
     SELECT c.id, tg.name, c.strategy, c.budget, c.seed, c.started, replace(w.key, ',', ' '), t.id, t.time,
            t.ci_lo, t.ci_hi, t.repeats, json_extract(c.report, '\$.baseline.time_s'),
            json_extract(c.report, '\$.baseline.ci95[0]'), json_extract(c.report, '\$.baseline.ci95[1]'),
            ifnull(json_extract(c.report, '\$.baseline.repeats'), 0),
-           json_extract(c.report, '\$.best.gflops') * json_extract(c.report, '\$.best.time_s') * 1e9
+           json_extract(c.report, '\$.best.gflops') * json_extract(c.report, '\$.best.time_s') * 1e9,
+           coalesce(json_extract(c.report, '\$.decision.choice'), 'fastest (before the rule)')
       FROM campaigns c JOIN targets tg ON tg.id = c.target_id JOIN workloads w ON w.id = c.workload_id
       JOIN kernels k ON k.id = w.kernel_id
-      JOIN trials t ON t.id = (SELECT id FROM trials WHERE campaign_id = c.id AND status = 'ok'
-                               ORDER BY time, id LIMIT 1)
+      JOIN trials t ON t.id = coalesce(json_extract(c.report, '\$.decision.trial'),
+                                       (SELECT id FROM trials WHERE campaign_id = c.id AND status = 'ok'
+                                         ORDER BY time, id LIMIT 1))
      WHERE k.name = 'gemm' AND tg.name LIKE 'cuda:%'
        AND json_extract(c.report, '\$.baseline.time_s') IS NOT NULL
      ORDER BY c.id" |
-    awk -F'|' '{ printf "%s,%s,%s,%s,%s,%s,%s,%s,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g\n",
+    awk -F'|' '{ printf "%s,%s,%s,%s,%s,%s,%s,%s,%.9g,%.9g,%.9g,%d,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g,%s\n",
       $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $13 / $9,
-      $17 / $9 * 1e-9, $17 / $13 * 1e-9 }' >> "$G"
+      $17 / $9 * 1e-9, $17 / $13 * 1e-9, $18 }' >> "$G"
   GT="$RT_OUT/gpu_table.md"
   {
-    echo "| campaign | workload | strategy, budget, seed | tuned (ms) [95% CI], repeats | cuBLAS (ms) [95% CI], repeats | cuBLAS / tuned | TFLOP/s tuned | TFLOP/s cuBLAS |"
-    echo "|---|---|---|---|---|---|---|---|"
-    awk -F, 'NR > 1 { printf "| %s (%s, %s UTC) | %s | %s, %s, %s | %.4f [%.4f, %.4f], %d | %.4f [%.4f, %.4f], %s | %.3f | %.2f | %.2f |\n",
-      $1, $2, $6, $7, $3, $4, $5, $9 * 1e3, $10 * 1e3, $11 * 1e3, $12, $13 * 1e3, $14 * 1e3, $15 * 1e3,
+    echo "| campaign | workload | strategy, budget, seed | pinned | tuned (ms) [95% CI], repeats | cuBLAS (ms) [95% CI], repeats | cuBLAS / tuned | TFLOP/s tuned | TFLOP/s cuBLAS |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 { printf "| %s (%s, %s UTC) | %s | %s, %s, %s | %s | %.4f [%.4f, %.4f], %d | %.4f [%.4f, %.4f], %s | %.3f | %.2f | %.2f |\n",
+      $1, $2, $6, $7, $3, $4, $5, $20, $9 * 1e3, $10 * 1e3, $11 * 1e3, $12, $13 * 1e3, $14 * 1e3, $15 * 1e3,
       ($16 > 0 ? $16 : "not recorded"), $17, $18 * 1e-3, $19 * 1e-3 }' "$G"
   } > "$GT"
   NG=$(awk 'END { print NR - 1 }' "$G")
@@ -221,7 +233,9 @@ if [ "$GPU_DB" != none ] && [ -f "$GPU_DB" ]; then
 
 Read from \`$GPU_DB\` (the H200 results; see its report.md): every gemm
 campaign on a CUDA target whose report holds the library baseline ($NG), the
-campaign's fastest verified trial (its pinned winner) and cuBLAS
+schedule the campaign pinned (column *pinned*: its decision; campaigns recorded
+before rooftune pinned conservatively show their fastest verified trial, which
+they pinned) and cuBLAS
 (\`cublasSgemm\`, FP32, \`CUBLAS_PEDANTIC_MATH\`) timed at the end of the same
 campaign. These were measured on one NVIDIA H200 on 2026-11-29/30 (the
 campaigns' start times are in UTC below), not in this run. Times are medians
