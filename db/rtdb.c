@@ -27,7 +27,7 @@
 #include <string.h>
 
 #define RTDB_SCHEMA_MIN 2   /* the schema versions this library reads */
-#define RTDB_SCHEMA_MAX 5   /* 4 added columns, 5 tables, the reader does not read */
+#define RTDB_SCHEMA_MAX 6   /* 4 and 6 added columns, 5 tables, the reader does not read */
 
 #define MAXVARS 32          /* variables of one workload */
 #define MAXNAME 64
