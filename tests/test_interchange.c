@@ -33,6 +33,8 @@
 #include <zlib.h>
 
 #include "db/db.h"
+#include "targets/tg.h"
+#include "targets/host/hk.h"
 #include "tuner/tu.h"
 #include "tk_exe.h"
 
@@ -846,6 +848,15 @@ static void test_kt_simulation(void **state) {
 
 static void test_dtype(void **state) {
   (void)state;
+  /* every kernel of every target says its dtype (the harnesses fill f32
+  ** buffers only: hk.h invariant 2) */
+  int n = 0;
+  for (const tg_target *t = tg_targets; t->name; t++)
+    for (int k = 0; t->kernels[k]; k++, n++) {
+      assert_non_null(t->kernels[k]->dtype);
+      assert_string_equal(t->kernels[k]->dtype, "f32");
+    }
+  assert_true(n >= 9);
   /* an imported file's dtype: its own, else --dtype, else the default; a
   ** disagreement is an error */
   const char *in = scratch("dtype.json");
