@@ -7,6 +7,7 @@
 #include "../search_spaces/sp.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -71,10 +72,34 @@ int cli_fail(const char *cmd, const char *fmt, ...) {
   return EXIT_FAIL;
 }
 
+/* Whether path names db's side file (db + suffix), existing or not: the
+** folders compared after resolving links, the names as text. */
+static int names_side_file(const char *path, const char *db, const char *suffix) {
+  char *pc = rt_strdup(path), *dc = rt_strdup(db);
+  char *pslash = strrchr(pc, '/'), *dslash = strrchr(dc, '/');
+  const char *pbase = pslash ? pslash + 1 : pc, *dbase = dslash ? dslash + 1 : dc;
+  if (pslash) *pslash = 0;
+  if (dslash) *dslash = 0;
+  char pdir[PATH_MAX], ddir[PATH_MAX];
+  int same = 0;
+  if (realpath(pslash ? (*pc ? pc : "/") : ".", pdir) && realpath(dslash ? (*dc ? dc : "/") : ".", ddir) &&
+      !strcmp(pdir, ddir)) {
+    size_t n = strlen(dbase);
+    same = !strncmp(pbase, dbase, n) && !strcmp(pbase + n, suffix);
+  }
+  free(pc);
+  free(dc);
+  return same;
+}
+
 int cli_out_open(rt_out *o, const char *cmd, const char *path, const char *db,
                  const char *const *inputs) {
   static const char *const side[] = {"", "-wal", "-shm", "-journal"};
   enum { NSIDE = sizeof side / sizeof *side };
+  /* SQLite makes the side files when it needs them: refused by name too */
+  for (int i = 1; db && path && i < NSIDE; i++)
+    if (names_side_file(path, db, side[i]))
+      return cli_fail(cmd, "%s: is the database's %s file (SQLite's); refusing to write it", path, side[i] + 1);
   int n = 0;
   while (inputs && inputs[n]) n++;
   rt_str names[NSIDE] = {{0}};

@@ -20,11 +20,12 @@ enum { D_DB = 1 << 0, D_T4 = 1 << 1, D_SPACE = 1 << 2, D_TARGET = 1 << 3, D_KERN
        D_SET = 1 << 5, D_JSON = 1 << 6, D_LIMIT = 1 << 7, D_TRIAL = 1 << 8, D_BEST = 1 << 9,
        D_REASON = 1 << 10, D_BY = 1 << 11, D_VERSION = 1 << 12, D_NAME = 1 << 13,
        D_NOTE = 1 << 14, D_LIST = 1 << 15, D_SHOW = 1 << 16, D_FORMAT = 1 << 17, D_OUT = 1 << 18,
-       D_TAG = 1 << 19 };
+       D_TAG = 1 << 19, D_KT = 1 << 20, D_DTYPE = 1 << 21 };
 
 typedef struct dopts {
   const char *db, *t4, *space, *target, *kernel, *set, *reason, *by, *name, *note, *show,
-      *format, *out, *tag;
+      *format, *out, *tag, *kt, *dtype;
+  db_import *import;   /* import: its input, read before the database is opened */
   int json, limit, best, list;
   int64_t trial, version;
   char **files;   /* positional arguments (merge) */
@@ -66,10 +67,11 @@ static const db_cmd subcommands[] = {
   {"check", dc_check, D_DB | D_JSON, 0, DB_READ, 0, "[--db F] [--json]",
    "integrity and rooftune's invariants (exit 1 if a problem is found)"},
   {"stats", dc_stats, D_DB | D_JSON, 0, DB_READ, 0, "[--db F] [--json]", "rows per table, trials per status"},
-  {"import", dc_import, D_DB | D_T4 | D_SPACE | D_TARGET | D_KERNEL | D_SET,
-   D_T4 | D_SPACE | D_TARGET, DB_CREATE, 0,
-   "[--db F] --t4 FILE[.gz] --space T1 --target NAME [--kernel NAME] [--set VAR=VAL,...]",
-   "import T4 results (all or nothing) as one campaign"},
+  {"import", dc_import, D_DB | D_T4 | D_KT | D_SPACE | D_TARGET | D_KERNEL | D_SET | D_DTYPE,
+   D_TARGET, DB_CREATE, 0,
+   "[--db F] (--t4 FILE | --kt-cache FILE) [--space T1] --target NAME [--kernel NAME] "
+   "[--set VAR=VAL,...] [--dtype D]",
+   "import T4 results or a Kernel Tuner cache (all or nothing) as one campaign"},
   {"best", dc_best, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, DB_READ, 0,
    "[--db F] --target T --kernel K [--set ...] [--json]", "the fastest verified trial of a workload"},
   {"list", dc_list, D_WORKLOAD | D_JSON | D_LIMIT, D_TARGET | D_KERNEL, DB_READ, 0,
@@ -86,8 +88,8 @@ static const db_cmd subcommands[] = {
    "[--db F] (--name R [--note TEXT] | --list | --show R) [--json]",
    "bind the current pins to release R (immutable), or list/show tags"},
   {"export", dc_export, D_WORKLOAD | D_FORMAT | D_OUT, D_TARGET | D_KERNEL, DB_READ, 0,
-   "[--db F] --target T --kernel K [--set ...] [--format t4|json|csv] [--out FILE]",
-   "write the trials of a kernel (or one workload) as T4, JSON or CSV"},
+   "[--db F] --target T --kernel K [--set ...] [--format t4|json|csv|kt-cache] [--out FILE]",
+   "write the trials of a kernel (or one workload) as T4, JSON, CSV or a Kernel Tuner cache"},
   {"merge", dc_merge, D_DB, 0, DB_CREATE, 1, "[--db F] OTHER.db...",
    "copy campaigns and trials of other files (each all or nothing)"},
   {"export-header", dc_export_header, D_DB | D_TARGET | D_KERNEL | D_TAG | D_OUT,
@@ -102,9 +104,11 @@ static const db_cmd subcommands[] = {
 static const struct { unsigned bit; const char *name, *help; } option_table[] = {
   {D_DB, "db", "--db F             the database file (default rooftune.db)"},
   {D_T4, "t4", "--t4 FILE          T4 results, plain or gzip"},
-  {D_SPACE, "space", "--space FILE       the T1 space the results were recorded on"},
+  {D_KT, "kt-cache", "--kt-cache FILE    a Kernel Tuner cache file (tune_kernel(cachefile=...)), plain or gzip"},
+  {D_SPACE, "space", "--space FILE       the T1 space the results were recorded on (default: inferred from the file)"},
   {D_TARGET, "target", "--target NAME      the target (for imports: a name for the machine)"},
-  {D_KERNEL, "kernel", "--kernel NAME      kernel name (imports: default the space's BenchmarkName)"},
+  {D_KERNEL, "kernel", "--kernel NAME      kernel name (imports: default the space's BenchmarkName, else the cache's kernel_name)"},
+  {D_DTYPE, "dtype", "--dtype D          the data type (default: the file's, else " DB_DEFAULT_DTYPE ")"},
   {D_SET, "set", "--set VAR=VAL,...  problem variables of the workload"},
   {D_JSON, "json", "--json             machine-readable output"},
   {D_LIMIT, "limit", "--limit N          at most N rows (default 20; 0: all)"},
@@ -117,7 +121,7 @@ static const struct { unsigned bit; const char *name, *help; } option_table[] = 
   {D_NOTE, "note", "--note TEXT        a note stored with the tag"},
   {D_LIST, "list", "--list             list the tags"},
   {D_SHOW, "show", "--show R           the pins tag R binds"},
-  {D_FORMAT, "format", "--format FMT       t4 (default), json or csv"},
+  {D_FORMAT, "format", "--format FMT       t4 (default), json, csv or kt-cache"},
   {D_OUT, "out", "--out FILE         write there (default stdout)"},
   {D_TAG, "tag", "--tag R            the pins of release R (default: the current pins)"},
 };
@@ -147,6 +151,7 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
     {"note", required_argument, 0, D_NOTE}, {"list", no_argument, 0, D_LIST},
     {"show", required_argument, 0, D_SHOW}, {"format", required_argument, 0, D_FORMAT},
     {"out", required_argument, 0, D_OUT}, {"tag", required_argument, 0, D_TAG},
+    {"kt-cache", required_argument, 0, D_KT}, {"dtype", required_argument, 0, D_DTYPE},
     {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
   };
   memset(o, 0, sizeof *o);
@@ -202,6 +207,8 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
     case D_FORMAT: o->format = optarg; break;
     case D_OUT: o->out = optarg; break;
     case D_TAG: o->tag = optarg; break;
+    case D_KT: o->kt = optarg; break;
+    case D_DTYPE: o->dtype = optarg; break;
     }
   }
   if (c->files) {
@@ -216,11 +223,15 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
   if ((c->opts & D_LIST) && !!(seen & D_NAME) + !!(seen & D_LIST) + !!(seen & D_SHOW) != 1)
     return cli_usage(cmd, c->args, "expected exactly one of --name, --list, --show");
   if ((seen & D_NOTE) && !(seen & D_NAME)) return cli_usage(cmd, c->args, "--note goes with --name");
+  if ((c->opts & D_KT) && !!(seen & D_T4) + !!(seen & D_KT) != 1)
+    return cli_usage(cmd, c->args, "expected exactly one of --t4 and --kt-cache");
   for (size_t i = 0; i < sizeof option_table / sizeof *option_table; i++)
     if ((c->required & option_table[i].bit) && !(seen & option_table[i].bit))
       return cli_usage(cmd, c->args, "--%s is required", option_table[i].name);
   return 0;
 }
+
+static db_import *import_read(const dopts *o, const char *cmd, sp_space **space);
 
 int cmd_db(int argc, char **argv) {
   int rc;
@@ -232,12 +243,18 @@ int cmd_db(int argc, char **argv) {
   rc = parse(c, argc - 1, argv + 1, &o, cmd);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   rt_err err = {0};
+  /* import reads and checks its input before the database is opened: a
+  ** file that cannot be read, or is wrong, creates and changes nothing */
+  sp_space *space = NULL;
+  if (c->fn == dc_import && !(o.import = import_read(&o, cmd, &space))) return EXIT_FAIL;
   db *d = NULL;
-  if (c->mode != VIA_RTDB &&
-      !(d = db_open(o.db, o.name ? DB_WRITE : (db_mode)c->mode, &err)))   /* tag --name */
-    return cli_fail(cmd, "%s", err.msg);
-  rc = c->fn(d, &o, cmd);
+  if (c->mode != VIA_RTDB && !(d = db_open(o.db, o.name ? DB_WRITE : (db_mode)c->mode, &err)))   /* tag --name */
+    rc = cli_fail(cmd, "%s", err.msg);
+  else
+    rc = c->fn(d, &o, cmd);
   db_close(d);
+  db_import_free(o.import);
+  sp_free(space);
   return rc;
 }
 
@@ -307,30 +324,42 @@ static int dc_check(db *d, const dopts *o, const char *cmd) {
   return rc ? EXIT_FAIL : EXIT_OK;
 }
 
-/* Load a space file with --set bindings; NULL after reporting. */
-static sp_space *load_space(const char *path, const char *set, const char *cmd) {
+/* Read and check an import's input (--t4 or --kt-cache, with --space
+** and its --set bindings when given); NULL after reporting. *space gets
+** the loaded T1 space (the import borrows it; free it after). */
+static db_import *import_read(const dopts *o, const char *cmd, sp_space **space) {
   rt_err err = {0};
   sx_arena *a = sx_arena_new();
   sp_binding *b = NULL;
-  int nb = set ? sp_parse_bindings(set, a, &b, &err) : 0;
-  sp_space *sp = nb < 0 ? NULL : sp_load_file(path, b, nb, &err);
+  int nb = o->set ? sp_parse_bindings(o->set, a, &b, &err) : 0;
+  *space = nb >= 0 && o->space ? sp_load_file(o->space, b, nb, &err) : NULL;
+  db_import *im = NULL;
+  if (nb >= 0 && (!o->space || *space)) {
+    db_import_opts io = {.format = o->t4 ? "t4" : "kt-cache", .space = *space, .set = b,
+                         .nset = nb, .kernel = o->kernel, .dtype = o->dtype};
+    im = db_import_read(o->t4 ? o->t4 : o->kt, &io, &err);
+  }
   free(b);
   sx_arena_free(a);
-  if (!sp) cli_fail(cmd, "%s", err.msg);
-  return sp;
+  if (!im) {
+    sp_free(*space);
+    *space = NULL;
+    cli_fail(cmd, "%s (nothing was imported)", err.msg);
+  }
+  return im;
 }
 
 static int dc_import(db *d, const dopts *o, const char *cmd) {
-  sp_space *sp = load_space(o->space, o->set, cmd);
-  if (!sp) return EXIT_FAIL;
   int64_t campaign;
-  int n;
   rt_err err = {0};
-  int rc = db_import_t4(d, o->t4, sp, o->target, o->kernel ? o->kernel : sp_name(sp), &campaign,
-                        &n, &err);
-  sp_free(sp);
-  if (rc) return cli_fail(cmd, "%s (nothing was imported)", err.msg);
-  printf("imported %d trials as campaign %lld\n", n, (long long)campaign);
+  if (db_import_store(d, o->import, o->target, &campaign, &err))
+    return cli_fail(cmd, "%s (nothing was imported)", err.msg);
+  const sp_space *sp = db_import_space(o->import);
+  char *key = db_workload_key(db_import_kernel(o->import), db_import_dtype(o->import), sp);
+  printf("imported %d trials as campaign %lld: %s on %s, %s, space %s (%d parameters)\n",
+         db_import_count(o->import), (long long)campaign, key, o->target,
+         db_import_format(o->import), o->space ? o->space : "inferred from the file", sp_nparams(sp));
+  free(key);
   return EXIT_OK;
 }
 
@@ -559,26 +588,30 @@ static int dc_tag(db *d, const dopts *o, const char *cmd) {
   return n < 0 ? cli_fail(cmd, "%s", err.msg) : EXIT_OK;
 }
 
+/* Write the export to --out through rt_out (a temporary file renamed on
+** success: a failed export leaves an existing file as it was; the database
+** and its -wal, -shm and -journal files are refused as outputs), or to
+** stdout. */
 static int dc_export(db *d, const dopts *o, const char *cmd) {
   char *key = o->set ? workload_key(d, o, cmd) : NULL;
   if (o->set && !key) return EXIT_FAIL;
-  FILE *f = o->out ? fopen(o->out, "w") : stdout;
-  if (!f) {
-    free(key);
-    return cli_fail(cmd, "%s: cannot write", o->out);
-  }
   rt_err err = {0};
-  int n, rc = db_export(d, o->target, o->kernel, key, o->format, f, &n, &err);
+  rt_out out = {0};
+  int n;
+  if (o->out && cli_out_open(&out, cmd, o->out, o->db, NULL)) {
+    free(key);
+    return EXIT_FAIL;
+  }
+  int rc = 0;
+  {
+    rc = db_export(d, o->target, o->kernel, key, o->format, o->out ? out.f : stdout, &n, &err);
+    if (o->out && rc) rt_out_abort(&out);
+    else if (o->out) rc = rt_out_commit(&out, &err);
+  }
   free(key);
-  if (o->out && fclose(f) && !rc) {
-    rt_err_set(&err, "%s: write error", o->out);
-    rc = -1;
-  }
-  if (rc) {
-    if (o->out) unlink(o->out);
-    return cli_fail(cmd, "%s", err.msg);
-  }
-  if (o->out) printf("exported %d trials to %s\n", n, o->out);
+  if (rc) return cli_fail(cmd, "%s%s", err.msg, o->out ? " (the output file was not changed)" : "");
+  if (o->out) printf("exported %d %s to %s\n", n, strcmp(o->format, "kt-cache") ? "trials" : "cache entries",
+                     o->out);
   return EXIT_OK;
 }
 

@@ -259,9 +259,9 @@ static sp_space *workload_space(const hk_kernel *k, const char *set, const char 
 static int workload_id(mctx *m, const sp_space *sp, const hk_problem *pb, int64_t *wid,
                        rt_err *err) {
   int64_t kid;
-  char *key = db_workload_key(m->hk->name, "f32", sp), *sizes = db_workload_sizes(sp);
+  char *key = db_workload_key(m->hk->name, m->hk->dtype, sp), *sizes = db_workload_sizes(sp);
   int rc = db_kernel_id(m->d, m->hk->name, "rooftune-" RT_VERSION, &kid, err) ||
-           db_workload_id(m->d, kid, key, sizes, "f32", hk_str(pb, "layout"), wid, err);
+           db_workload_id(m->d, kid, key, sizes, m->hk->dtype, hk_str(pb, "layout"), wid, err);
   free(key), free(sizes);
   return rc ? -1 : 0;
 }
@@ -344,7 +344,7 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     free(cfg), sp_free(sp), mctx_close(&m);
     return cli_fail(cmd, "%s", err.msg);
   }
-  char *canon = sp_config_json(sp, cfg), *wkey = db_workload_key(m.hk->name, "f32", sp);
+  char *canon = sp_config_json(sp, cfg), *wkey = db_workload_key(m.hk->name, m.hk->dtype, sp);
   meas ms = {.canon = canon};
   db_trial_filter f = {.target_id = m.target_id, .kernel = m.hk->name, .workload_key = wkey};
   if (explain && db_trials(m.d, &f, meas_row, &ms, &err) < 0) ms.n = 0;
@@ -547,7 +547,7 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
       break;
     }
     hk_problem_from_space(&w->pb, w->sp);
-    w->key = db_workload_key(m->hk->name, "f32", w->sp);
+    w->key = db_workload_key(m->hk->name, m->hk->dtype, w->sp);
     ss->nw++;
     ss->cur = ss->nw - 1;
     db_trial_filter f = {.target_id = m->target_id, .kernel = m->hk->name, .workload_key = w->key};
@@ -928,7 +928,7 @@ static void write_points(FILE *f, mctx *m, const sample_set *ss, const int *use,
     rt_err e;
     if (cm_predict(m->km, s->pb, s->sp, s->cfg, &m->ce, defs, flush, &pd, &e)) continue;
     if (cal && cm_predict(m->km, s->pb, s->sp, s->cfg, &m->ce, cal, flush, &pc, &e)) continue;
-    char *canon = sp_config_json(s->sp, s->cfg), *key = db_workload_key(m->hk->name, "f32", s->sp);
+    char *canon = sp_config_json(s->sp, s->cfg), *key = db_workload_key(m->hk->name, m->hk->dtype, s->sp);
     csv_quoted(f, key);
     fputc(',', f);
     csv_quoted(f, canon);

@@ -264,7 +264,9 @@ static int load_input(const ropts *o, const char *cmd, replay_in *in) {
   if (o->t4) {
     in->rec = tu_rec_t4(o->t4, in->sp, &err);
   } else {
-    in->key = o->kernel ? db_workload_key(o->kernel, "f32", in->sp) : NULL;
+    /* the dtype of a template kernel of the target, else of imported data */
+    const hk_kernel *k = o->kernel ? tg_kernel(tg_find(o->target ? o->target : "host"), o->kernel) : NULL;
+    in->key = o->kernel ? db_workload_key(o->kernel, k ? k->dtype : DB_DEFAULT_DTYPE, in->sp) : NULL;
     db_trial_filter f = {.campaign = o->campaign, .target = o->campaign ? NULL : o->target ? o->target : "host",
                          .kernel = o->campaign ? NULL : o->kernel, .workload_key = o->campaign ? NULL : in->key};
     in->rec = tu_rec_db(o->db, &f, in->sp, &err);

@@ -126,6 +126,14 @@ static const char *const migrations[] = {
   "  campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id), pid INTEGER NOT NULL,"
   "  host TEXT NOT NULL, boot TEXT NOT NULL, started INTEGER NOT NULL, action TEXT NOT NULL,"
   "  taken TEXT NOT NULL DEFAULT (datetime('now')));",
+  /* 6 -> 7: what an imported file holds beyond the objective: a trial's
+  ** every measurement with its unit, its per-repeat run times and the
+  ** search algorithm's time; a campaign's provenance (format, tool, schema
+  ** version, the file's header) */
+  "ALTER TABLE trials ADD COLUMN measurements TEXT;"
+  "ALTER TABLE trials ADD COLUMN runtimes TEXT;"
+  "ALTER TABLE trials ADD COLUMN strategy_s REAL;"
+  "ALTER TABLE campaigns ADD COLUMN provenance TEXT;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -627,14 +635,16 @@ void db_trial_init(db_trial *t) {
   memset(t, 0, sizeof *t);
   t->time_s = t->mean_s = t->sd_s = t->min_s = t->ci_lo_s = t->ci_hi_s = NAN;
   t->predicted_s = t->compile_s = t->verify_s = t->bench_s = t->framework_s = NAN;
+  t->strategy_s = NAN;
 }
 
 static const char trial_ins_sql[] =
     "INSERT INTO trials(campaign_id, config, config_hash, status, time, mean, sd,"
     " min, ci_lo, ci_hi, repeats, noisy, counters, predicted, compile_s,"
-    " verify_s, bench_s, framework_s, created, source_hash, origin)"
+    " verify_s, bench_s, framework_s, created, source_hash, origin, measurements,"
+    " runtimes, strategy_s)"
     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16, ?17, ?18, coalesce(?19, datetime('now')), ?20, ?21)";
+    " ?16, ?17, ?18, coalesce(?19, datetime('now')), ?20, ?21, ?22, ?23, ?24)";
 
 /* Bind through a va_list (bindv's types) on an already prepared statement. */
 static int bind_all(sqlite3_stmt *st, const char *types, ...) {
@@ -653,11 +663,12 @@ int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err) {
                                           &d->trial_ins, NULL) != SQLITE_OK)
     return db__fail(d, err, "prepare");
   sqlite3_stmt *st = d->trial_ins;
-  int rc = bind_all(st, "isssddddddiitdddddttt", t->campaign_id, t->config_json, hex, t->status,
+  int rc = bind_all(st, "isssddddddiitdddddtttttd", t->campaign_id, t->config_json, hex, t->status,
                     t->time_s, t->mean_s, t->sd_s, t->min_s, t->ci_lo_s, t->ci_hi_s,
                     (int64_t)t->repeats, (int64_t)t->noisy, t->counters_json, t->predicted_s,
                     t->compile_s, t->verify_s, t->bench_s, t->framework_s, t->timestamp,
-                    t->source_hash, t->origin);
+                    t->source_hash, t->origin, t->measurements_json, t->runtimes_json,
+                    t->strategy_s);
   rc = rc != SQLITE_OK ? db__fail(d, err, "bind")
        : sqlite3_step(st) != SQLITE_DONE ? db__fail(d, err, "write") : 0;
   if (!rc && id) *id = sqlite3_last_insert_rowid(d->h);

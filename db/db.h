@@ -40,7 +40,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 
 typedef struct db db;
 
@@ -128,6 +128,9 @@ int db_campaign_new(db *d, const db_campaign *c, int64_t *id, rt_err *err);
 int db_campaign_end(db *d, int64_t id, const char *state, rt_err *err);
 /* Store a campaign's final report (JSON: default and baseline timings). */
 int db_campaign_set_report(db *d, int64_t id, const char *report_json, rt_err *err);
+/* Store where an imported campaign came from (schema 7; JSON: the file's
+** format, tool, schema version and header, see db_t4.c). */
+int db_campaign_set_provenance(db *d, int64_t id, const char *provenance_json, rt_err *err);
 
 /* A campaign as stored, with its target, kernel and workload (strings
 ** malloc'ed; db_campaign_info_free). 0; 1 when there is no such campaign
@@ -156,6 +159,12 @@ typedef struct db_trial {
   const char *source_hash;   /* ms_build_key of what was measured; NULL */
   const char *origin;        /* "measured", "reused" (copied from an
                              ** earlier campaign); NULL: imported/unknown */
+  /* Schema 6, what imports keep of a file (NULL/NAN when none): */
+  const char *measurements_json; /* every recorded measurement, as the file
+                                 ** wrote it: [{"name","value","unit"}...] */
+  const char *runtimes_json; /* the per-repeat run times in seconds: [...] */
+  double strategy_s;         /* the search algorithm's time (T4's
+                             ** times.search_algorithm) */
 } db_trial;
 /* Insert a trial; a config already in the campaign is an error. */
 int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err);
@@ -180,10 +189,55 @@ typedef struct db_trial_filter {
 ** nonzero); the number visited, or -1 with err. */
 int db_trials(db *d, const db_trial_filter *f, db_row_fn fn, void *ctx, rt_err *err);
 
-/* Import a T4 results file (plain or .gz) recorded on space sp, as one
-** campaign of state "imported" for (target, kernel, the workload bound in
-** sp). All-or-nothing: on any error nothing is stored. *campaign gets the
-** new campaign's id; *ntrials the number of trials stored. */
+/* ---- Import of results files (db_t4.c) ----
+** Two formats, plain or gzip, recognised by their content: community T4
+** results (an object with a "results" array) and Kernel Tuner's cache
+** files (an object with "tune_params_keys" and a "cache" object; an
+** unclosed cache, as an interrupted tune_kernel leaves it, is closed the
+** way Kernel Tuner closes it). README's `db import` section is the
+** reference for the mapping of statuses, times and units. */
+
+/* The dtype of imported data whose file does not name one (a T4 file's
+** metadata.dtype, a Kernel Tuner cache's top-level "dtype"). */
+#define DB_DEFAULT_DTYPE "f32"
+
+typedef struct db_import_opts {
+  const char *format;        /* "t4", "kt-cache", or NULL: whichever it is */
+  sp_space *space;           /* the space it was recorded on (a T1 file);
+                             ** NULL: inferred from the file -- a T4 file's
+                             ** recorded configurations (each parameter's
+                             ** values sorted, typed as recorded), a cache's
+                             ** tune_params */
+  const sp_binding *set;     /* with an inferred space: problem variables */
+  int nset;                  /* that key the workload (VAR=VALUE) */
+  const char *kernel;        /* NULL: the space's BenchmarkName (T1), else
+                             ** the cache's kernel_name; T4 alone names none */
+  const char *dtype;         /* NULL: the file's, else DB_DEFAULT_DTYPE */
+} db_import_opts;
+
+/* A results file read and checked whole, ready to store. */
+typedef struct db_import db_import;
+
+/* Read and check path: every configuration in the space, none twice,
+** statuses and numbers as the format defines them, kernel and dtype free
+** of whitespace. The database is not involved: a file that cannot be read
+** or is wrong is reported here. NULL with err ("PATH: results[i].field:
+** what was expected"). */
+db_import *db_import_read(const char *path, const db_import_opts *o, rt_err *err);
+const sp_space *db_import_space(const db_import *im);   /* given or inferred */
+const char *db_import_format(const db_import *im);      /* "t4", "kt-cache" */
+const char *db_import_kernel(const db_import *im);
+const char *db_import_dtype(const db_import *im);
+int db_import_count(const db_import *im);                /* results read */
+/* Store it as one campaign of state "imported" for (target, kernel, the
+** workload bound in the space), with its provenance, in one transaction:
+** on any error nothing is stored. *campaign gets the new campaign's id. */
+int db_import_store(db *d, const db_import *im, const char *target, int64_t *campaign,
+                    rt_err *err);
+void db_import_free(db_import *im);                      /* NULL: no-op */
+
+/* Read and store in one call (space sp required; kernel as given; the
+** format whichever it is). *ntrials gets the number of trials stored. */
 int db_import_t4(db *d, const char *path, sp_space *sp, const char *target,
                  const char *kernel, int64_t *campaign, int *ntrials,
                  rt_err *err);
@@ -246,9 +300,12 @@ int db_tag_show(db *d, const char *name, db_pin_fn fn, void *ctx, rt_err *err);
 /* ---- Export (db_export.c) ---- */
 
 /* Write the trials of (target, kernel[, workload key: NULL for all]) to
-** out, in trial order, as "t4" (a T4 results file, times in ms), "json"
-** (an array of objects, every column) or "csv" (a header, then one row
-** per trial with a column per configuration parameter). */
+** out, in trial order, as "t4" (a T4 results file valid against the T4
+** 1.0.0 results schema, times in ms), "json" (an array of objects, every
+** column), "csv" (a header, then one row per trial with a column per
+** configuration parameter) or "kt-cache" (a Kernel Tuner cache file, the
+** input of its simulation mode: one workload, whose space gives
+** tune_params; the first trial of each configuration). */
 int db_export(db *d, const char *target, const char *kernel, const char *workload_key,
               const char *format, FILE *out, int *ntrials, rt_err *err);
 

@@ -128,10 +128,10 @@ static const char defaults_sql[] =
     "  AND s.default_config IS NOT NULL);";
 
 /* A copied campaign with its destination ids; inserted by ins_campaign. */
-#define CAMPAIGNS_SQL(commit, report)                                                      \
+#define CAMPAIGNS_SQL(commit, report, provenance)                                          \
     "SELECT c.id, mg.id, mw.id, ms.id, c.strategy, c.options, c.seed, c.budget,"           \
     " c.rooftune_version, c.source, c.compiler, c.flags, c.started, c.ended, c.state, "    \
-    commit ", " report                                                                     \
+    commit ", " report ", " provenance                                                     \
     " FROM src.campaigns c JOIN src.targets g ON g.id = c.target_id"                       \
     " JOIN main.targets mg ON mg.name = g.name AND mg.fingerprint = g.fingerprint"         \
     " JOIN src.workloads w ON w.id = c.workload_id JOIN src.kernels k ON k.id = w.kernel_id" \
@@ -140,30 +140,34 @@ static const char defaults_sql[] =
     " JOIN src.spaces s ON s.id = c.space_id JOIN main.spaces ms ON ms.hash = s.hash"      \
     " WHERE c.id IN temp.merge_campaigns ORDER BY c.id"
 /* campaigns.rooftune_commit exists from schema 3 on, campaigns.report and
-** trials.source_hash/origin from schema 4 on. */
+** trials.source_hash/origin from schema 4 on, campaigns.provenance and
+** trials.measurements/runtimes/strategy_s from schema 7 on. */
 static const char *const campaigns_sql[] = {
-  CAMPAIGNS_SQL("NULL", "NULL"), CAMPAIGNS_SQL("c.rooftune_commit", "NULL"),
-  CAMPAIGNS_SQL("c.rooftune_commit", "c.report")};
+  CAMPAIGNS_SQL("NULL", "NULL", "NULL"), CAMPAIGNS_SQL("c.rooftune_commit", "NULL", "NULL"),
+  CAMPAIGNS_SQL("c.rooftune_commit", "c.report", "NULL"),
+  CAMPAIGNS_SQL("c.rooftune_commit", "c.report", "c.provenance")};
 static const char ins_campaign[] =
     "INSERT INTO main.campaigns(target_id, workload_id, space_id, strategy, options, seed, budget,"
-    " rooftune_version, source, compiler, flags, started, ended, state, rooftune_commit, report)"
-    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+    " rooftune_version, source, compiler, flags, started, ended, state, rooftune_commit, report,"
+    " provenance) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
-#define TRIALS_SQL(source_hash, origin)                                                      \
+#define TRIALS_SQL(source_hash, origin, imported)                                            \
     "INSERT INTO main.trials(campaign_id, config, config_hash, status, time, mean, sd, min, ci_lo," \
     " ci_hi, repeats, noisy, counters, predicted, compile_s, verify_s, bench_s, framework_s,"    \
-    " created, source_hash, origin)"                                                          \
+    " created, source_hash, origin, measurements, runtimes, strategy_s)"                      \
     " SELECT m.dst_id, t.config, t.config_hash, t.status, t.time, t.mean, t.sd, t.min, t.ci_lo," \
     " t.ci_hi, t.repeats, t.noisy, t.counters, t.predicted, t.compile_s, t.verify_s, t.bench_s," \
-    " t.framework_s, t.created, " source_hash ", " origin                                     \
+    " t.framework_s, t.created, " source_hash ", " origin ", " imported                       \
     " FROM src.trials t JOIN temp.merge_new n ON n.id = t.id"                                 \
     " JOIN temp.merge_map m ON m.src_id = t.campaign_id ORDER BY t.id"
-static const char *const trials_sql[] = {TRIALS_SQL("NULL", "NULL"),
-                                         TRIALS_SQL("t.source_hash", "t.origin")};
+static const char *const trials_sql[] = {
+  TRIALS_SQL("NULL", "NULL", "NULL, NULL, NULL"),
+  TRIALS_SQL("t.source_hash", "t.origin", "NULL, NULL, NULL"),
+  TRIALS_SQL("t.source_hash", "t.origin", "t.measurements, t.runtimes, t.strategy_s")};
 
 /* Copy each needed campaign, recording src id -> new id in merge_map. */
 static int copy_campaigns(db *d, int version, int *n, rt_err *err) {
-  sqlite3_stmt *sel = db__query(d, err, campaigns_sql[(version >= 3) + (version >= 4)], "");
+  sqlite3_stmt *sel = db__query(d, err, campaigns_sql[(version >= 3) + (version >= 4) + (version >= 7)], "");
   if (!sel) return -1;
   int rc, bad = 0;
   *n = 0;
@@ -188,7 +192,7 @@ static int merge_in(db *d, int version, db_merge_stats *s, rt_err *err) {
       db__run(d, db__query(d, err, "SELECT count(*) FROM src.trials", ""), &total, err) < 0 ||
       db__run(d, db__query(d, err, "SELECT count(*) FROM temp.merge_new", ""), &fresh, err) < 0 ||
       exec(d, entities_sql, err) || (version >= 2 && exec(d, defaults_sql, err)) ||
-      copy_campaigns(d, version, &s->campaigns, err) || db__run(d, db__query(d, err, trials_sql[version >= 4], ""), NULL, err) < 0)
+      copy_campaigns(d, version, &s->campaigns, err) || db__run(d, db__query(d, err, trials_sql[(version >= 4) + (version >= 7)], ""), NULL, err) < 0)
     return -1;
   s->trials = sqlite3_changes(db__sqlite(d));
   s->duplicates = (int)(total - fresh);

@@ -3,7 +3,7 @@
 # Called by `make test`, `make demo`, `make bench` and `make asan`; does
 # nothing (quickly) when everything is there. Installing needs root.
 set -eu
-PKGS="gcc make libc6-dev libjansson-dev libgsl-dev libcmocka-dev libpapi-dev libopenblas-dev libsqlite3-dev sqlite3 zlib1g-dev pkg-config gnuplot-nox valgrind"
+PKGS="gcc make libc6-dev libjansson-dev libgsl-dev libcmocka-dev libpapi-dev libopenblas-dev libsqlite3-dev sqlite3 zlib1g-dev pkg-config gnuplot-nox valgrind python3-jsonschema"
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -375,7 +375,7 @@ static int load_space(camp *c, const char *set, const char *space, rt_err *err) 
 static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *desc,
                              const char *desc_json, rt_err *err) {
   int64_t kid, sid;
-  char *key = db_workload_key(c->k->name, "f32", c->sp), *sizes = db_workload_sizes(c->sp),
+  char *key = db_workload_key(c->k->name, c->k->dtype, c->sp), *sizes = db_workload_sizes(c->sp),
        *spec = db_space_spec(c->sp), *opts = options_json(o), compiler[600];
   int *def = rt_malloc((size_t)sp_nparams(c->sp) * sizeof *def);
   char *dj = sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL) ? sp_config_json(c->sp, def) : NULL;
@@ -388,7 +388,7 @@ static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *
            db_target_id(c->d, o->target, desc->fingerprint, desc_json, &c->target_id, err) ||
            db_kernel_id(c->d, c->k->name, "rooftune-" RT_VERSION, &kid, err) ||
            (dj && db_kernel_set_default(c->d, kid, dj, err)) ||
-           db_workload_id(c->d, kid, key, sizes, "f32", hk_str(&c->pb, "layout"), &c->workload_id, err) ||
+           db_workload_id(c->d, kid, key, sizes, c->k->dtype, hk_str(&c->pb, "layout"), &c->workload_id, err) ||
            db_space_id(c->d, spec, &sid, err);
   if (!rc) {
     cr.target_id = c->target_id, cr.workload_id = c->workload_id, cr.space_id = sid;
@@ -899,7 +899,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   c.cfg_tmp = rt_malloc((size_t)np * sizeof *c.cfg_tmp);
   tu_cfgmap_init(&c.own, np);
   if (o.resume > 0) {
-    char *key = db_workload_key(c.k->name, "f32", c.sp);
+    char *key = db_workload_key(c.k->name, c.k->dtype, c.sp);
     int same = !strcmp(key, info.workload_key);
     free(key);
     if (!same) {
@@ -952,7 +952,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   rep->campaign = c.id;
   rep->end = rt_strdup(run && !strcmp(state, "done") ? tu_end_name(tu_run_end(run)) : "interrupted");
   rep->kernel = rt_strdup(c.k->name);
-  rep->workload = db_workload_key(c.k->name, "f32", c.sp);
+  rep->workload = db_workload_key(c.k->name, c.k->dtype, c.sp);
   rep->target = rt_strdup(o.target);
   rep->fingerprint = rt_strdup(desc.fingerprint);
   rep->strategy = rt_strdup(S->name);

@@ -3,9 +3,9 @@
 ** a rooftune database, indexed by configuration, answer a run's
 ** evaluations with their recorded status, time and cost (compile +
 ** verification + runs + framework, as Kernel Tuner's simulation mode
-** counts it). A T4 file goes through the database's own importer (into a
-** private in-memory database), so both paths share one parser and one set
-** of checks.
+** counts it). A T4 file (or a Kernel Tuner cache file) goes through the
+** database's own importer (db_import_t4, into a private in-memory
+** database), so both paths share one parser and one set of checks.
 */
 #include <math.h>
 #include <stdlib.h>

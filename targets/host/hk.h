@@ -9,7 +9,8 @@
 **     computes the kernel on the buffers in the order of hk_kernel.buffers
 **     and returns 0. Problem sizes are compile-time constants in the source.
 **     It may use OpenMP (compiled with -O3 -march=native -fopenmp).
-**  2. All buffers are float32. Input buffers are filled by the harness with
+**  2. All buffers are float32 (hk_kernel.dtype "f32", the element type
+**     the workload key names). Input buffers are filled by the harness with
 **     deterministic pseudo-random values in [-1, 1]; outputs are checked
 **     against `reference` run on the same inputs.
 **  3. The output of a schedule is correct when
@@ -55,6 +56,9 @@ typedef struct hk_kernel {
   const char *name;       /* "gemm" */
   const char *summary;    /* one line for `rooftune kernels` */
   const char *space;      /* space file, relative to the project root */
+  /* Element type of the buffers, as workload keys name it ("KERNEL DTYPE
+  ** VAR=VALUE ..."): "f32", the only type the harnesses fill today. */
+  const char *dtype;
   /* Buffers of the workload: fills b[0..n-1], returns n (<= HK_MAXBUF). */
   int (*buffers)(const hk_problem *pb, hk_buf *b);
   /* C source of schedule cfg for this workload (malloc'ed). */

@@ -194,6 +194,7 @@ const hk_kernel hk_conv2d = {
   .summary = "direct 2D convolution, nchw (KCRS filter) or nhwc (RSCK): register "
              "block, channel tile, output tiles, reduction order, threads",
   .space = "targets/host/conv2d.json",
+  .dtype = "f32",
   .buffers = cv_buffers,
   .codegen = cv_codegen,
   .reference = cv_reference,

@@ -318,6 +318,7 @@ const hk_kernel hk_gemm = {
   .name = "gemm",
   .summary = "C = A*B, float32 row-major; cache, register and thread tiling",
   .space = "targets/host/gemm.json",
+  .dtype = "f32",
   .buffers = gemm_buffers,
   .codegen = gemm_codegen,
   .reference = gemm_reference,

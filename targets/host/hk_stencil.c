@@ -157,6 +157,7 @@ const hk_kernel hk_stencil = {
   .summary = "2D 5-point Jacobi, STEPS steps, fixed boundary: tiles, temporal "
              "blocking depth, threads",
   .space = "targets/host/stencil.json",
+  .dtype = "f32",
   .buffers = st_buffers,
   .codegen = st_codegen,
   .reference = st_reference,

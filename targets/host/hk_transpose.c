@@ -110,6 +110,7 @@ const hk_kernel hk_transpose = {
   .summary = "out[N][M] = in[M][N] (memory-bound, strided): cache tiles, inner "
              "block, loop order, nontemporal stores, threads",
   .space = "targets/host/transpose.json",
+  .dtype = "f32",
   .buffers = tr_buffers,
   .codegen = tr_codegen,
   .reference = tr_reference,
