@@ -680,11 +680,10 @@ static const char no_gnuplot[] =
 ** and wrote out. */
 static int run_gnuplot(const char *script, const char *out) {
   unlink(out);
-  fflush(NULL);
-  pid_t pid = fork();
+  /* stdout on stderr: keep our stdout for our own report */
+  pid_t pid = rt_fork(RT_CHILD_STDOUT_TO_STDERR, NULL, 0);
   if (pid < 0) return cli_fail(CMD, "fork: %s", strerror(errno));
   if (pid == 0) {   /* in the script's directory: it names the output relative to it */
-    dup2(2, 1);      /* keep our stdout for our own report */
     char *dir = rt_strdup(script), *slash = strrchr(dir, '/');
     if (slash) {
       *slash = 0;
@@ -694,8 +693,7 @@ static int run_gnuplot(const char *script, const char *out) {
     _exit(127);
   }
   int st;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return cli_fail(CMD, "waitpid: %s", strerror(errno));
+  if (rt_child_wait(pid, &st, 0) != pid) return cli_fail(CMD, "waitpid: %s", strerror(errno));
   if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return cli_fail(CMD, "%s", no_gnuplot);
   struct stat sb;
   if (!WIFEXITED(st) || WEXITSTATUS(st) || stat(out, &sb) || sb.st_size == 0)

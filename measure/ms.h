@@ -46,6 +46,10 @@ typedef struct ms_opts {
                           ** PAPI's, or CUPTI's on a CUDA device) */
   int counters;           /* 1: also run the counter pass */
   int device;             /* -1: the host; N: CUDA device N (ms_cuda.c) */
+  const char *guard;      /* a SQLite database no candidate may touch (the
+                          ** campaign's), or NULL: a change to its header
+                          ** or identity across a worker makes ms_measure
+                          ** fail (-1) */
 } ms_opts;
 void ms_opts_default(ms_opts *o);
 #define MS_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC"
@@ -82,13 +86,17 @@ typedef struct ms_child_end {
   int timed_out;               /* killed at the deadline */
   int wstatus;                 /* its wait status */
   int err;                     /* errno of a failed pipe or fork (0: none) */
+  size_t extra;                /* bytes that came after a whole report */
   double seconds;
 } ms_child_end;
-/* Run child(fd, ctx) in a forked process in a process group of its own; it
-** must write exactly size bytes to fd (then it may exit). The parent reads
-** them into rep until timeout seconds have passed, then kills the group and
-** reaps it; no child outlives the call. 0: rep filled; 1: the child died
-** or hung first (*end says how); -1: pipe or fork failed (end->err). */
+/* Run child(fd, ctx) in a child of rt_fork (common/rt.h: its own process
+** group, dies with rooftune, no descriptor but fd and stdio, stdout on
+** stderr, no shared writable mapping); it must write exactly size bytes
+** to fd (then it may exit). The parent reads them into rep until timeout
+** seconds have passed, then kills the group and reaps it; no child
+** outlives the call. 0: rep filled; 1: the child died or hung first, or
+** more than size bytes came (*end says how); -1: pipe or fork failed
+** (end->err). */
 int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
                  size_t size, ms_child_end *end);
 /* end as a message about `who` ("worker", "bench worker") into buf. */
@@ -120,6 +128,8 @@ int ms_status_parse(const char *name);
 ** the space its strings point into) must outlive w. */
 typedef struct ms_workload ms_workload;
 ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb);
+/* Whether host workers run in the sandbox here; *why says why not. */
+int ms_sandbox_available(const char **why);
 void ms_workload_free(ms_workload *w);              /* NULL is a no-op */
 
 /* Measure one candidate source (build, verify, time, counters); src NULL

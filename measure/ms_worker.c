@@ -222,7 +222,6 @@ static void child_main(int fd, const ms_workload *w, const char *so,
   report rep;
   memset(&rep, 0, sizeof rep);
   rep.status = MS_OK;
-  ms__child_setup();
   void *h = NULL;
   rk_fn run = NULL;
   cpu_set_t cpus;
@@ -232,6 +231,8 @@ static void child_main(int fd, const ms_workload *w, const char *so,
     rep.status = MS_RUNTIME_ERROR;
     snprintf(rep.msg, sizeof rep.msg, "harness: cannot pin to CPU %d: %s",
              o->pin_cpu, strerror(errno));
+  } else if (ms__sandbox(rep.msg, sizeof rep.msg)) {
+    rep.status = MS_RUNTIME_ERROR;
   } else {
     if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
     if (!so[0]) {
@@ -244,6 +245,7 @@ static void child_main(int fd, const ms_workload *w, const char *so,
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "the candidate defines no rk_run");
     }
+    if (chdir("/")) {}   /* relative paths lead nowhere of the caller's */
   }
   float *bufs[HK_MAXBUF];
   runctx x = {.run = run, .bufs = bufs};
@@ -292,18 +294,8 @@ static void child_main(int fd, const ms_workload *w, const char *so,
   ms__send(fd, &rep);
 }
 
-void ms__child_setup(void) {
-  setpgid(0, 0);
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < SIGRTMIN; s++) sigaction(s, &dfl, NULL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-void ms__send(int fd, const ms__report *rep) {
+void ms__send(int fd, ms__report *rep) {
+  ms__seal(rep);
   for (size_t off = 0; off < sizeof *rep;) {
     ssize_t k = write(fd, (const char *)rep + off, sizeof *rep - off);
     if (k < 0 && errno == EINTR) continue;
@@ -317,14 +309,13 @@ void ms__send(int fd, const ms__report *rep) {
 ** Returns 1 if it timed out, else 0 with *st its wait status. */
 static int reap(pid_t pid, double deadline, int *st) {
   for (;;) {
-    pid_t r = waitpid(pid, st, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return 0;
+    pid_t r = rt_child_wait(pid, st, WNOHANG);
+    if (r == pid || r < 0) return 0;
     if (rt_now() >= deadline) break;
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
-  kill(-pid, SIGKILL);
-  while (waitpid(pid, st, 0) < 0 && errno == EINTR) {}
+  *st = rt_child_kill(pid);
   return 1;
 }
 
@@ -345,7 +336,7 @@ static void host_child_main(int fd, void *ctx) {
 static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
                       int pass, char ev[][MS_EVNAME], int nev, report *rep) {
   host_child h = {w, so, o, pass, nev, ev};
-  return ms__run_worker(host_child_main, &h, o->timeout, rep);
+  return ms__run_worker(host_child_main, &h, o, rep);
 }
 
 int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
@@ -356,8 +347,8 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     end->err = errno;
     return -1;
   }
-  fflush(NULL);
-  pid_t pid = fork();
+  int keep[1] = {fd[1]};
+  pid_t pid = rt_fork(RT_CHILD_STDOUT_TO_STDERR | RT_CHILD_UNMAP_SHARED, keep, 1);
   if (pid < 0) {
     end->err = errno;
     close(fd[0]);
@@ -365,12 +356,9 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     return -1;
   }
   if (pid == 0) {
-    close(fd[0]);
-    setpgid(0, 0);
-    child(fd[1], ctx);
+    child(keep[0], ctx);
     _exit(0);
   }
-  setpgid(pid, pid);   /* also done by the child: no race on kill(-pid) */
   close(fd[1]);
   double start = rt_now(), deadline = start + timeout;
   size_t got = 0;
@@ -387,20 +375,28 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     if (k > 0) got += (size_t)k;
     else if (k == 0 || errno != EINTR) break;
   }
-  close(fd[0]);
   int st = 0;
   if (got < size && !end->timed_out) end->timed_out = reap(pid, deadline, &st);
-  else {   /* complete, or out of time: end the group, reap */
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  else st = rt_child_kill(pid);   /* complete, or out of time: end the group, reap */
+  /* Whatever the group wrote beyond the report is in the pipe now: a
+  ** report with bytes around it is not a report. */
+  if (got == size && !fcntl(fd[0], F_SETFL, O_NONBLOCK)) {
+    char extra[512];
+    ssize_t k;
+    while ((k = read(fd[0], extra, sizeof extra)) > 0 || (k < 0 && errno == EINTR))
+      if (k > 0) end->extra += (size_t)k;
   }
+  close(fd[0]);
   end->seconds = rt_now() - start;
   end->wstatus = st;
-  return got == size ? 0 : 1;
+  return got == size && !end->extra ? 0 : 1;
 }
 
 const char *ms_child_why(const ms_child_end *end, const char *who, char *buf, size_t cap) {
   if (end->err) snprintf(buf, cap, "harness: cannot start the %s: %s", who, strerror(end->err));
+  else if (end->extra)
+    snprintf(buf, cap, "harness: the %s's report is garbled: %zu bytes more than a report came "
+             "through its pipe (the candidate wrote into the harness's pipe?)", who, end->extra);
   else if (end->timed_out) snprintf(buf, cap, "timeout: %s killed after %.2f s", who, end->seconds);
   else if (WIFSIGNALED(end->wstatus))
     snprintf(buf, cap, "%s killed by %s (%s)", who, signal_name(WTERMSIG(end->wstatus)),
@@ -411,16 +407,28 @@ const char *ms_child_why(const ms_child_end *end, const char *who, char *buf, si
   return buf;
 }
 
-int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, double timeout,
+int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o,
                    ms__report *rep) {
   memset(rep, 0, sizeof *rep);
+  ms__guard g;
+  ms__guard_take(o->guard, &g);
   ms_child_end end;
-  int rc = ms_run_child(child, ctx, timeout, rep, sizeof *rep, &end);
-  if (rc == 0) return 0;
+  int rc = ms_run_child(child, ctx, o->timeout, rep, sizeof *rep, &end);
+  char why[256];
+  if (ms__guard_check(o->guard, &g, why, sizeof why)) {
+    memset(rep, 0, sizeof *rep);
+    rep->status = MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "%s", why);
+    return -1;
+  }
+  if (rc == 0) {
+    ms__unseal(rep);
+    return 0;
+  }
   memset(rep, 0, sizeof *rep);
   ms_child_why(&end, "worker", rep->msg, sizeof rep->msg);
   if (rc < 0) return -1;
-  rep->status = end.timed_out ? MS_TIMEOUT : MS_RUNTIME_ERROR;
+  rep->status = end.timed_out && !end.extra ? MS_TIMEOUT : MS_RUNTIME_ERROR;
   return 0;
 }
 

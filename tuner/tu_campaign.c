@@ -564,6 +564,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   hk_problem_from_space(&c.pb, c.sp);
   c.ms = o.ms;
   c.ms.device = tg_device(o.target);
+  c.ms.guard = o.db_path;   /* no candidate may touch the database */
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
   c.cfg_tmp = rt_malloc((size_t)sp_nparams(c.sp) * sizeof *c.cfg_tmp);

@@ -120,14 +120,21 @@ static int physical_cores(int cpus) {
   return n ? n : cpus;
 }
 
+/* The first line of `$CC --version` ($CC split at blanks, no shell). */
 static void compiler_version(char *out, size_t cap) {
   const char *cc = getenv("CC");
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", cc && *cc ? cc : "cc");
-  FILE *p = popen(cmd, "r");
+  char words[256], *argv[32], *save = NULL;
+  int n = 0;
+  snprintf(words, sizeof words, "%s", cc && *cc ? cc : "cc");
+  for (char *w = strtok_r(words, " \t\n", &save); w && n < 30; w = strtok_r(NULL, " \t\n", &save))
+    argv[n++] = w;
+  argv[n++] = "--version";
+  argv[n] = NULL;
+  rt_str text = {0};
   out[0] = 0;
-  if (p && fgets(out, (int)cap, p)) out[strcspn(out, "\n")] = 0;
-  if (p) pclose(p);
+  if (rt_capture(argv, 0, 4096, &text) >= 0 && text.s)
+    snprintf(out, cap, "%.*s", (int)strcspn(text.s, "\n"), text.s);
+  free(text.s);
   if (!out[0]) snprintf(out, cap, "unknown (%s not found)", cc && *cc ? cc : "cc");
 }
 
