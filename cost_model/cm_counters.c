@@ -846,11 +846,8 @@ int cm_count_papi(const hk_kernel *k, const hk_problem *pb, const char *src,
                                 ? "no hardware counters: " : "", why);
     return -1;
   }
-  ms_workload *w = ms_workload_new(k, pb);
-  if (!w) {
-    rt_err_set(err, "kernel %s: cannot make the workload", k->name);
-    return -1;
-  }
+  ms_workload *w = ms_workload_new(k, pb, err);
+  if (!w) return -1;
   ms_opts oo = *o;
   oo.counters = 1;
   oo.events = "PAPI_L1_DCM,PAPI_L2_TCM,PAPI_L3_TCM";

@@ -125,9 +125,19 @@ int ms_status_parse(const char *name);
 
 /* A workload under measurement: its inputs and reference outputs, made
 ** once and shared (read-only) by every candidate's worker. k and pb (with
-** the space its strings point into) must outlive w. */
+** the space its strings point into) must outlive w. NULL with err (the
+** variable, the sizes and the limit) when its sizes fail invariant 5;
+** nothing is allocated then. */
 typedef struct ms_workload ms_workload;
-ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb);
+ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb, rt_err *err);
+/* Invariant 5 alone: 0, or -1 with err. */
+int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err);
+/* Bytes a workload's harness may hold: $ROOFTUNE_MEM_LIMIT (a size such as
+** 8G, 512M, or bytes; K, M, G, T are powers of 1024), else three quarters
+** of the memory here (physical, or the cgroup's limit when lower). *what
+** says which ("ROOFTUNE_MEM_LIMIT", "3/4 of physical memory"). 0 with err
+** when the variable is not a size. */
+uint64_t ms_mem_limit(const char **what, rt_err *err);
 /* Whether host workers run in the sandbox here; *why says why not. */
 int ms_sandbox_available(const char **why);
 void ms_workload_free(ms_workload *w);              /* NULL is a no-op */

@@ -91,10 +91,146 @@ size_t ms__buf_bytes(const hk_buf *b) {
 }
 #define buf_bytes ms__buf_bytes
 
-ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb) {
+/* "K1=V1 K2=V2" of the kernel's size variables, into buf. */
+static const char *size_text(const hk_kernel *k, const hk_problem *pb, char *buf, size_t cap) {
+  buf[0] = 0;
+  for (const char *s = k->sizes ? k->sizes : ""; *s;) {
+    size_t len = strcspn(s, " ");
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), s);
+    size_t at = strlen(buf);
+    if (len) snprintf(buf + at, cap - at, "%s%s=%lld", at ? " " : "", name, (long long)hk_int(pb, name));
+    s += len + (s[len] == ' ');
+  }
+  return buf;
+}
+
+/* Whether pb binds name to an integer (hk_int reads 0 otherwise). */
+static int int_var(const hk_problem *pb, const char *name, int64_t *v) {
+  for (int i = 0; i < pb->n; i++)
+    if (!strcmp(pb->name[i], name)) {
+      *v = pb->val[i].u.i;
+      return pb->val[i].t == SX_INT;
+    }
+  return 0;
+}
+
+/* Size in bytes from the text of ROOFTUNE_MEM_LIMIT: digits, then K, M, G
+** or T (powers of 1024, an optional trailing "B" or "iB"). 0: not one. */
+static uint64_t parse_size(const char *s) {
+  char *end;
+  if (!s || *s < '0' || *s > '9') return 0;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno) return 0;
+  int shift = 0;
+  switch (*end == 0 ? 0 : end[0] & ~0x20) {
+  case 0: break;
+  case 'K': shift = 10; end++; break;
+  case 'M': shift = 20; end++; break;
+  case 'G': shift = 30; end++; break;
+  case 'T': shift = 40; end++; break;
+  default: return 0;
+  }
+  if (shift && (!strcmp(end, "iB") || !strcmp(end, "B"))) end += strlen(end);
+  if (*end || v == 0 || v > (UINT64_MAX >> shift)) return 0;
+  return (uint64_t)v << shift;
+}
+
+/* The memory limit of this process's cgroup (v2), or 0. */
+static uint64_t cgroup_limit(void) {
+  char line[512], path[700];
+  FILE *f = fopen("/proc/self/cgroup", "re");
+  uint64_t lim = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "0::", 3)) {
+      line[strcspn(line, "\n")] = 0;
+      snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+      FILE *m = fopen(path, "re");
+      unsigned long long v;
+      if (m && fscanf(m, "%llu", &v) == 1) lim = v;
+      if (m) fclose(m);
+    }
+  if (f) fclose(f);
+  return lim;
+}
+
+uint64_t ms_mem_limit(const char **what, rt_err *err) {
+  const char *e = getenv("ROOFTUNE_MEM_LIMIT");
+  if (e && *e) {
+    uint64_t v = parse_size(e);
+    if (!v) rt_err_set(err, "ROOFTUNE_MEM_LIMIT: expected a size in bytes such as 16G, 512M or "
+                       "1000000 (K, M, G, T: powers of 1024), got '%.100s'", e);
+    if (what) *what = "ROOFTUNE_MEM_LIMIT";
+    return v;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t phys = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)1 << 32;
+  uint64_t cg = cgroup_limit();
+  if (what) *what = cg && cg < phys ? "3/4 of this cgroup's memory limit" : "3/4 of physical memory";
+  return (cg && cg < phys ? cg : phys) / 4 * 3;
+}
+
+int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
+  char sizes[512];
+  /* 1. every size variable an integer in [0, HK_SIZE_MAX] */
+  for (const char *s = k->sizes ? k->sizes : ""; *s;) {
+    size_t len = strcspn(s, " ");
+    char name[32];
+    int64_t v = 0;
+    snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), s);
+    s += len + (s[len] == ' ');
+    if (!len) continue;
+    if (!int_var(pb, name, &v)) {
+      rt_err_set(err, "%s: problem variable %s must be an integer (it sets buffer sizes)", k->name,
+                 name);
+      return -1;
+    }
+    if (v < 0 || v > HK_SIZE_MAX) {
+      rt_err_set(err, "%s: problem variable %s = %lld is out of range: a size must be in [0, "
+                 "2^40 = %lld]", k->name, name, (long long)v, (long long)HK_SIZE_MAX);
+      return -1;
+    }
+  }
+  /* 2. buffers that exist, 3. within the memory limit (exact in 128 bits) */
   hk_buf b[HK_MAXBUF];
   int n = k->buffers(pb, b);
-  if (n < 1 || n > HK_MAXBUF) return NULL;
+  if (n < 1 || n > HK_MAXBUF) {
+    rt_err_set(err, "%s: internal error: %d buffers", k->name, n);
+    return -1;
+  }
+  rt_count total = 0;
+  for (int i = 0; i < n; i++) {
+    if (b[i].n < 1) {
+      rt_err_set(err, "%s: these sizes make no workload: buffer %s would hold %lld elements (%s)",
+                 k->name, b[i].name, (long long)b[i].n, size_text(k, pb, sizes, sizeof sizes));
+      return -1;
+    }
+    total += (rt_count)b[i].n * sizeof(float);
+  }
+  const char *what;
+  uint64_t limit = ms_mem_limit(&what, err);
+  if (!limit) return -1;
+  rt_count need = 2 * total;
+  if (need > limit || total > SIZE_MAX / 4) {
+    char detail[256] = "", nb[48];
+    for (int i = 0; i < n; i++)
+      snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "%s%s %.3g", i ? ", " : "",
+               b[i].name, (double)b[i].n);
+    rt_err_set(err, "%s: the workload is too large (%s): its buffers hold %s floats, and the "
+               "harness needs twice their %s bytes (%.3g GiB), over the memory limit of %.3g GiB "
+               "(%s; set ROOFTUNE_MEM_LIMIT, e.g. 64G, to change it)",
+               k->name, size_text(k, pb, sizes, sizeof sizes), detail, rt_count_str(total, nb),
+               (double)need / 1073741824.0, (double)limit / 1073741824.0, what);
+    return -1;
+  }
+  return 0;
+}
+
+ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
+  if (ms_workload_check(k, pb, err)) return NULL;
+  hk_buf b[HK_MAXBUF];
+  int n = k->buffers(pb, b);
   ms_workload *w = rt_calloc(1, sizeof *w);
   w->k = k;
   w->pb = *pb;

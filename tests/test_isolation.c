@@ -1,7 +1,7 @@
 /*
 ** test_isolation.c -- a kernel under test reaches nothing but its own
-** buffers, and no process rooftune forks outlives it (issue 16, items 3
-** and 4).
+** buffers, no process rooftune forks outlives it, and workload sizes are
+** checked before anything is allocated (issue 16, items 3, 4 and 6).
 **   (1) rt_fork's child (common/rt.h) checked from inside: descriptors,
 **       stdin, stdout, death signal, process group, shared mappings, core
 **       limit; rt_child_kill_all ends a whole group.
@@ -15,6 +15,10 @@
 **   (3) orphans: SIGKILL of `measure`, and two Ctrl-C to `tune`, while the
 **       worker spins: every child of rooftune ends (this process is their
 **       subreaper, so a survivor would be found, and is killed).
+**   (4) sizes: the issue's reproductions exit 1 with a message naming the
+**       variable and the limit; every kernel of every target declares
+**       exactly the variables that size its buffers (checked against
+**       perturbing each one); ROOFTUNE_MEM_LIMIT is parsed and applied.
 ** The hostile candidates are the kernels' own generated code with a header
 ** forced in through $CC ("cc -include FILE"): the header renames the
 ** candidate's rk_run and puts its own in front of it.
@@ -49,6 +53,7 @@
 #include <unistd.h>
 
 #include "../measure/ms.h"
+#include "../targets/tg.h"
 #include "tk_exe.h"
 
 extern char **environ;
@@ -625,6 +630,177 @@ static void test_two_ctrl_c_to_tune_leave_no_worker(void **state) {
   all_end(kids, nk, "two SIGINT to tune");
 }
 
+/* ---- (4) sizes ---- */
+
+static void test_size_reproductions(void **state) {
+  (void)state;
+  static const struct {
+    const char *kernel, *set, *want;
+  } cases[] = {
+    {"reduction", "N=4611686018427387904",
+     "problem variable N = 4611686018427387904 is out of range: a size must be in [0, 2^40"},
+    {"gemm", "M=2147483648,N=2147483648,K=2147483648",
+     "the workload is too large (M=2147483648 N=2147483648 K=2147483648)"},
+    {"transpose", "M=2147483648,N=2147483648", "memory limit"},
+    {"stencil", "NX=4294967296,NY=4294967296,STEPS=1", "memory limit"},
+    {"conv2d", "N=1099511627776,H=1099511627776,W=1099511627776,C=1099511627776,"
+     "K=1099511627776,R=1,S=1", "memory limit"},
+    {"reduction", "N=1000000000000", "(N=1000000000000)"},
+    {"reduction", "N=1e12", "N"},   /* a float: refused as such by the loader */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *argv[] = {"measure", "--kernel", cases[i].kernel, "--set", cases[i].set,
+                          "--config", "default", NULL};
+    result r = run(NULL, argv);
+    if (r.rc != 1) fail_msg("%s %s: exit %d, want 1\n%s", cases[i].kernel, cases[i].set, r.rc, r.err);
+    must_contain(&r, cases[i].want);
+    done(&r);
+  }
+  /* the same from tune: refused before a campaign is registered */
+  char db[128];
+  snprintf(db, sizeof db, "%s/sizes.db", dir);
+  const char *argv[] = {"tune", "--kernel", "reduction", "--set", "N=1000000000000", "--db", db,
+                        NULL};
+  result r = run(NULL, argv);
+  assert_int_equal(r.rc, 1);
+  must_contain(&r, "memory limit");
+  done(&r);
+  assert_true(db_int(db, "SELECT count(*) FROM campaigns") <= 0);
+}
+
+/* ROOFTUNE_MEM_LIMIT: its syntax, and a limit that refuses what the
+** default takes. */
+static void test_memory_limit(void **state) {
+  (void)state;
+  static const struct {
+    const char *text;
+    uint64_t bytes;   /* 0: refused */
+  } cases[] = {
+    {"16G", 16ULL << 30}, {"512M", 512ULL << 20}, {"1000000", 1000000}, {"3k", 3072},
+    {"2GiB", 2ULL << 30}, {"1T", 1ULL << 40}, {"0", 0}, {"12X", 0}, {"-5", 0}, {"G", 0},
+    {"99999999999999999999", 0}, {"17179869184T", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setenv("ROOFTUNE_MEM_LIMIT", cases[i].text, 1);
+    rt_err err = {0};
+    const char *what = NULL;
+    uint64_t v = ms_mem_limit(&what, &err);
+    if (v != cases[i].bytes) fail_msg("'%s': %llu, want %llu", cases[i].text, (unsigned long long)v,
+                                      (unsigned long long)cases[i].bytes);
+    if (!v) assert_non_null(strstr(err.msg, "ROOFTUNE_MEM_LIMIT: expected a size"));
+  }
+  unsetenv("ROOFTUNE_MEM_LIMIT");
+  /* the default: 3/4 of MemTotal, or less under a cgroup limit */
+  FILE *f = fopen("/proc/meminfo", "r");
+  unsigned long long kb = 0;
+  char line[256];
+  while (f && fgets(line, sizeof line, f)) sscanf(line, "MemTotal: %llu kB", &kb);
+  if (f) fclose(f);
+  const char *what;
+  uint64_t v = ms_mem_limit(&what, NULL);
+  assert_true(kb > 0 && v > 0 && v <= kb * 1024 / 4 * 3);
+  if (!strcmp(what, "3/4 of physical memory")) assert_true(v == kb * 1024 / 4 * 3);
+  /* 1 MiB: a reduction of 1e6 floats (2 x 4 MB) is refused, named */
+  const char *env[] = {"ROOFTUNE_MEM_LIMIT=1M", NULL};
+  const char *argv[] = {"measure", "--kernel", "reduction", "--set", "N=1000000", "--config",
+                        "default", NULL};
+  result r = run(env, argv);
+  assert_int_equal(r.rc, 1);
+  must_contain(&r, "over the memory limit of 0.000977 GiB (ROOFTUNE_MEM_LIMIT");
+  done(&r);
+  const char *bad[] = {"ROOFTUNE_MEM_LIMIT=lots", NULL};
+  r = run(bad, argv);
+  assert_int_equal(r.rc, 1);
+  must_contain(&r, "ROOFTUNE_MEM_LIMIT: expected a size in bytes such as 16G");
+  done(&r);
+}
+
+/* The problem of kernel k's space file: every int problem variable at its
+** default, or 8 when it has none (string variables left out). */
+static void small_problem(const hk_kernel *k, hk_problem *pb, char names[][32]) {
+  char path[4096];
+  json_t *root = json_load_file(rt_project_path(k->space, path, sizeof path), 0, NULL);
+  json_t *vars = json_object_get(json_object_get(root, "ConfigurationSpace"), "ProblemVariables");
+  assert_non_null(vars);
+  memset(pb, 0, sizeof *pb);
+  for (size_t v = 0; v < json_array_size(vars) && pb->n < HK_MAXVARS; v++) {
+    json_t *jv = json_array_get(vars, v), *def = json_object_get(jv, "Default");
+    if (strcmp(json_string_value(json_object_get(jv, "Type")), "int")) continue;
+    snprintf(names[pb->n], 32, "%s", json_string_value(json_object_get(jv, "Name")));
+    pb->name[pb->n] = names[pb->n];
+    pb->val[pb->n].t = SX_INT;
+    pb->val[pb->n++].u.i = def ? json_integer_value(def) : 8;
+  }
+  json_decref(root);
+}
+
+/* Whether word is one of the blank-separated words of list. */
+static int listed(const char *list, const char *word) {
+  char l[160], w[48];
+  snprintf(l, sizeof l, " %s ", list);
+  snprintf(w, sizeof w, " %s ", word);
+  return strstr(l, w) != NULL;
+}
+
+/* Every kernel of every target names in .sizes the problem variables
+** whose value changes a buffer's size (found here by changing each
+** variable by one), only variables of its space; a workload at the
+** largest sizes is refused without undefined arithmetic (UBSan build), one
+** past them by the variable's name, and the small one passes. */
+static void test_every_kernel_declares_its_sizes(void **state) {
+  (void)state;
+  int checked = 0;
+  for (const tg_target *t = tg_targets; t->name; t++)
+    for (int i = 0; t->kernels[i]; i++) {
+      const hk_kernel *k = t->kernels[i];
+      hk_problem pb;
+      char names[HK_MAXVARS][32];
+      small_problem(k, &pb, names);
+      if (!k->sizes) fail_msg("%s/%s declares no .sizes", t->name, k->name);
+      hk_buf base[HK_MAXBUF], moved[HK_MAXBUF];
+      int n = k->buffers(&pb, base);
+      for (int v = 0; v < pb.n; v++) {
+        hk_problem p2 = pb;
+        p2.val[v].u.i += 1;
+        int changed = 0;
+        assert_int_equal(k->buffers(&p2, moved), n);
+        for (int j = 0; j < n; j++) changed |= moved[j].n != base[j].n;
+        if (changed && !listed(k->sizes, pb.name[v]))
+          fail_msg("%s/%s: %s sets a buffer size but is not in .sizes \"%s\"", t->name, k->name,
+                   pb.name[v], k->sizes);
+      }
+      char list[128];
+      snprintf(list, sizeof list, "%s", k->sizes);
+      for (char *s = list, *w; (w = strtok_r(s, " ", &s));) {
+        int known = 0;
+        for (int v = 0; v < pb.n; v++) known |= !strcmp(pb.name[v], w);
+        if (!known) fail_msg("%s/%s: .sizes names %s, not an int variable of its space", t->name,
+                             k->name, w);
+      }
+      rt_err err = {0};
+      if (ms_workload_check(k, &pb, &err)) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
+      /* the largest sizes (stride and pad kept: they shrink the output) */
+      hk_problem big = pb;
+      int first = -1;
+      for (int v = 0; v < big.n; v++)
+        if (listed(k->sizes, big.name[v]) && strcmp(big.name[v], "stride") && strcmp(big.name[v], "pad")) {
+          big.val[v].u.i = HK_SIZE_MAX;
+          if (first < 0) first = v;
+        }
+      assert_int_equal(ms_workload_check(k, &big, &err), -1);
+      if (!strstr(err.msg, "memory limit")) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
+      big.val[first].u.i = HK_SIZE_MAX + 1;
+      assert_int_equal(ms_workload_check(k, &big, &err), -1);
+      char want[96];
+      snprintf(want, sizeof want, "problem variable %s = 1099511627777 is out of range", big.name[first]);
+      if (!strstr(err.msg, want)) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
+      big.val[first].u.i = -1;
+      assert_int_equal(ms_workload_check(k, &big, &err), -1);
+      checked++;
+    }
+  assert_true(checked >= 9);
+}
+
 /* ---- setup ---- */
 
 static int rm_one(const char *p, const struct stat *s, int f, struct FTW *w) {
@@ -656,6 +832,9 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_garbled_report),
     cmocka_unit_test(test_sigkill_measure_leaves_no_worker),
     cmocka_unit_test(test_two_ctrl_c_to_tune_leave_no_worker),
+    cmocka_unit_test(test_size_reproductions),
+    cmocka_unit_test(test_memory_limit),
+    cmocka_unit_test(test_every_kernel_declares_its_sizes),
   };
   if (getenv("TEST_FILTER")) cmocka_set_test_filter(getenv("TEST_FILTER"));
   return cmocka_run_group_tests(tests, setup, teardown);

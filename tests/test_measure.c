@@ -88,7 +88,7 @@ static void quick_opts(ms_opts *o) {
 
 static ms_workload *twice_workload(void) {
   hk_problem pb = {0};
-  ms_workload *w = ms_workload_new(&twice, &pb);
+  ms_workload *w = ms_workload_new(&twice, &pb, NULL);
   assert_non_null(w);
   return w;
 }

@@ -562,6 +562,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   free(set);
   if (bad_space) goto out;
   hk_problem_from_space(&c.pb, c.sp);
+  if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
   c.ms.device = tg_device(o.target);
   c.ms.guard = o.db_path;   /* no candidate may touch the database */
@@ -596,7 +597,6 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     free(s.s);
     if (bad) goto out;
   }
-  c.w = ms_workload_new(c.k, &c.pb);
   c.t0 = rt_now();
   tu_objective obj = {camp_eval, &c, camp_prepare};
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,

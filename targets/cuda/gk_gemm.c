@@ -425,6 +425,7 @@ const hk_kernel gk_gemm = {
   .summary = "C = A*B, float32 row-major, FFMA; block, warp and thread tiles, "
              "double buffering, split-K",
   .space = "targets/cuda/gemm.json",
+  .sizes = "M N K",
   .buffers = gemm_buffers,
   .codegen = gemm_codegen,
   .reference = gemm_reference,

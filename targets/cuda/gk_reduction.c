@@ -186,6 +186,7 @@ const hk_kernel gk_reduction = {
   .summary = "sum of N floats on the GPU: threads, vector loads, ILP, grid-stride "
              "or one pass, shuffle or shared-memory tree, atomic or two-pass combine",
   .space = "targets/cuda/reduction.json",
+  .sizes = "N",
   .buffers = red_buffers,
   .codegen = red_codegen,
   .reference = red_reference,

@@ -255,6 +255,7 @@ const hk_kernel gk_stencil = {
   .summary = "2D 5-point Jacobi, STEPS steps, fixed boundary, on the GPU: block shape, "
              "vector width, rows per thread, direct or shared-memory tiles, steps per launch",
   .space = "targets/cuda/stencil.json",
+  .sizes = "NX NY",
   .buffers = st_buffers,
   .codegen = st_codegen,
   .reference = st_reference,

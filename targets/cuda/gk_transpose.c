@@ -127,6 +127,7 @@ const hk_kernel gk_transpose = {
   .summary = "out[N][M] = in[M][N] on the GPU: shared-memory tile, rows per pass, "
              "read and write vector widths, padding, tiles per block",
   .space = "targets/cuda/transpose.json",
+  .sizes = "M N",
   .buffers = tr_buffers,
   .codegen = tr_codegen,
   .reference = tr_reference,

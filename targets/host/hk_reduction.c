@@ -98,6 +98,7 @@ const hk_kernel hk_reduction = {
   .summary = "sum of N floats (memory-bound, loop-carried): vector width, "
              "accumulators, unroll, chunking, threads",
   .space = "targets/host/reduction.json",
+  .sizes = "N",
   .buffers = red_buffers,
   .codegen = red_codegen,
   .reference = red_reference,
