@@ -7,13 +7,29 @@
 **
 ** Invariants:
 **  1. Nothing a candidate does (crash, hang, out-of-bounds write, wrong
-**     result, compile failure) takes the caller down: it becomes a status.
-**     Each measurement runs in a fresh child process (a new worker), killed
-**     with its process group on timeout; no child outlives ms_measure.
-**  2. A candidate is timed only after it passed verification; one that
-**     failed it is MS_WRONG_RESULT and carries no time.
-**  3. The compile cache key is a hash of (source, compiler path and
+**     result, compile failure, bytes written into the harness's pipe)
+**     takes the caller down: it becomes one of the six statuses, never
+**     anything else. Each measurement runs in a fresh child process (a new
+**     worker, rt_fork: common/rt.h), killed with its process group on
+**     timeout; no child outlives ms_measure, nor rooftune.
+**  2. A candidate reaches nothing but its own buffers: the worker holds no
+**     descriptor but its report pipe and stdio (stdout goes to stderr), no
+**     shared writable mapping, and the host worker runs in a Landlock
+**     sandbox where the kernel has one (ms_isolate.c: no file written,
+**     created or removed, no TCP, no signal outside). A database named in
+**     ms_opts.guard is checked around every worker.
+**  3. A candidate is timed only after it passed verification; one that
+**     failed it is MS_WRONG_RESULT and carries no time. Verification also
+**     fails a candidate that changed one of its inputs (after the checked
+**     run, and again after the timed runs): "the candidate wrote to its
+**     input X", on the host and on CUDA devices alike.
+**  4. The compile cache key is a hash of (source, compiler path and
 **     --version, flags); a key present in the cache is never rebuilt.
+**  5. No workload is allocated unless its sizes were checked first
+**     (ms_workload_new): every size variable an integer of at most
+**     HK_SIZE_MAX, buffer sizes computed without overflow, and twice the
+**     bytes of its buffers (the workload plus a worker's copy) within the
+**     memory limit (ms_mem_limit).
 */
 #ifndef MS_H
 #define MS_H

@@ -1,24 +1,32 @@
 /*
 ** ms_worker.c -- workloads and the isolated measurement of one candidate.
 **
-** A workload holds the inputs (deterministic: GSL mt19937, seed 42,
-** uniform in [-1, 1]) and the reference outputs (k->reference run on a copy
-** of the inputs, outputs zeroed first). ms_measure builds the candidate
-** (ms_build), then forks a worker child in its own process group which
-** resets every signal disposition (the caller's handlers, cmocka's or
-** ASan's, must not swallow a crash), optionally pins itself to a CPU, sets
-** OPENBLAS_CORETYPE=SkylakeX when unset and the CPU has AVX-512 (Debian's
-** OpenBLAS misdetects this VM's CPU as Prescott; PLATFORM.md: the fair
-** baseline), dlopens the .so, runs rk_run once on fresh copies of the
-** inputs with every output poisoned (MS_POISON: an output the kernel does
-** not write, or accumulates into, fails verification), verifies, then times
-** warmup + repeats with ms_time_loop. rk_run is assumed to overwrite its
-** outputs and not modify its inputs, so buffers are not reset between
-** repeats. With o->flush_cache, a buffer of twice the last-level cache
-** (sysfs; capped at 1 GiB) is written between repeats, outside the timing.
-** The child sends one fixed-size report through a pipe and _exits; the
-** parent polls the pipe against the deadline o->timeout, kills the whole
-** process group on timeout and reaps every child it forked.
+** A workload is made only after its sizes passed ms_workload_check (every
+** size variable of the kernel an integer in [0, HK_SIZE_MAX], the buffers'
+** sizes computed without overflow, twice their bytes within ms_mem_limit).
+** It holds the inputs (deterministic: GSL mt19937, seed 42, uniform in
+** [-1, 1]) and the reference outputs (k->reference run on a copy of the
+** inputs, outputs zeroed first). ms_measure builds the candidate
+** (ms_build), then starts a worker with ms_run_child (rt_fork: its own
+** process group, dies with rooftune, no descriptor but its report pipe and
+** stdio, stdout on stderr, no shared writable mapping, default signal
+** dispositions, so that the caller's handlers, cmocka's or ASan's, cannot
+** swallow a crash). The worker optionally pins itself to a CPU, enters the
+** sandbox (ms_isolate.c), sets OPENBLAS_CORETYPE=SkylakeX when unset and
+** the CPU has AVX-512 (Debian's OpenBLAS misdetects this VM's CPU as
+** Prescott; PLATFORM.md: the fair baseline), dlopens the .so, moves to /,
+** runs rk_run once on fresh copies of the inputs with every output
+** poisoned (MS_POISON: an output the kernel does not write, or accumulates
+** into, fails verification), checks that no input changed, verifies, then
+** times warmup + repeats with ms_time_loop and checks the inputs again.
+** rk_run is assumed to overwrite its outputs and not modify its inputs, so
+** buffers are not reset between repeats. With o->flush_cache, a buffer of
+** twice the last-level cache (sysfs; capped at 1 GiB) is written between
+** repeats, outside the timing. The child sends one sealed fixed-size
+** report through the pipe and _exits; the parent polls the pipe against
+** the deadline o->timeout, kills the whole process group (on timeout and
+** after a report), reaps every child it forked, and takes a report only
+** when exactly one whole sealed report came (ms__unseal).
 ** The counter pass (o->counters, when ms_counters_available()) is a second
 ** worker that runs rk_run once to warm up, then once under PAPI.
 */
@@ -352,6 +360,14 @@ static size_t llc_bytes(void) {
 
 enum { PASS_TIME, PASS_COUNT };
 
+/* The first input of w that bufs no longer hold exactly (its index), or
+** -1: all unchanged (the contract: rk_run does not modify its inputs). */
+static int changed_input(const ms_workload *w, float *const *bufs) {
+  for (int i = 0; i < w->nbuf; i++)
+    if (!w->b[i].out && memcmp(bufs[i], w->in[i], buf_bytes(&w->b[i]))) return i;
+  return -1;
+}
+
 /* Build the report of one pass in the child (never returns). */
 static void child_main(int fd, const ms_workload *w, const char *so,
                        const ms_opts *o, int pass, char ev[][MS_EVNAME], int nev) {
@@ -385,6 +401,7 @@ static void child_main(int fd, const ms_workload *w, const char *so,
   }
   float *bufs[HK_MAXBUF];
   runctx x = {.run = run, .bufs = bufs};
+  int bad;
   if (rep.status == MS_OK) {
     for (int i = 0; i < w->nbuf; i++) {
       size_t bytes = (buf_bytes(&w->b[i]) + 63) / 64 * 64;
@@ -398,6 +415,9 @@ static void child_main(int fd, const ms_workload *w, const char *so,
     if (x.bad_rc) {
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d", x.bad_rc);
+    } else if ((bad = changed_input(w, bufs)) >= 0) {
+      rep.status = MS_WRONG_RESULT;
+      snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[bad].name);
     } else {
       rep.max_err = ms__verify(w, bufs, w->ref, rep.msg, sizeof rep.msg);
       if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
@@ -415,6 +435,11 @@ static void child_main(int fd, const ms_workload *w, const char *so,
     if (x.bad_rc) {
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d while timed", x.bad_rc);
+      memset(&rep.t, 0, sizeof rep.t);
+    } else if ((bad = changed_input(w, bufs)) >= 0) {   /* the timed runs were not of this work */
+      rep.status = MS_WRONG_RESULT;
+      snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s while timed",
+               w->b[bad].name);
       memset(&rep.t, 0, sizeof rep.t);
     }
   } else if (rep.status == MS_OK) {

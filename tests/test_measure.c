@@ -146,6 +146,14 @@ static const struct {
   {"compile error", HEAD "return undeclared_thing; }\n", MS_COMPILE_ERROR, "undeclared_thing"},
   {"link-time symbol", "int missing_fn(void);\n" HEAD "(void)b; return missing_fn(); }\n",
    MS_RUNTIME_ERROR, "missing_fn"},
+  /* the contract: inputs are not written (the CUDA path checked it; the
+  ** host did not) */
+  {"writes its input", HEAD "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\n"
+   "b[0][3] = 7; return 0; }\n", MS_WRONG_RESULT, "the candidate wrote to its input x"},
+  {"writes its input later", HEAD "static int calls;\n"
+   "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\n"
+   "if (++calls == 3) b[0][0] += 1; return 0; }\n", MS_WRONG_RESULT,
+   "the candidate wrote to its input x while timed"},
   /* bytes into every descriptor, the harness's pipe among them */
   {"junk into the pipe", "#include <unistd.h>\n" HEAD
    "for (int fd = 3; fd < 1024; fd++) if (write(fd, \"{\\\"status\\\":0}\", 12)) {}\n"
