@@ -103,17 +103,16 @@ static void close_span(unsigned lo, unsigned hi) {
 /* Keep keep[0..n-1] (renumbered above 2 when they sit on 0..2), stdin on
 ** /dev/null, stdout and stderr as they are; close everything else. */
 static void only_these(int *keep, int n) {
+  int nul = open("/dev/null", O_RDWR);
   for (int i = 0; i < n; i++)
-    if (keep[i] >= 0 && keep[i] < 3) {
+    if (keep[i] >= 0 && keep[i] < 3) {   /* rooftune started without stdio */
       int moved = fcntl(keep[i], F_DUPFD, 3);
       if (moved < 0) _exit(126);
+      if (nul < 0 || dup2(nul, keep[i]) < 0) close(keep[i]);   /* not stdio any more */
       keep[i] = moved;
     }
-  int nul = open("/dev/null", O_RDONLY);
-  if (nul >= 0 && nul != 0) {
-    dup2(nul, 0);
-    close(nul);
-  }
+  if (nul >= 0 && nul != 0) dup2(nul, 0);
+  if (nul > 2) close(nul);
   int sorted[16], ns = 0;
   for (int i = 0; i < n && ns < 16; i++) {
     int k = keep[i], j = ns++;

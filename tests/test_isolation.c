@@ -396,6 +396,39 @@ static void test_fork_child_without_close_range(void **state) {
              WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 }
 
+/* A rooftune started without stdout and stderr: its pipe lands on 1 and 2
+** and the write end (2) is kept; the child gets it above 2, 2 no longer
+** reaches it (the parent sees end of file once the child is gone). */
+static void test_fork_child_without_stdio(void **state) {
+  (void)state;
+  fflush(NULL);
+  pid_t helper = fork();
+  if (helper == 0) {
+    close(1);
+    close(2);
+    int fds[2];
+    if (pipe(fds) || fds[0] != 1 || fds[1] != 2) _exit(2);
+    int keep[1] = {fds[1]};
+    pid_t pid = rt_fork(0, keep, 1);
+    if (pid == 0) {
+      struct stat sb;
+      int bad = keep[0] < 3 || fstat(2, &sb) || S_ISFIFO(sb.st_mode);   /* 1 is the read end */
+      if (write(keep[0], bad ? "b" : "g", 1)) {}
+      _exit(0);
+    }
+    close(fds[1]);
+    char c = 0, more;
+    if (read(fds[0], &c, 1) != 1) _exit(3);
+    int st;
+    rt_child_wait(pid, &st, 0);
+    if (read(fds[0], &more, 1) != 0) _exit(4);   /* no copy of the pipe left open */
+    _exit(c == 'g' ? 0 : 5);
+  }
+  int st;
+  assert_int_equal(waitpid(helper, &st, 0), helper);
+  if (!WIFEXITED(st) || WEXITSTATUS(st)) fail_msg("without stdio: status %#x", st);
+}
+
 /* rt_child_kill_all ends a child's whole group: a grandchild in it too. */
 static void test_kill_all(void **state) {
   (void)state;
@@ -826,6 +859,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fork_child),
     cmocka_unit_test(test_fork_child_without_close_range),
+    cmocka_unit_test(test_fork_child_without_stdio),
     cmocka_unit_test(test_kill_all),
     cmocka_unit_test(test_no_descriptor_no_database),
     cmocka_unit_test(test_guard_stops_campaign),
