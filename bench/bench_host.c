@@ -85,7 +85,7 @@ static void bench_gemm(int reps, const ms_opts *o) {
     sp_space *sp = load(k, set);
     hk_problem pb;
     hk_problem_from_space(&pb, sp);
-    ms_workload *w = ms_workload_new(k, &pb);
+    ms_workload *w = ms_workload_new(k, &pb, NULL);
     char **cands;
     int np = sp_nparams(sp), nc = load_candidates(&cands);
     int *cfg = rt_malloc((size_t)np * sizeof *cfg), *best = rt_malloc((size_t)np * sizeof *best);
@@ -146,7 +146,7 @@ static void bench_overhead(int reps, const ms_opts *base) {
   sp_space *sp = load(k, "N=1024");
   hk_problem pb;
   hk_problem_from_space(&pb, sp);
-  ms_workload *w = ms_workload_new(k, &pb);
+  ms_workload *w = ms_workload_new(k, &pb, NULL);
   int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   sp_default_config(sp, cfg);
   char *src = k->codegen(&pb, sp, cfg);
@@ -180,7 +180,7 @@ static void bench_cache(const ms_opts *base) {
   sp_space *sp = load(k, "M=96,N=80");
   hk_problem pb;
   hk_problem_from_space(&pb, sp);
-  ms_workload *w = ms_workload_new(k, &pb);
+  ms_workload *w = ms_workload_new(k, &pb, NULL);
   int np = sp_nparams(sp), n = 12;
   int *cfgs = rt_malloc((size_t)n * (size_t)np * sizeof *cfgs);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);

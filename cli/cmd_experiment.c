@@ -38,6 +38,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,15 @@
 typedef struct experiment {
   const char *name, *title;
 } experiment;
+
+/* A stop signal during a run: end the script's process group, then die of
+** the signal as rooftune would have (async-signal-safe). */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static void end_script(int sig) {
+  rt_child_kill_all();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
 
 /* The table: experiments/NAME/run.sh and README.md for each row. */
 static const experiment experiments[] = {
@@ -441,9 +451,11 @@ static int run(int argc, char **argv) {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) return cli_fail("experiment", "cannot find rooftune's own path: %s", strerror(errno));
   exe[n] = 0;
-  fflush(NULL);
   time_t t0 = time(NULL);
-  pid_t pid = fork();
+  /* The script and everything it starts form one process group (rt_fork):
+  ** Ctrl-C, SIGTERM or SIGHUP to rooftune ends that group first. */
+  for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++) signal(stop_signals[i], end_script);
+  pid_t pid = rt_fork(0, NULL, 0);
   if (pid < 0) return cli_fail("experiment", "fork: %s", strerror(errno));
   if (pid == 0) {
     setenv("ROOFTUNE", exe, 1);
@@ -461,8 +473,9 @@ static int run(int argc, char **argv) {
     execv("/bin/sh", av);
     _exit(127);
   }
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  int st = 0;
+  rt_child_wait(pid, &st, 0);
+  for (size_t i = 0; i < sizeof stop_signals / sizeof *stop_signals; i++) signal(stop_signals[i], SIG_DFL);
   if (!WIFEXITED(st) || WEXITSTATUS(st))
     return cli_fail("experiment", "%s failed (%s %d); its output so far is in %s", e->name,
                     WIFEXITED(st) ? "exit status" : "signal",

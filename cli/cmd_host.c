@@ -230,17 +230,25 @@ static void print_result(const char *what, const hk_kernel *k, const hk_problem 
     printf("counters unavailable: %s\n", why);
 }
 
-/* Measure src (or report why it could not be) and print; exit code. */
-static int run_measure(const char *cmd, const char *what, const hk_kernel *k, sp_space *sp,
-                       const char *src, const char *ldflags, const hopts *o) {
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
-  ms_workload *w = ms_workload_new(k, &pb);
+/* The workload of sp's problem (its sizes checked before anything else
+** of the kernel runs), or NULL after reporting. */
+static ms_workload *workload(const char *cmd, const hk_kernel *k, sp_space *sp, hk_problem *pb) {
+  rt_err err = {0};
+  hk_problem_from_space(pb, sp);
+  ms_workload *w = ms_workload_new(k, pb, &err);
+  if (!w) cli_fail(cmd, "%s", err.msg);
+  return w;
+}
+
+/* Measure src (or report why it could not be) and print; exit code. Every
+** status prints as its T4 name (ms.h invariant 1). */
+static int run_measure(const char *cmd, const char *what, const hk_kernel *k, ms_workload *w,
+                       const hk_problem *pb, const char *src, const char *ldflags,
+                       const hopts *o) {
   ms_result r;
   int rc = ms_measure(w, src, ldflags, &o->ms, &r);
-  ms_workload_free(w);
   if (rc) return cli_fail(cmd, "the harness failed: %s", r.msg);
-  print_result(what, k, &pb, &r, o);
+  print_result(what, k, pb, &r, o);
   return r.status == MS_OK ? EXIT_OK : EXIT_FAIL;
 }
 
@@ -253,6 +261,12 @@ int cmd_measure(int argc, char **argv) {
   const hk_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
   sp_space *sp = load_space(k, o.target, o.set, "measure");
   if (!sp) return EXIT_FAIL;
+  hk_problem pb;
+  ms_workload *w = workload("measure", k, sp, &pb);
+  if (!w) {
+    sp_free(sp);
+    return EXIT_FAIL;
+  }
   int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg), failed;
   rt_err err = {0};
   if (!strcmp(o.config, "default")) {
@@ -264,14 +278,13 @@ int cmd_measure(int argc, char **argv) {
     rc = cli_fail("measure", "the configuration is invalid (status invalid): condition %d is false: %s",
                   failed, sp_cond_text(sp, failed));
   if (!rc) {
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
     char *src = k->codegen(&pb, sp, cfg), *canon = sp_config_json(sp, cfg);
-    rc = run_measure("measure", canon, k, sp, src, NULL, &o);
+    rc = run_measure("measure", canon, k, w, &pb, src, NULL, &o);
     free(canon);
     free(src);
   }
   free(cfg);
+  ms_workload_free(w);
   sp_free(sp);
   return rc;
 }
@@ -284,19 +297,24 @@ int cmd_baseline(int argc, char **argv) {
   sp_space *sp = load_space(k, o.target, o.set, "baseline");
   if (!sp) return EXIT_FAIL;
   hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  ms_workload *w = workload("baseline", k, sp, &pb);
+  if (!w) {
+    sp_free(sp);
+    return EXIT_FAIL;
+  }
   const char *ldflags = NULL;
   char *src = k->baseline ? k->baseline(&pb, &ldflags) : NULL;
   if (src) {
     char what[128];
     snprintf(what, sizeof what, "\"vendor library (%s)\"", ldflags ? ldflags : "no flags");
-    rc = run_measure("baseline", what, k, sp, src, ldflags, &o);
+    rc = run_measure("baseline", what, k, w, &pb, src, ldflags, &o);
   } else {
     /* No library for this kernel: its reference implementation. */
-    rc = run_measure("baseline", "\"reference implementation (no library for this kernel)\"", k, sp,
-                     NULL, NULL, &o);
+    rc = run_measure("baseline", "\"reference implementation (no library for this kernel)\"", k, w,
+                     &pb, NULL, NULL, &o);
   }
   free(src);
+  ms_workload_free(w);
   sp_free(sp);
   return rc;
 }

@@ -712,21 +712,20 @@ static int run_gnuplot(const char *script, rt_out *img) {
     if (in) fclose(in);
     return rc;
   }
-  fflush(NULL);
-  pid_t pid = fork();
+  int keep[2] = {fileno(in), fileno(img->f)};   /* the only descriptors it gets */
+  pid_t pid = rt_fork(0, keep, 2);
   if (pid < 0) {
     fclose(in);
     return cli_fail(CMD, "fork: %s", strerror(errno));
   }
   if (pid == 0) {
-    if (dup2(fileno(in), 0) < 0 || dup2(fileno(img->f), 1) < 0) _exit(126);
+    if (dup2(keep[0], 0) < 0 || dup2(keep[1], 1) < 0) _exit(126);
     execlp("gnuplot", "gnuplot", (char *)NULL);
     _exit(127);
   }
   fclose(in);
   int st;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return cli_fail(CMD, "waitpid: %s", strerror(errno));
+  if (rt_child_wait(pid, &st, 0) != pid) return cli_fail(CMD, "waitpid: %s", strerror(errno));
   if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return cli_fail(CMD, "%s", no_gnuplot);
   struct stat sb;
   if (!WIFEXITED(st) || WEXITSTATUS(st) || fstat(fileno(img->f), &sb) || sb.st_size == 0)

@@ -148,10 +148,21 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
 
 static volatile sig_atomic_t stop_flag;
 
+/* A second Ctrl-C kills at once: the workers' process groups first (they
+** are not in the terminal's foreground group), then tune by SIGINT. */
+static void on_second_sigint(int sig) {
+  rt_child_kill_all();
+  struct sigaction dfl = {0};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+  raise(sig);
+}
+
 static void on_sigint(int sig) {
-  (void)sig;
   stop_flag = 1;
-  signal(SIGINT, SIG_DFL);   /* a second Ctrl-C kills at once */
+  struct sigaction again = {0};
+  again.sa_handler = on_second_sigint;
+  sigaction(sig, &again, NULL);
 }
 
 static void fmt_dur(double s, char *buf, size_t cap) {

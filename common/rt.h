@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define RT_VERSION "0.1.0"
 /* The git commit this build came from ("-dirty" with uncommitted
@@ -105,6 +106,48 @@ int rt_out_commit(rt_out *o, rt_err *e);
 void rt_out_abort(rt_out *o);
 /* Whether a and b name the same existing file (device and inode). */
 int rt_same_file(const char *a, const char *b);
+
+/* ---- Child processes (rt_child.c) ----
+** Every process rooftune forks (measurement workers, compilers, NVRTC and
+** device probes, cachegrind, gnuplot) is made by rt_fork, so that:
+**  1. No child outlives rooftune: it has PR_SET_PDEATHSIG(SIGKILL) (and
+**     exits at once if the parent died before that took effect), so even a
+**     SIGKILL of rooftune ends it. Fork from the main thread only: the
+**     signal fires when the forking thread ends.
+**  2. It leads a process group of its own (setpgid in both processes:
+**     kill(-pid) never races). rt_child_kill ends the group and reaps the
+**     child; rooftune ends every live child's group at exit (atexit) and in
+**     signal handlers that call rt_child_kill_all.
+**  3. It starts with stdin on /dev/null, stdout and stderr inherited
+**     (RT_CHILD_STDOUT_TO_STDERR: stdout a copy of stderr, so it cannot
+**     write into a command's output), the `keep` descriptors, and nothing
+**     else: not the database, its -wal and -shm, nor any other file
+**     rooftune holds (close_range; without it each entry of /proc/self/fd).
+**  4. Its signal dispositions are the defaults, none is blocked, and it
+**     dumps no core (RLIMIT_CORE 0).
+**  5. RT_CHILD_UNMAP_SHARED: every shared writable memory mapping it
+**     inherited (SQLite's -shm) is unmapped, for children that run code
+**     rooftune did not write.
+** Processes a child starts in a new session escape 2 (nothing can follow
+** them); ones it starts in its group are killed with it. */
+#define RT_CHILD_STDOUT_TO_STDERR 1
+#define RT_CHILD_UNMAP_SHARED 2
+/* fork() under the rules above: in the child 0 (keep[], at most 16, hold
+** the kept descriptors' numbers, moved when they were 0..2), in the parent
+** the child's pid, -1 with errno. Flushes stdio first. */
+pid_t rt_fork(int flags, int *keep, int nkeep);
+/* waitpid (EINTR retried) that also forgets a reaped child; pid -1: any. */
+pid_t rt_child_wait(pid_t pid, int *status, int options);
+/* SIGKILL the child's group, reap the child; its wait status (-1: none). */
+int rt_child_kill(pid_t pid);
+/* SIGKILL every live child's group and reap them (async-signal-safe: for
+** handlers of fatal signals; also registered with atexit). */
+void rt_child_kill_all(void);
+/* Run argv (PATH searched) in such a child; its stdout, and its stderr
+** too when with_stderr (else stderr goes to /dev/null), appended to out
+** (at most cap bytes kept, then a "... (truncated)" line). Returns the wait
+** status, or -1 when it could not start (out says why). */
+int rt_capture(char *const *argv, int with_stderr, size_t cap, rt_str *out);
 
 /* Checked allocation: abort with a message on out-of-memory. rooftune
 ** treats OOM as fatal; every other failure is reported through rt_err. */

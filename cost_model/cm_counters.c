@@ -131,7 +131,7 @@ typedef struct drv_hdr {
 
 /* Whole file into a NUL-terminated malloc'ed string (NULL: errno set). */
 static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = fopen(path, "rbe");
   if (!f) return NULL;
   rt_str s = {0};
   char buf[65536];
@@ -207,7 +207,8 @@ typedef struct child {
   char log[PATH_MAX];
 } child;
 
-/* Start argv in its own process group, stdout and stderr into log, with
+/* Start argv (rt_fork: its own process group, dies with rooftune, no
+** other descriptor), stdout and stderr into log, with
 ** OMP_WAIT_POLICY=passive (threads waiting at a barrier sleep instead of
 ** spinning: valgrind runs one thread at a time). 0, or -1 with err. */
 static int spawn(child *c, char *const *argv, const char *log, rt_err *err) {
@@ -218,25 +219,21 @@ static int spawn(child *c, char *const *argv, const char *log, rt_err *err) {
     return -1;
   }
   c->t0 = rt_now();
-  c->pid = fork();
+  int keep[1] = {fd};
+  c->pid = rt_fork(0, keep, 1);
   if (c->pid < 0) {
     rt_err_set(err, "fork: %s", strerror(errno));
     close(fd);
     return -1;
   }
   if (c->pid == 0) {
-    setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    dup2(fd, 1);
-    dup2(fd, 2);
+    dup2(keep[0], 1);
+    dup2(keep[0], 2);
     setenv("OMP_WAIT_POLICY", "passive", 1);
     execvp(argv[0], argv);
     dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
   }
-  setpgid(c->pid, c->pid);   /* also done by the child: no race on kill */
   close(fd);
   return 0;
 }
@@ -246,15 +243,14 @@ static int spawn(child *c, char *const *argv, const char *log, rt_err *err) {
 static int finish(child *c, double deadline, const char *what, rt_err *err) {
   int st = 0, timed_out = 0;
   for (;;) {
-    pid_t r = waitpid(c->pid, &st, WNOHANG);
+    pid_t r = rt_child_wait(c->pid, &st, WNOHANG);
     if (r == c->pid) break;
-    if (r < 0 && errno != EINTR) {
+    if (r < 0) {
       rt_err_set(err, "%s: waitpid: %s", what, strerror(errno));
       return -1;
     }
     if (rt_now() >= deadline) {
-      kill(-c->pid, SIGKILL);
-      while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {}
+      st = rt_child_kill(c->pid);
       timed_out = 1;
       break;
     }
@@ -335,13 +331,13 @@ static long sysfs_icache(void) {
     char path[96], type[32] = "";
     long kb = 0;
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "re");
     if (!f) break;
     int ok = fscanf(f, "%31s", type) == 1;
     fclose(f);
     if (!ok || strcmp(type, "Instruction")) continue;
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    if (!(f = fopen(path, "r"))) return 0;
+    if (!(f = fopen(path, "re"))) return 0;
     ok = fscanf(f, "%ldK", &kb) == 1;
     fclose(f);
     return ok ? kb << 10 : 0;
@@ -818,7 +814,7 @@ int cm_run_shimmed(const hk_kernel *k, const hk_problem *pb, const char *src,
   char *argv[] = {p.driver, p.so, data, outf, NULL};
   if (run_cmd(argv, log, DRV_TIMEOUT_S, "the shimmed candidate under the driver", err))
     goto out;
-  FILE *f = fopen(outf, "rb");
+  FILE *f = fopen(outf, "rbe");
   if (!f) {
     rt_err_set(err, "the driver wrote no %s: %s", outf, strerror(errno));
     goto out;
@@ -850,11 +846,8 @@ int cm_count_papi(const hk_kernel *k, const hk_problem *pb, const char *src,
                                 ? "no hardware counters: " : "", why);
     return -1;
   }
-  ms_workload *w = ms_workload_new(k, pb);
-  if (!w) {
-    rt_err_set(err, "kernel %s: cannot make the workload", k->name);
-    return -1;
-  }
+  ms_workload *w = ms_workload_new(k, pb, err);
+  if (!w) return -1;
   ms_opts oo = *o;
   oo.counters = 1;
   oo.events = "PAPI_L1_DCM,PAPI_L2_TCM,PAPI_L3_TCM";

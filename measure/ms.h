@@ -7,13 +7,29 @@
 **
 ** Invariants:
 **  1. Nothing a candidate does (crash, hang, out-of-bounds write, wrong
-**     result, compile failure) takes the caller down: it becomes a status.
-**     Each measurement runs in a fresh child process (a new worker), killed
-**     with its process group on timeout; no child outlives ms_measure.
-**  2. A candidate is timed only after it passed verification; one that
-**     failed it is MS_WRONG_RESULT and carries no time.
-**  3. The compile cache key is a hash of (source, compiler path and
+**     result, compile failure, bytes written into the harness's pipe)
+**     takes the caller down: it becomes one of the six statuses, never
+**     anything else. Each measurement runs in a fresh child process (a new
+**     worker, rt_fork: common/rt.h), killed with its process group on
+**     timeout; no child outlives ms_measure, nor rooftune.
+**  2. A candidate reaches nothing but its own buffers: the worker holds no
+**     descriptor but its report pipe and stdio (stdout goes to stderr), no
+**     shared writable mapping, and the host worker runs in a Landlock
+**     sandbox where the kernel has one (ms_isolate.c: no file written,
+**     created or removed, no TCP, no signal outside). A database named in
+**     ms_opts.guard is checked around every worker.
+**  3. A candidate is timed only after it passed verification; one that
+**     failed it is MS_WRONG_RESULT and carries no time. Verification also
+**     fails a candidate that changed one of its inputs (after the checked
+**     run, and again after the timed runs): "the candidate wrote to its
+**     input X", on the host and on CUDA devices alike.
+**  4. The compile cache key is a hash of (source, compiler path and
 **     --version, flags); a key present in the cache is never rebuilt.
+**  5. No workload is allocated unless its sizes were checked first
+**     (ms_workload_new): every size variable an integer of at most
+**     HK_SIZE_MAX, buffer sizes computed without overflow, and twice the
+**     bytes of its buffers (the workload plus a worker's copy) within the
+**     memory limit (ms_mem_limit).
 */
 #ifndef MS_H
 #define MS_H
@@ -46,6 +62,10 @@ typedef struct ms_opts {
                           ** PAPI's, or CUPTI's on a CUDA device) */
   int counters;           /* 1: also run the counter pass */
   int device;             /* -1: the host; N: CUDA device N (ms_cuda.c) */
+  const char *guard;      /* a SQLite database no candidate may touch (the
+                          ** campaign's), or NULL: a change to its header
+                          ** or identity across a worker makes ms_measure
+                          ** fail (-1) */
 } ms_opts;
 void ms_opts_default(ms_opts *o);
 #define MS_DEFAULT_CFLAGS "-O3 -march=native -fopenmp -fPIC"
@@ -82,13 +102,17 @@ typedef struct ms_child_end {
   int timed_out;               /* killed at the deadline */
   int wstatus;                 /* its wait status */
   int err;                     /* errno of a failed pipe or fork (0: none) */
+  size_t extra;                /* bytes that came after a whole report */
   double seconds;
 } ms_child_end;
-/* Run child(fd, ctx) in a forked process in a process group of its own; it
-** must write exactly size bytes to fd (then it may exit). The parent reads
-** them into rep until timeout seconds have passed, then kills the group and
-** reaps it; no child outlives the call. 0: rep filled; 1: the child died
-** or hung first (*end says how); -1: pipe or fork failed (end->err). */
+/* Run child(fd, ctx) in a child of rt_fork (common/rt.h: its own process
+** group, dies with rooftune, no descriptor but fd and stdio, stdout on
+** stderr, no shared writable mapping); it must write exactly size bytes
+** to fd (then it may exit). The parent reads them into rep until timeout
+** seconds have passed, then kills the group and reaps it; no child
+** outlives the call. 0: rep filled; 1: the child died or hung first, or
+** more than size bytes came (*end says how); -1: pipe or fork failed
+** (end->err). */
 int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
                  size_t size, ms_child_end *end);
 /* end as a message about `who` ("worker", "bench worker") into buf. */
@@ -117,9 +141,21 @@ int ms_status_parse(const char *name);
 
 /* A workload under measurement: its inputs and reference outputs, made
 ** once and shared (read-only) by every candidate's worker. k and pb (with
-** the space its strings point into) must outlive w. */
+** the space its strings point into) must outlive w. NULL with err (the
+** variable, the sizes and the limit) when its sizes fail invariant 5;
+** nothing is allocated then. */
 typedef struct ms_workload ms_workload;
-ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb);
+ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb, rt_err *err);
+/* Invariant 5 alone: 0, or -1 with err. */
+int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err);
+/* Bytes a workload's harness may hold: $ROOFTUNE_MEM_LIMIT (a size such as
+** 8G, 512M, or bytes; K, M, G, T are powers of 1024), else three quarters
+** of the memory here (physical, or the cgroup's limit when lower). *what
+** says which ("ROOFTUNE_MEM_LIMIT", "3/4 of physical memory"). 0 with err
+** when the variable is not a size. */
+uint64_t ms_mem_limit(const char **what, rt_err *err);
+/* Whether host workers run in the sandbox here; *why says why not. */
+int ms_sandbox_available(const char **why);
 void ms_workload_free(ms_workload *w);              /* NULL is a no-op */
 
 /* Measure one candidate source (build, verify, time, counters); src NULL

@@ -65,46 +65,7 @@ static void argv_free(argv_t *a) {
 /* Run argv, its stdout and stderr into out (at most LOG_CAP bytes kept).
 ** Returns the wait status, or -1 if fork/pipe failed (out says why). */
 static int run_capture(char *const *argv, rt_str *out) {
-  int fd[2];
-  if (pipe2(fd, O_CLOEXEC)) {
-    rt_str_printf(out, "pipe: %s\n", strerror(errno));
-    return -1;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    rt_str_printf(out, "fork: %s\n", strerror(errno));
-    close(fd[0]);
-    close(fd[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    dup2(fd[1], 1);
-    dup2(fd[1], 2);
-    execvp(argv[0], argv);
-    dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-  }
-  close(fd[1]);
-  char buf[4096];
-  size_t kept = 0;
-  ssize_t k;
-  while ((k = read(fd[0], buf, sizeof buf)) != 0) {
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (kept < LOG_CAP) {
-      size_t take = (size_t)k < LOG_CAP - kept ? (size_t)k : LOG_CAP - kept;
-      rt_str_printf(out, "%.*s", (int)take, buf);
-      kept += take;
-      if (kept == LOG_CAP) rt_str_printf(out, "\n... (truncated)\n");
-    }
-  }
-  close(fd[0]);
-  int st;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return -1;
-  return st;
+  return rt_capture(argv, 1, LOG_CAP, out);
 }
 
 /* ---- the key ---- */
@@ -190,7 +151,7 @@ static int write_atomic(const char *path, const char *text, rt_str *log) {
   static unsigned seq;
   char tmp[PATH_MAX + 128];
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), seq++);
-  FILE *f = fopen(tmp, "w");
+  FILE *f = fopen(tmp, "we");
   int ok = f && fputs(text, f) >= 0;
   if (f && fclose(f)) ok = 0;
   if (ok && rename(tmp, path) == 0) return 0;

@@ -5,7 +5,7 @@
 ** (<cache>/<key>.cubin; the key hashes the source, NVRTC's version, the
 ** options and the architecture) and parses their plans; it never touches
 ** the driver (gd.h invariant 1). Each pass runs in a fresh worker child
-** (ms__run_worker: own process group, killed at the timeout), because a
+** (ms__run_worker: rt_fork's clean child, killed at the timeout), because a
 ** faulting kernel poisons its CUDA context. The child:
 **   1. makes a context on o->device, loads both cubins, allocates every
 **      buffer for the candidate and the reference's outputs apart, copies
@@ -83,7 +83,7 @@ static int cuda_build(const char *src, const ms_opts *o, int maj, int min, char 
   }
   char tmp[PATH_MAX + 64];
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-  FILE *f = ms_mkdirs(dir) ? NULL : fopen(tmp, "wb");
+  FILE *f = ms_mkdirs(dir) ? NULL : fopen(tmp, "wbe");
   int ok = f && fwrite(img, 1, n, f) == n;
   if (f && fclose(f)) ok = 0;
   free(img);
@@ -103,12 +103,10 @@ void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_o
   if (jobs < 1) jobs = 1;
   pid_t *kids = rt_calloc((size_t)jobs, sizeof *kids);
   double deadline = rt_now() + 300;
-  fflush(NULL);
   for (int i = 0, running = 0; i < n || running > 0;) {
     if (i < n && running < jobs) {
-      pid_t pid = fork();
+      pid_t pid = rt_fork(0, NULL, 0);
       if (pid == 0) {
-        ms__child_setup();
         char path[PATH_MAX + 64];
         rt_str log = {0};
         int hit;
@@ -127,7 +125,9 @@ void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_o
       continue;
     }
     int st;
-    pid_t done = waitpid(-1, &st, WNOHANG);
+    pid_t done = -1;
+    for (int j = 0; j < jobs && done <= 0; j++)   /* only our own children */
+      if (kids[j] && rt_child_wait(kids[j], &st, WNOHANG) == kids[j]) done = kids[j];
     if (done <= 0) {
       if (rt_now() > deadline)
         for (int j = 0; j < jobs; j++)
@@ -182,7 +182,7 @@ static int fail(ms__report *rep, int status, const char *what, CUresult r) {
 static int load_plan(ms__report *rep, const char *cubin, dev_plan *d, const char *who,
                      const gd_props *p) {
   if (!cubin[0]) return 0;   /* a library plan */
-  FILE *f = fopen(cubin, "rb");
+  FILE *f = fopen(cubin, "rbe");
   if (!f) {
     rep->status = MS_RUNTIME_ERROR;
     snprintf(rep->msg, sizeof rep->msg, "harness: %s: cannot read %s", who, cubin);
@@ -290,7 +290,6 @@ static void child_main(int fd, void *ctx) {
   ms__report rep;
   memset(&rep, 0, sizeof rep);
   rep.status = MS_OK;
-  ms__child_setup();
   rt_err err = {0};
   CUcontext cx;
   gd_props p;
@@ -486,7 +485,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
   c.cand_cubin = cand;
   c.ref_cubin = refc;
   ms__report rep;
-  if (ms__run_worker(child_main, &c, o->timeout, &rep)) {
+  if (ms__run_worker(child_main, &c, &od, &rep)) {
     r->status = MS_RUNTIME_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
     rc = -1;
@@ -500,7 +499,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
   r->bench_s = rep.bench_s;
   if (r->status != MS_OK || !o->counters) goto out;
   c.pass = 1;
-  if (ms__run_worker(child_main, &c, o->timeout, &rep)) {
+  if (ms__run_worker(child_main, &c, &od, &rep)) {
     snprintf(r->msg, sizeof r->msg, "counter pass: %s", rep.msg);
     rc = -1;
     goto out;

@@ -27,6 +27,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -565,20 +566,19 @@ int ms_cupti_available(const char **why) {
   }
   struct { int rc; char chip[64]; char msg[512]; } rep;
   int fds[2];
-  if (pipe(fds)) {
+  if (pipe2(fds, O_CLOEXEC)) {
     snprintf(reason, sizeof reason, "pipe: %s", strerror(errno));
     if (why) *why = reason;
     return 0;
   }
-  fflush(NULL);
-  pid_t pid = fork();
+  int keep[1] = {fds[1]};
+  pid_t pid = rt_fork(RT_CHILD_STDOUT_TO_STDERR, keep, 1);
   if (pid == 0) {
-    close(fds[0]);
     rt_err e = {0};
     memset(&rep, 0, sizeof rep);
     rep.rc = probe_child(rep.chip, sizeof rep.chip, &e);
     snprintf(rep.msg, sizeof rep.msg, "%s", e.msg);
-    ssize_t k = write(fds[1], &rep, sizeof rep);
+    ssize_t k = write(keep[0], &rep, sizeof rep);
     _exit(k == (ssize_t)sizeof rep ? 0 : 1);
   }
   close(fds[1]);
@@ -596,9 +596,8 @@ int ms_cupti_available(const char **why) {
       if (k <= 0) break;
       got += (int)k;
     }
-    if (got < (int)sizeof rep) kill(pid, SIGKILL);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (got < (int)sizeof rep) rt_child_kill(pid);
+    else rt_child_wait(pid, NULL, 0);
   }
   close(fds[0]);
   if (pid < 0) snprintf(reason, sizeof reason, "fork: %s", strerror(errno));

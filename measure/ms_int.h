@@ -25,14 +25,34 @@ struct ms_workload {
   double tol;
 };
 
-/* What a worker sends back through its pipe, whole. */
+/* What a worker sends back through its pipe, whole, sealed (ms__seal:
+** magic and hash; ms__unseal turns anything else into runtime_error). */
 typedef struct ms__report {
+  uint32_t magic;
   int status;
   char msg[256];
   ms_stats t;
   double max_err, verify_s, bench_s;
   double ev[MS_MAXEV];
+  uint64_t check;
 } ms__report;
+void ms__seal(ms__report *r);
+/* 0: r is a worker's report; -1: r is now a runtime_error saying so. */
+int ms__unseal(ms__report *r);
+
+/* In the host worker, before it loads the candidate: enter the sandbox
+** (ms_isolate.c). 0 (also where Landlock does not exist); -1 with msg. */
+int ms__sandbox(char *msg, size_t cap);
+
+/* The database guard (ms_opts.guard): what stays fixed in its header. */
+typedef struct ms__guard {
+  int valid;
+  unsigned long long dev, ino;
+  unsigned char head[100];
+} ms__guard;
+void ms__guard_take(const char *path, ms__guard *g);
+/* 0: unchanged since g; -1 with msg naming the change. */
+int ms__guard_check(const char *path, const ms__guard *g, char *msg, size_t cap);
 
 size_t ms__buf_bytes(const hk_buf *b);
 /* Worst relative error of the outputs bufs against ref (hk.h invariant
@@ -40,15 +60,14 @@ size_t ms__buf_bytes(const hk_buf *b);
 ** wrong. */
 double ms__verify(const ms_workload *w, float *const *bufs, float *const *ref, char *msg,
                   size_t cap);
-/* In a child: its own process group, default signal dispositions. */
-void ms__child_setup(void);
-/* In a child: send rep whole and _exit(0). */
-void ms__send(int fd, const ms__report *rep) __attribute__((noreturn));
-/* Fork child(fd, ctx), which must ms__send a report; wait for it until
-** timeout seconds, killing its process group then. 0: rep filled (status
-** timeout or runtime_error when the child died without a report); -1:
-** fork/pipe failed (rep->msg says). */
-int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, double timeout,
+/* In a child: seal rep, send it whole and _exit(0). */
+void ms__send(int fd, ms__report *rep) __attribute__((noreturn));
+/* Fork child(fd, ctx) (ms_run_child), which must ms__send a report; wait
+** for it until timeout seconds, killing its process group then. 0: rep
+** filled and unsealed (status timeout or runtime_error when the child
+** died without a whole report, or sent a garbled one); -1: fork/pipe
+** failed, or the database o->guard changed (rep->msg says). */
+int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o,
                    ms__report *rep);
 
 /* ms_measure of a device kernel (hk_kernel.device_reference set). */

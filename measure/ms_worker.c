@@ -1,24 +1,32 @@
 /*
 ** ms_worker.c -- workloads and the isolated measurement of one candidate.
 **
-** A workload holds the inputs (deterministic: GSL mt19937, seed 42,
-** uniform in [-1, 1]) and the reference outputs (k->reference run on a copy
-** of the inputs, outputs zeroed first). ms_measure builds the candidate
-** (ms_build), then forks a worker child in its own process group which
-** resets every signal disposition (the caller's handlers, cmocka's or
-** ASan's, must not swallow a crash), optionally pins itself to a CPU, sets
-** OPENBLAS_CORETYPE=SkylakeX when unset and the CPU has AVX-512 (Debian's
-** OpenBLAS misdetects this VM's CPU as Prescott; PLATFORM.md: the fair
-** baseline), dlopens the .so, runs rk_run once on fresh copies of the
-** inputs with every output poisoned (MS_POISON: an output the kernel does
-** not write, or accumulates into, fails verification), verifies, then times
-** warmup + repeats with ms_time_loop. rk_run is assumed to overwrite its
-** outputs and not modify its inputs, so buffers are not reset between
-** repeats. With o->flush_cache, a buffer of twice the last-level cache
-** (sysfs; capped at 1 GiB) is written between repeats, outside the timing.
-** The child sends one fixed-size report through a pipe and _exits; the
-** parent polls the pipe against the deadline o->timeout, kills the whole
-** process group on timeout and reaps every child it forked.
+** A workload is made only after its sizes passed ms_workload_check (every
+** size variable of the kernel an integer in [0, HK_SIZE_MAX], the buffers'
+** sizes computed without overflow, twice their bytes within ms_mem_limit).
+** It holds the inputs (deterministic: GSL mt19937, seed 42, uniform in
+** [-1, 1]) and the reference outputs (k->reference run on a copy of the
+** inputs, outputs zeroed first). ms_measure builds the candidate
+** (ms_build), then starts a worker with ms_run_child (rt_fork: its own
+** process group, dies with rooftune, no descriptor but its report pipe and
+** stdio, stdout on stderr, no shared writable mapping, default signal
+** dispositions, so that the caller's handlers, cmocka's or ASan's, cannot
+** swallow a crash). The worker optionally pins itself to a CPU, enters the
+** sandbox (ms_isolate.c), sets OPENBLAS_CORETYPE=SkylakeX when unset and
+** the CPU has AVX-512 (Debian's OpenBLAS misdetects this VM's CPU as
+** Prescott; PLATFORM.md: the fair baseline), dlopens the .so, moves to /,
+** runs rk_run once on fresh copies of the inputs with every output
+** poisoned (MS_POISON: an output the kernel does not write, or accumulates
+** into, fails verification), checks that no input changed, verifies, then
+** times warmup + repeats with ms_time_loop and checks the inputs again.
+** rk_run is assumed to overwrite its outputs and not modify its inputs, so
+** buffers are not reset between repeats. With o->flush_cache, a buffer of
+** twice the last-level cache (sysfs; capped at 1 GiB) is written between
+** repeats, outside the timing. The child sends one sealed fixed-size
+** report through the pipe and _exits; the parent polls the pipe against
+** the deadline o->timeout, kills the whole process group (on timeout and
+** after a report), reaps every child it forked, and takes a report only
+** when exactly one whole sealed report came (ms__unseal).
 ** The counter pass (o->counters, when ms_counters_available()) is a second
 ** worker that runs rk_run once to warm up, then once under PAPI.
 */
@@ -91,10 +99,146 @@ size_t ms__buf_bytes(const hk_buf *b) {
 }
 #define buf_bytes ms__buf_bytes
 
-ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb) {
+/* "K1=V1 K2=V2" of the kernel's size variables, into buf. */
+static const char *size_text(const hk_kernel *k, const hk_problem *pb, char *buf, size_t cap) {
+  buf[0] = 0;
+  for (const char *s = k->sizes ? k->sizes : ""; *s;) {
+    size_t len = strcspn(s, " ");
+    char name[32];
+    snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), s);
+    size_t at = strlen(buf);
+    if (len) snprintf(buf + at, cap - at, "%s%s=%lld", at ? " " : "", name, (long long)hk_int(pb, name));
+    s += len + (s[len] == ' ');
+  }
+  return buf;
+}
+
+/* Whether pb binds name to an integer (hk_int reads 0 otherwise). */
+static int int_var(const hk_problem *pb, const char *name, int64_t *v) {
+  for (int i = 0; i < pb->n; i++)
+    if (!strcmp(pb->name[i], name)) {
+      *v = pb->val[i].u.i;
+      return pb->val[i].t == SX_INT;
+    }
+  return 0;
+}
+
+/* Size in bytes from the text of ROOFTUNE_MEM_LIMIT: digits, then K, M, G
+** or T (powers of 1024, an optional trailing "B" or "iB"). 0: not one. */
+static uint64_t parse_size(const char *s) {
+  char *end;
+  if (!s || *s < '0' || *s > '9') return 0;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno) return 0;
+  int shift = 0;
+  switch (*end == 0 ? 0 : end[0] & ~0x20) {
+  case 0: break;
+  case 'K': shift = 10; end++; break;
+  case 'M': shift = 20; end++; break;
+  case 'G': shift = 30; end++; break;
+  case 'T': shift = 40; end++; break;
+  default: return 0;
+  }
+  if (shift && (!strcmp(end, "iB") || !strcmp(end, "B"))) end += strlen(end);
+  if (*end || v == 0 || v > (UINT64_MAX >> shift)) return 0;
+  return (uint64_t)v << shift;
+}
+
+/* The memory limit of this process's cgroup (v2), or 0. */
+static uint64_t cgroup_limit(void) {
+  char line[512], path[700];
+  FILE *f = fopen("/proc/self/cgroup", "re");
+  uint64_t lim = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "0::", 3)) {
+      line[strcspn(line, "\n")] = 0;
+      snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+      FILE *m = fopen(path, "re");
+      unsigned long long v;
+      if (m && fscanf(m, "%llu", &v) == 1) lim = v;
+      if (m) fclose(m);
+    }
+  if (f) fclose(f);
+  return lim;
+}
+
+uint64_t ms_mem_limit(const char **what, rt_err *err) {
+  const char *e = getenv("ROOFTUNE_MEM_LIMIT");
+  if (e && *e) {
+    uint64_t v = parse_size(e);
+    if (!v) rt_err_set(err, "ROOFTUNE_MEM_LIMIT: expected a size in bytes such as 16G, 512M or "
+                       "1000000 (K, M, G, T: powers of 1024), got '%.100s'", e);
+    if (what) *what = "ROOFTUNE_MEM_LIMIT";
+    return v;
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t phys = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : (uint64_t)1 << 32;
+  uint64_t cg = cgroup_limit();
+  if (what) *what = cg && cg < phys ? "3/4 of this cgroup's memory limit" : "3/4 of physical memory";
+  return (cg && cg < phys ? cg : phys) / 4 * 3;
+}
+
+int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
+  char sizes[512];
+  /* 1. every size variable an integer in [0, HK_SIZE_MAX] */
+  for (const char *s = k->sizes ? k->sizes : ""; *s;) {
+    size_t len = strcspn(s, " ");
+    char name[32];
+    int64_t v = 0;
+    snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), s);
+    s += len + (s[len] == ' ');
+    if (!len) continue;
+    if (!int_var(pb, name, &v)) {
+      rt_err_set(err, "%s: problem variable %s must be an integer (it sets buffer sizes)", k->name,
+                 name);
+      return -1;
+    }
+    if (v < 0 || v > HK_SIZE_MAX) {
+      rt_err_set(err, "%s: problem variable %s = %lld is out of range: a size must be in [0, "
+                 "2^40 = %lld]", k->name, name, (long long)v, (long long)HK_SIZE_MAX);
+      return -1;
+    }
+  }
+  /* 2. buffers that exist, 3. within the memory limit (exact in 128 bits) */
   hk_buf b[HK_MAXBUF];
   int n = k->buffers(pb, b);
-  if (n < 1 || n > HK_MAXBUF) return NULL;
+  if (n < 1 || n > HK_MAXBUF) {
+    rt_err_set(err, "%s: internal error: %d buffers", k->name, n);
+    return -1;
+  }
+  rt_count total = 0;
+  for (int i = 0; i < n; i++) {
+    if (b[i].n < 1) {
+      rt_err_set(err, "%s: these sizes make no workload: buffer %s would hold %lld elements (%s)",
+                 k->name, b[i].name, (long long)b[i].n, size_text(k, pb, sizes, sizeof sizes));
+      return -1;
+    }
+    total += (rt_count)b[i].n * sizeof(float);
+  }
+  const char *what;
+  uint64_t limit = ms_mem_limit(&what, err);
+  if (!limit) return -1;
+  rt_count need = 2 * total;
+  if (need > limit || total > SIZE_MAX / 4) {
+    char detail[256] = "", nb[48];
+    for (int i = 0; i < n; i++)
+      snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "%s%s %.3g", i ? ", " : "",
+               b[i].name, (double)b[i].n);
+    rt_err_set(err, "%s: the workload is too large (%s): its buffers hold %s floats, and the "
+               "harness needs twice their %s bytes (%.3g GiB), over the memory limit of %.3g GiB "
+               "(%s; set ROOFTUNE_MEM_LIMIT, e.g. 64G, to change it)",
+               k->name, size_text(k, pb, sizes, sizeof sizes), detail, rt_count_str(total, nb),
+               (double)need / 1073741824.0, (double)limit / 1073741824.0, what);
+    return -1;
+  }
+  return 0;
+}
+
+ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
+  if (ms_workload_check(k, pb, err)) return NULL;
+  hk_buf b[HK_MAXBUF];
+  int n = k->buffers(pb, b);
   ms_workload *w = rt_calloc(1, sizeof *w);
   w->k = k;
   w->pb = *pb;
@@ -216,13 +360,20 @@ static size_t llc_bytes(void) {
 
 enum { PASS_TIME, PASS_COUNT };
 
+/* The first input of w that bufs no longer hold exactly (its index), or
+** -1: all unchanged (the contract: rk_run does not modify its inputs). */
+static int changed_input(const ms_workload *w, float *const *bufs) {
+  for (int i = 0; i < w->nbuf; i++)
+    if (!w->b[i].out && memcmp(bufs[i], w->in[i], buf_bytes(&w->b[i]))) return i;
+  return -1;
+}
+
 /* Build the report of one pass in the child (never returns). */
 static void child_main(int fd, const ms_workload *w, const char *so,
                        const ms_opts *o, int pass, char ev[][MS_EVNAME], int nev) {
   report rep;
   memset(&rep, 0, sizeof rep);
   rep.status = MS_OK;
-  ms__child_setup();
   void *h = NULL;
   rk_fn run = NULL;
   cpu_set_t cpus;
@@ -232,6 +383,8 @@ static void child_main(int fd, const ms_workload *w, const char *so,
     rep.status = MS_RUNTIME_ERROR;
     snprintf(rep.msg, sizeof rep.msg, "harness: cannot pin to CPU %d: %s",
              o->pin_cpu, strerror(errno));
+  } else if (ms__sandbox(rep.msg, sizeof rep.msg)) {
+    rep.status = MS_RUNTIME_ERROR;
   } else {
     if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
     if (!so[0]) {
@@ -244,9 +397,11 @@ static void child_main(int fd, const ms_workload *w, const char *so,
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "the candidate defines no rk_run");
     }
+    if (chdir("/")) {}   /* relative paths lead nowhere of the caller's */
   }
   float *bufs[HK_MAXBUF];
   runctx x = {.run = run, .bufs = bufs};
+  int bad;
   if (rep.status == MS_OK) {
     for (int i = 0; i < w->nbuf; i++) {
       size_t bytes = (buf_bytes(&w->b[i]) + 63) / 64 * 64;
@@ -260,6 +415,9 @@ static void child_main(int fd, const ms_workload *w, const char *so,
     if (x.bad_rc) {
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d", x.bad_rc);
+    } else if ((bad = changed_input(w, bufs)) >= 0) {
+      rep.status = MS_WRONG_RESULT;
+      snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[bad].name);
     } else {
       rep.max_err = ms__verify(w, bufs, w->ref, rep.msg, sizeof rep.msg);
       if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
@@ -278,6 +436,11 @@ static void child_main(int fd, const ms_workload *w, const char *so,
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d while timed", x.bad_rc);
       memset(&rep.t, 0, sizeof rep.t);
+    } else if ((bad = changed_input(w, bufs)) >= 0) {   /* the timed runs were not of this work */
+      rep.status = MS_WRONG_RESULT;
+      snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s while timed",
+               w->b[bad].name);
+      memset(&rep.t, 0, sizeof rep.t);
     }
   } else if (rep.status == MS_OK) {
     rt_err err = {0};
@@ -292,18 +455,8 @@ static void child_main(int fd, const ms_workload *w, const char *so,
   ms__send(fd, &rep);
 }
 
-void ms__child_setup(void) {
-  setpgid(0, 0);
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int s = 1; s < SIGRTMIN; s++) sigaction(s, &dfl, NULL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-void ms__send(int fd, const ms__report *rep) {
+void ms__send(int fd, ms__report *rep) {
+  ms__seal(rep);
   for (size_t off = 0; off < sizeof *rep;) {
     ssize_t k = write(fd, (const char *)rep + off, sizeof *rep - off);
     if (k < 0 && errno == EINTR) continue;
@@ -317,14 +470,13 @@ void ms__send(int fd, const ms__report *rep) {
 ** Returns 1 if it timed out, else 0 with *st its wait status. */
 static int reap(pid_t pid, double deadline, int *st) {
   for (;;) {
-    pid_t r = waitpid(pid, st, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return 0;
+    pid_t r = rt_child_wait(pid, st, WNOHANG);
+    if (r == pid || r < 0) return 0;
     if (rt_now() >= deadline) break;
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
-  kill(-pid, SIGKILL);
-  while (waitpid(pid, st, 0) < 0 && errno == EINTR) {}
+  *st = rt_child_kill(pid);
   return 1;
 }
 
@@ -345,7 +497,7 @@ static void host_child_main(int fd, void *ctx) {
 static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
                       int pass, char ev[][MS_EVNAME], int nev, report *rep) {
   host_child h = {w, so, o, pass, nev, ev};
-  return ms__run_worker(host_child_main, &h, o->timeout, rep);
+  return ms__run_worker(host_child_main, &h, o, rep);
 }
 
 int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
@@ -356,8 +508,8 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     end->err = errno;
     return -1;
   }
-  fflush(NULL);
-  pid_t pid = fork();
+  int keep[1] = {fd[1]};
+  pid_t pid = rt_fork(RT_CHILD_STDOUT_TO_STDERR | RT_CHILD_UNMAP_SHARED, keep, 1);
   if (pid < 0) {
     end->err = errno;
     close(fd[0]);
@@ -365,12 +517,9 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     return -1;
   }
   if (pid == 0) {
-    close(fd[0]);
-    setpgid(0, 0);
-    child(fd[1], ctx);
+    child(keep[0], ctx);
     _exit(0);
   }
-  setpgid(pid, pid);   /* also done by the child: no race on kill(-pid) */
   close(fd[1]);
   double start = rt_now(), deadline = start + timeout;
   size_t got = 0;
@@ -387,20 +536,28 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     if (k > 0) got += (size_t)k;
     else if (k == 0 || errno != EINTR) break;
   }
-  close(fd[0]);
   int st = 0;
   if (got < size && !end->timed_out) end->timed_out = reap(pid, deadline, &st);
-  else {   /* complete, or out of time: end the group, reap */
-    kill(-pid, SIGKILL);
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  else st = rt_child_kill(pid);   /* complete, or out of time: end the group, reap */
+  /* Whatever the group wrote beyond the report is in the pipe now: a
+  ** report with bytes around it is not a report. */
+  if (got == size && !fcntl(fd[0], F_SETFL, O_NONBLOCK)) {
+    char extra[512];
+    ssize_t k;
+    while ((k = read(fd[0], extra, sizeof extra)) > 0 || (k < 0 && errno == EINTR))
+      if (k > 0) end->extra += (size_t)k;
   }
+  close(fd[0]);
   end->seconds = rt_now() - start;
   end->wstatus = st;
-  return got == size ? 0 : 1;
+  return got == size && !end->extra ? 0 : 1;
 }
 
 const char *ms_child_why(const ms_child_end *end, const char *who, char *buf, size_t cap) {
   if (end->err) snprintf(buf, cap, "harness: cannot start the %s: %s", who, strerror(end->err));
+  else if (end->extra)
+    snprintf(buf, cap, "harness: the %s's report is garbled: %zu bytes more than a report came "
+             "through its pipe (the candidate wrote into the harness's pipe?)", who, end->extra);
   else if (end->timed_out) snprintf(buf, cap, "timeout: %s killed after %.2f s", who, end->seconds);
   else if (WIFSIGNALED(end->wstatus))
     snprintf(buf, cap, "%s killed by %s (%s)", who, signal_name(WTERMSIG(end->wstatus)),
@@ -411,16 +568,28 @@ const char *ms_child_why(const ms_child_end *end, const char *who, char *buf, si
   return buf;
 }
 
-int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, double timeout,
+int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o,
                    ms__report *rep) {
   memset(rep, 0, sizeof *rep);
+  ms__guard g;
+  ms__guard_take(o->guard, &g);
   ms_child_end end;
-  int rc = ms_run_child(child, ctx, timeout, rep, sizeof *rep, &end);
-  if (rc == 0) return 0;
+  int rc = ms_run_child(child, ctx, o->timeout, rep, sizeof *rep, &end);
+  char why[256];
+  if (ms__guard_check(o->guard, &g, why, sizeof why)) {
+    memset(rep, 0, sizeof *rep);
+    rep->status = MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "%s", why);
+    return -1;
+  }
+  if (rc == 0) {
+    ms__unseal(rep);
+    return 0;
+  }
   memset(rep, 0, sizeof *rep);
   ms_child_why(&end, "worker", rep->msg, sizeof rep->msg);
   if (rc < 0) return -1;
-  rep->status = end.timed_out ? MS_TIMEOUT : MS_RUNTIME_ERROR;
+  rep->status = end.timed_out && !end.extra ? MS_TIMEOUT : MS_RUNTIME_ERROR;
   return 0;
 }
 

@@ -88,7 +88,7 @@ static void quick_opts(ms_opts *o) {
 
 static ms_workload *twice_workload(void) {
   hk_problem pb = {0};
-  ms_workload *w = ms_workload_new(&twice, &pb);
+  ms_workload *w = ms_workload_new(&twice, &pb, NULL);
   assert_non_null(w);
   return w;
 }
@@ -146,6 +146,19 @@ static const struct {
   {"compile error", HEAD "return undeclared_thing; }\n", MS_COMPILE_ERROR, "undeclared_thing"},
   {"link-time symbol", "int missing_fn(void);\n" HEAD "(void)b; return missing_fn(); }\n",
    MS_RUNTIME_ERROR, "missing_fn"},
+  /* the contract: inputs are not written (the CUDA path checked it; the
+  ** host did not) */
+  {"writes its input", HEAD "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\n"
+   "b[0][3] = 7; return 0; }\n", MS_WRONG_RESULT, "the candidate wrote to its input x"},
+  {"writes its input later", HEAD "static int calls;\n"
+   "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\n"
+   "if (++calls == 3) b[0][0] += 1; return 0; }\n", MS_WRONG_RESULT,
+   "the candidate wrote to its input x while timed"},
+  /* bytes into every descriptor, the harness's pipe among them */
+  {"junk into the pipe", "#include <unistd.h>\n" HEAD
+   "for (int fd = 3; fd < 1024; fd++) if (write(fd, \"{\\\"status\\\":0}\", 12)) {}\n"
+   "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\nreturn 0; }\n",
+   MS_RUNTIME_ERROR, "report is garbled"},
 };
 
 static void test_fault_isolation(void **state) {
@@ -192,6 +205,49 @@ static void test_fault_isolation(void **state) {
   assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
   check_ok(&r, &o);
   assert_int_equal(r.cache_hit, 1);
+  ms_workload_free(w);
+}
+
+/* In the sandbox a candidate can neither create, write, truncate nor
+** remove a file (it returns 0 only when every attempt failed); with
+** ROOFTUNE_SANDBOX=off it can, so the status says which ran. */
+static void test_sandbox(void **state) {
+  (void)state;
+  const char *why;
+  if (!ms_sandbox_available(&why)) {
+    fprintf(stderr, "test_sandbox: skipped: %s\n", why);
+    return;
+  }
+  char victim[128], src[2048];
+  snprintf(victim, sizeof victim, "%s/victim", cache);
+  FILE *f = fopen(victim, "w");
+  assert_non_null(f);
+  fputs("precious", f);
+  fclose(f);
+  snprintf(src, sizeof src,
+           "#include <fcntl.h>\n#include <unistd.h>\n#include <stdio.h>\n" HEAD
+           "int done = 0, fd;\n"
+           "if ((fd = open(\"%s/new\", O_WRONLY | O_CREAT, 0600)) >= 0) done |= 1, close(fd);\n"
+           "if ((fd = open(\"%s\", O_WRONLY)) >= 0) done |= 2, close(fd);\n"
+           "if (truncate(\"%s\", 0) == 0) done |= 4;\n"
+           "if (rename(\"%s\", \"%s.moved\") == 0) done |= 8;\n"
+           "if (done) return 100 + done;\n"
+           "for (int i = 0; i < 4096; i++) b[1][i] = 2 * b[0][i];\nreturn 0; }\n",
+           cache, victim, victim, victim, victim);
+  ms_workload *w = twice_workload();
+  ms_opts o;
+  quick_opts(&o);
+  ms_result r;
+  assert_int_equal(ms_measure(w, src, NULL, &o, &r), 0);
+  if (r.status != MS_OK) fail_msg("sandboxed: %s: %s", ms_status_name(r.status), r.msg);
+  struct stat sb;
+  assert_int_equal(stat(victim, &sb), 0);
+  assert_int_equal(sb.st_size, 8);
+  setenv("ROOFTUNE_SANDBOX", "off", 1);
+  assert_int_equal(ms_measure(w, src, NULL, &o, &r), 0);
+  unsetenv("ROOFTUNE_SANDBOX");
+  assert_int_equal(r.status, MS_RUNTIME_ERROR);
+  assert_non_null(strstr(r.msg, "rk_run returned 115"));   /* all four done */
   ms_workload_free(w);
 }
 
@@ -519,6 +575,7 @@ int main(void) {
     cmocka_unit_test(test_fault_isolation),
     cmocka_unit_test(test_library_binding),
     cmocka_unit_test(test_reference_as_candidate),
+    cmocka_unit_test(test_sandbox),
     cmocka_unit_test(test_worker_options),
     cmocka_unit_test(test_compile_cache),
     cmocka_unit_test(test_statistics),

@@ -80,7 +80,7 @@ static int setup(void **state) {
   o.timeout = 20;
   o.time_cap = 0.2;
   hk_problem pb = {0};
-  w = ms_workload_new(&scale, &pb);
+  w = ms_workload_new(&scale, &pb, NULL);
   return 0;
 }
 

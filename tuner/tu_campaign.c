@@ -891,8 +891,10 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   free(set);
   if (bad_space) goto out;
   hk_problem_from_space(&c.pb, c.sp);
+  if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
   c.ms.device = tg_device(o.target);
+  c.ms.guard = o.db_path;   /* no candidate may touch the database */
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
   int np = sp_nparams(c.sp);
@@ -919,7 +921,6 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     free(text);
     if (bad) goto out;
   }
-  if (!o.measure) c.w = ms_workload_new(c.k, &c.pb);
   tu_objective obj = {camp_eval, &c, camp_prepare};
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
                     .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};

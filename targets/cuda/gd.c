@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -175,34 +176,39 @@ static int read_full(int fd, void *buf, size_t n, double deadline) {
   return 0;
 }
 
-/* A child process with a pipe to its parent: in the parent (return > 0),
-** *fd is the read end; in the child (return 0), the write end. -1 with
-** err when pipe or fork failed. Output buffers are flushed first. */
+/* A child process (rt_fork: dies with rooftune, no descriptor but the
+** pipe and stdio, stdout on stderr) with a pipe to its parent: in the
+** parent (return > 0), *fd is the read end; in the child (return 0), the
+** write end. -1 with err when pipe or fork failed. */
 static pid_t spawn(int *fd, rt_err *err) {
   int fds[2];
-  if (pipe(fds)) {
+  if (pipe2(fds, O_CLOEXEC)) {
     rt_err_set(err, "pipe: %s", strerror(errno));
     return -1;
   }
-  fflush(NULL);
-  pid_t pid = fork();
+  int keep[1] = {fds[1]};
+  pid_t pid = rt_fork(RT_CHILD_STDOUT_TO_STDERR, keep, 1);
   if (pid < 0) {
     close(fds[0]), close(fds[1]);
     rt_err_set(err, "fork: %s", strerror(errno));
     return -1;
   }
-  close(fds[pid == 0 ? 0 : 1]);
-  *fd = fds[pid == 0 ? 1 : 0];
+  if (pid == 0) {
+    *fd = keep[0];
+    return 0;
+  }
+  close(fds[1]);
+  *fd = fds[0];
   return pid;
 }
 
-/* Close the read end, kill the child when bad (it hung or sent less than
-** expected), reap it; its wait status. */
+/* Close the read end, kill the child's group when bad (it hung or sent
+** less than expected), reap it; its wait status. */
 static int reap_child(pid_t pid, int fd, int bad) {
   close(fd);
-  if (bad) kill(pid, SIGKILL);
+  if (bad) return rt_child_kill(pid);
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  rt_child_wait(pid, &st, 0);
   return st;
 }
 

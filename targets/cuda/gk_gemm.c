@@ -426,6 +426,7 @@ const hk_kernel gk_gemm = {
              "double buffering, split-K",
   .space = "targets/cuda/gemm.json",
   .dtype = "f32",
+  .sizes = "M N K",
   .buffers = gemm_buffers,
   .codegen = gemm_codegen,
   .reference = gemm_reference,

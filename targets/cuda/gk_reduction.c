@@ -187,6 +187,7 @@ const hk_kernel gk_reduction = {
              "or one pass, shuffle or shared-memory tree, atomic or two-pass combine",
   .space = "targets/cuda/reduction.json",
   .dtype = "f32",
+  .sizes = "N",
   .buffers = red_buffers,
   .codegen = red_codegen,
   .reference = red_reference,

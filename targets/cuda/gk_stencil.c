@@ -256,6 +256,7 @@ const hk_kernel gk_stencil = {
              "vector width, rows per thread, direct or shared-memory tiles, steps per launch",
   .space = "targets/cuda/stencil.json",
   .dtype = "f32",
+  .sizes = "NX NY",
   .buffers = st_buffers,
   .codegen = st_codegen,
   .reference = st_reference,

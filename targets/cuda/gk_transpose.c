@@ -128,6 +128,7 @@ const hk_kernel gk_transpose = {
              "read and write vector widths, padding, tiles per block",
   .space = "targets/cuda/transpose.json",
   .dtype = "f32",
+  .sizes = "M N",
   .buffers = tr_buffers,
   .codegen = tr_codegen,
   .reference = tr_reference,

@@ -46,6 +46,14 @@ void hk_problem_from_space(hk_problem *pb, const sp_space *sp);
 int64_t hk_param_int(const sp_space *sp, const int *cfg, const char *name);
 const char *hk_param_str(const sp_space *sp, const int *cfg, const char *name);
 
+/* The largest value a size variable (hk_kernel.sizes) may take: 2^40. */
+#define HK_SIZE_MAX ((int64_t)1 << 40)
+/* Arithmetic on sizes for buffers(): a*b and a+b of non-negative sizes,
+** saturating at INT64_MAX (so that the harness's check, not the C
+** arithmetic, refuses what is too large); a negative operand gives -1. */
+int64_t hk_size_mul(int64_t a, int64_t b);
+int64_t hk_size_add(int64_t a, int64_t b);
+
 typedef struct hk_buf {
   const char *name;
   int64_t n;       /* number of float32 elements */
@@ -59,7 +67,13 @@ typedef struct hk_kernel {
   /* Element type of the buffers, as workload keys name it ("KERNEL DTYPE
   ** VAR=VALUE ..."): "f32", the only type the harnesses fill today. */
   const char *dtype;
-  /* Buffers of the workload: fills b[0..n-1], returns n (<= HK_MAXBUF). */
+  /* The problem variables that set buffer sizes, blank-separated
+  ** ("M N K"): each must be an integer in [0, HK_SIZE_MAX] before
+  ** anything else of the kernel runs (measure/ms.h invariant 5). */
+  const char *sizes;
+  /* Buffers of the workload: fills b[0..n-1], returns n (<= HK_MAXBUF).
+  ** Defined for any values (sizes through hk_size_mul/add; -1 or
+  ** INT64_MAX where they make no buffer), so that it can be checked. */
   int (*buffers)(const hk_problem *pb, hk_buf *b);
   /* C source of schedule cfg for this workload (malloc'ed). */
   char *(*codegen)(const hk_problem *pb, const sp_space *sp, const int *cfg);

@@ -1,7 +1,8 @@
 /*
 ** hk_common.c -- what every host kernel shares: problem variables read
 ** from a loaded space, tuning-parameter look-up by name for the code
-** generators, and the kernel table.
+** generators, the overflow-safe size arithmetic of buffers(), and the
+** kernel table.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,18 @@
 const hk_kernel *const hk_kernels[] = {
   &hk_gemm, &hk_conv2d, &hk_stencil, &hk_transpose, &hk_reduction, NULL,
 };
+
+int64_t hk_size_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (a < 0 || b < 0) return -1;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+int64_t hk_size_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (a < 0 || b < 0) return -1;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
 
 const hk_kernel *hk_find(const char *name) {
   for (int i = 0; hk_kernels[i]; i++)

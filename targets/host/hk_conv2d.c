@@ -32,22 +32,32 @@ typedef struct conv_dims {
   int nhwc;
 } conv_dims;
 
+/* (in + 2*pad - f) / stride + 1, or -1 where that is no output size
+** (stride < 1, in + 2*pad < f, overflow). */
+static int64_t out_dim(int64_t in, int64_t pad, int64_t f, int64_t stride) {
+  int64_t t;
+  if (stride < 1 || __builtin_mul_overflow(pad, 2, &t) || __builtin_add_overflow(in, t, &t) ||
+      __builtin_sub_overflow(t, f, &t) || t < 0)
+    return -1;
+  return t / stride + 1;
+}
+
 static conv_dims dims(const hk_problem *pb) {
   conv_dims d = {
     hk_int(pb, "N"), hk_int(pb, "H"), hk_int(pb, "W"), hk_int(pb, "C"),
     hk_int(pb, "K"), hk_int(pb, "R"), hk_int(pb, "S"), hk_int(pb, "stride"),
     hk_int(pb, "pad"), 0, 0, !strcmp(hk_str(pb, "layout"), "nhwc"),
   };
-  d.p = (d.h + 2 * d.pad - d.r) / d.stride + 1;
-  d.q = (d.w + 2 * d.pad - d.s) / d.stride + 1;
+  d.p = out_dim(d.h, d.pad, d.r, d.stride);
+  d.q = out_dim(d.w, d.pad, d.s, d.stride);
   return d;
 }
 
 static int cv_buffers(const hk_problem *pb, hk_buf *b) {
   conv_dims d = dims(pb);
-  b[0] = (hk_buf){"input", d.n * d.c * d.h * d.w, 0};
-  b[1] = (hk_buf){"filter", d.k * d.c * d.r * d.s, 0};
-  b[2] = (hk_buf){"out", d.n * d.k * d.p * d.q, 1};
+  b[0] = (hk_buf){"input", hk_size_mul(hk_size_mul(d.n, d.c), hk_size_mul(d.h, d.w)), 0};
+  b[1] = (hk_buf){"filter", hk_size_mul(hk_size_mul(d.k, d.c), hk_size_mul(d.r, d.s)), 0};
+  b[2] = (hk_buf){"out", hk_size_mul(hk_size_mul(d.n, d.k), hk_size_mul(d.p, d.q)), 1};
   return 3;
 }
 
@@ -195,6 +205,7 @@ const hk_kernel hk_conv2d = {
              "block, channel tile, output tiles, reduction order, threads",
   .space = "targets/host/conv2d.json",
   .dtype = "f32",
+  .sizes = "N H W C K R S stride pad",
   .buffers = cv_buffers,
   .codegen = cv_codegen,
   .reference = cv_reference,

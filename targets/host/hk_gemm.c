@@ -36,9 +36,9 @@ typedef struct gemm_sched {
 
 static int gemm_buffers(const hk_problem *pb, hk_buf *b) {
   int64_t m = hk_int(pb, "M"), n = hk_int(pb, "N"), k = hk_int(pb, "K");
-  b[0] = (hk_buf){"A", m * k, 0};
-  b[1] = (hk_buf){"B", k * n, 0};
-  b[2] = (hk_buf){"C", m * n, 1};
+  b[0] = (hk_buf){"A", hk_size_mul(m, k), 0};
+  b[1] = (hk_buf){"B", hk_size_mul(k, n), 0};
+  b[2] = (hk_buf){"C", hk_size_mul(m, n), 1};
   return 3;
 }
 
@@ -319,6 +319,7 @@ const hk_kernel hk_gemm = {
   .summary = "C = A*B, float32 row-major; cache, register and thread tiling",
   .space = "targets/host/gemm.json",
   .dtype = "f32",
+  .sizes = "M N K",
   .buffers = gemm_buffers,
   .codegen = gemm_codegen,
   .reference = gemm_reference,

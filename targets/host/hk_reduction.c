@@ -99,6 +99,7 @@ const hk_kernel hk_reduction = {
              "accumulators, unroll, chunking, threads",
   .space = "targets/host/reduction.json",
   .dtype = "f32",
+  .sizes = "N",
   .buffers = red_buffers,
   .codegen = red_codegen,
   .reference = red_reference,

@@ -34,7 +34,7 @@
 #define C1 0.125f
 
 static int64_t grid_size(const hk_problem *pb) {
-  return (hk_int(pb, "NX") + 2) * (hk_int(pb, "NY") + 2);
+  return hk_size_mul(hk_size_add(hk_int(pb, "NX"), 2), hk_size_add(hk_int(pb, "NY"), 2));
 }
 
 static int st_buffers(const hk_problem *pb, hk_buf *b) {
@@ -158,6 +158,7 @@ const hk_kernel hk_stencil = {
              "blocking depth, threads",
   .space = "targets/host/stencil.json",
   .dtype = "f32",
+  .sizes = "NX NY",
   .buffers = st_buffers,
   .codegen = st_codegen,
   .reference = st_reference,

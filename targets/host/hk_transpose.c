@@ -13,7 +13,7 @@
 #include "hk.h"
 
 static int tr_buffers(const hk_problem *pb, hk_buf *b) {
-  int64_t n = hk_int(pb, "M") * hk_int(pb, "N");
+  int64_t n = hk_size_mul(hk_int(pb, "M"), hk_int(pb, "N"));
   b[0] = (hk_buf){"in", n, 0};
   b[1] = (hk_buf){"out", n, 1};
   return 2;
@@ -111,6 +111,7 @@ const hk_kernel hk_transpose = {
              "block, loop order, nontemporal stores, threads",
   .space = "targets/host/transpose.json",
   .dtype = "f32",
+  .sizes = "M N",
   .buffers = tr_buffers,
   .codegen = tr_codegen,
   .reference = tr_reference,

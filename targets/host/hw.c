@@ -123,47 +123,22 @@ static int physical_cores(int cpus) {
   return n ? n : cpus;
 }
 
-/* The first line of `$CC --version` ($CC split at blanks, as the harness
-** splits it; default cc), run with an argument vector, never a shell. */
+/* The first line of `$CC --version` ($CC split at blanks, no shell). */
 static void compiler_version(char *out, size_t cap) {
   const char *cc = getenv("CC");
-  if (!cc || !*cc) cc = "cc";
-  char words[256], *argv[18], *save = NULL;
+  char words[256], *argv[32], *save = NULL;
   int n = 0;
-  snprintf(words, sizeof words, "%s", cc);
-  for (char *w = strtok_r(words, " \t\n", &save); w && n < 16; w = strtok_r(NULL, " \t\n", &save))
+  snprintf(words, sizeof words, "%s", cc && *cc ? cc : "cc");
+  for (char *w = strtok_r(words, " \t\n", &save); w && n < 30; w = strtok_r(NULL, " \t\n", &save))
     argv[n++] = w;
-  argv[n] = "--version", argv[n + 1] = NULL;
+  argv[n++] = "--version";
+  argv[n] = NULL;
+  rt_str text = {0};
   out[0] = 0;
-  int fd[2];
-  if (n && pipe2(fd, O_CLOEXEC) == 0) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      int nul = open("/dev/null", O_WRONLY | O_CLOEXEC);
-      if (dup2(fd[1], 1) < 0 || (nul >= 0 && dup2(nul, 2) < 0)) _exit(126);
-      execvp(argv[0], argv);
-      _exit(127);
-    }
-    close(fd[1]);
-    size_t got = 0;   /* read to the end, keeping what fits */
-    char buf[512];
-    for (ssize_t k; pid > 0 && (k = read(fd[0], buf, sizeof buf)) != 0;) {
-      if (k < 0) {
-        if (errno == EINTR) continue;
-        break;
-      }
-      size_t take = got + (size_t)k < cap - 1 ? (size_t)k : cap - 1 - got;
-      memcpy(out + got, buf, take);
-      got += take;
-    }
-    close(fd[0]);
-    out[got] = 0;
-    int st = 0;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) out[0] = 0;
-    out[strcspn(out, "\n")] = 0;
-  }
-  if (!out[0]) snprintf(out, cap, "unknown (%s not found)", cc);
+  if (rt_capture(argv, 0, 4096, &text) >= 0 && text.s)
+    snprintf(out, cap, "%.*s", (int)strcspn(text.s, "\n"), text.s);
+  free(text.s);
+  if (!out[0]) snprintf(out, cap, "unknown (%s not found)", cc && *cc ? cc : "cc");
 }
 
 int hw_describe(tg_desc *d, rt_err *err) {
