@@ -7,6 +7,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../common/rt.h"
@@ -57,6 +58,42 @@ const char *cli_optname(const struct option *table, int val);
 struct sp_binding;
 char *cli_key_bindings(const char *key);
 int cli_key_matches(const char *key, const struct sp_binding *set, int nset);
+
+/* ---- The target of recorded data (cli_target.c) ---- */
+
+/* What a command on recorded data asks for: --target and --fingerprint as
+** given (NULL: not given), the kernel (NULL: any) and the workloads (--set
+** texts; none: every workload of the kernel). */
+typedef struct cli_target_req {
+  const char *name, *fingerprint, *kernel;
+  const char *const *sets;
+  int nsets;
+} cli_target_req;
+/* The target found: its row, name, fingerprint, CPU model or device (from
+** the stored description), whether it is this machine (its fingerprint is
+** the one tg_describe gives here now), and the workloads of the kernel it
+** holds trials of that the request matches (keys sorted) with their trials
+** and those of status ok. Strings malloc'ed: cli_target_free. */
+typedef struct cli_target {
+  int64_t id, trials, ok;
+  char *name, *fingerprint, *model;
+  int here;
+  char **keys;
+  int nkeys;
+} cli_target;
+/* The target of the recorded data in database d (file dbpath) a command
+** works on: with --fingerprint, the one stored target (named --target when
+** given) whose fingerprint starts with it; else the one target holding
+** trials of the kernel in the workloads asked for. 0 with *t; CLI_NO_DATA
+** when no stored target holds such trials (nothing reported: a command
+** that needs no recorded trial may then take this machine); otherwise an exit code
+** after reporting: no match, or several (listed with their trial counts,
+** asking for --fingerprint). Never this machine for someone else's data. */
+#define CLI_NO_DATA (-1)
+struct db;
+int cli_data_target(struct db *d, const char *dbpath, const cli_target_req *q, cli_target *t,
+                    const char *cmd);
+void cli_target_free(cli_target *t);
 
 /* Streaming JSON writer: values separated and nested automatically. */
 typedef struct jw {
