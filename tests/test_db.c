@@ -1,7 +1,7 @@
 /*
 ** test_db.c -- the database: import of every shared T4 recording checked
 ** against the counts and best times published with the data
-** (../shared/data/README.md), all-or-nothing imports of malformed files,
+** (data/README.md), all-or-nothing imports of malformed files,
 ** refusal of newer schemas and of files that are not databases, hostile
 ** strings stored verbatim, the integrity check catching a planted
 ** violation, concurrent writers, and a writer killed with SIGKILL at
@@ -26,8 +26,8 @@
 
 #include "db/db.h"
 
-#define T1 "../shared/data/t1/"
-#define T4 "../shared/data/t4/"
+#define T1 "data/t1/"
+#define T4 "data/t4/"
 
 static char dbpath[64];
 
