@@ -13,7 +13,8 @@
 ** --fingerprint choosing one (then the same output as on the one-target
 ** database), a prefix matching both or none refused, --set narrowing to the
 ** one target holding that workload, and the ceilings of a target that is
-** not this machine never measured here.
+** not this machine never measured here. Imported T4 results (fingerprint
+** "external") replay from the database as from the file.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -313,10 +314,10 @@ static void t200_two_targets(void **state) {
   assert_non_null(strstr(r.err, "has a fingerprint starting with 99; stored targets:"));
   assert_non_null(strstr(r.err, SECOND_FP));
   done(&r);
-  const char *acc6[] = {"model", "accuracy", "--db", db2, "--kernel", "reduction", "--fingerprint", "3g", NULL};
+  const char *acc6[] = {"model", "accuracy", "--db", db2, "--kernel", "reduction", "--fingerprint", "34-f", NULL};
   r = run(NULL, acc6);
   assert_int_equal(r.rc, 2);
-  assert_non_null(strstr(r.err, "--fingerprint: expected 1 to 32 hex digits"));
+  assert_non_null(strstr(r.err, "--fingerprint: expected the start of a stored target's fingerprint"));
   done(&r);
   /* a workload only the recorded target holds: no ambiguity */
   const char *acc7[] = {"model", "accuracy", "--db", db2, "--kernel", "reduction", "--set", "N=1000000", NULL};
@@ -358,6 +359,39 @@ static void t200_two_targets(void **state) {
   done(&one_rep);
 }
 
+/* Imported results (fingerprint "external"): replay --db finds their target
+** alone, and --fingerprint external names it; both replay what replay --t4
+** replays from the file itself. */
+static void t300_imported(void **state) {
+  (void)state;
+  char idb[160];
+  snprintf(idb, sizeof idb, "%s/imported.db", dir);
+  const char *imp[] = {"db", "import", "--db", idb, "--t4", "data/t4/pnpoly_RTX_3090_T4.json.gz", "--space",
+                       "data/t1/pnpoly.json", "--target", "RTX_3090", "--kernel", "pnpoly", NULL};
+  result r = run(NULL, imp);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  const char *t4[] = {"replay", "--t4", "data/t4/pnpoly_RTX_3090_T4.json.gz", "--space", "data/t1/pnpoly.json",
+                      "--strategy", "annealing", "--budget", "40", "--json", NULL};
+  const char *d1[] = {"replay", "--db", idb, "--kernel", "pnpoly", "--space", "data/t1/pnpoly.json",
+                      "--strategy", "annealing", "--budget", "40", "--json", NULL};
+  const char *d2[] = {"replay", "--db", idb, "--fingerprint", "ext", "--kernel", "pnpoly", "--space",
+                      "data/t1/pnpoly.json", "--strategy", "annealing", "--budget", "40", "--json", NULL};
+  result a = run(TK_OTHER_HOST, t4), b = run(NULL, d1), c = run(NULL, d2);
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(b.rc, 0);
+  assert_int_equal(c.rc, 0);
+  char *x = without_timing(a.out), *y = without_timing(b.out), *z = without_timing(c.out);
+  const char *xs = strstr(x, "\"recorded\""), *ys = strstr(y, "\"recorded\""), *zs = strstr(z, "\"recorded\"");
+  assert_non_null(xs);
+  assert_non_null(ys);
+  assert_non_null(zs);
+  assert_string_equal(xs, ys);
+  assert_string_equal(ys, zs);
+  free(x), free(y), free(z);
+  done(&a), done(&b), done(&c);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(dir, sizeof dir, "/tmp/rt_anyhost_XXXXXX");
@@ -380,6 +414,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t100_same_on_any_host),
     cmocka_unit_test(t200_two_targets),
+    cmocka_unit_test(t300_imported),
   };
   return cmocka_run_group_tests_name("recorded data on any host", tests, setup, teardown);
 }
