@@ -19,10 +19,10 @@
 #include "tests/tk_run.h"
 
 static const struct { const char *path, *label; } spaces[] = {
-  {"../shared/data/t1/gemm_milo.json", "gemm_milo (T1)"},
-  {"../shared/data/t1/convolution_milo.json", "convolution_milo (T1)"},
-  {"../shared/data/t1/dedispersion_milo.json", "dedispersion_milo (T1)"},
-  {"../shared/data/t1/pnpoly.json", "pnpoly (T1)"},
+  {"data/t1/gemm_milo.json", "gemm_milo (T1)"},
+  {"data/t1/convolution_milo.json", "convolution_milo (T1)"},
+  {"data/t1/dedispersion_milo.json", "dedispersion_milo (T1)"},
+  {"data/t1/pnpoly.json", "pnpoly (T1)"},
   {"bench/spaces/hotspot.json", "hotspot (BAT, 22M)"},
   {"bench/spaces/wide.json", "wide_groups (10^12)"},
 };

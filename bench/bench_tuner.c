@@ -20,8 +20,8 @@
 
 #include "tuner/tu.h"
 
-#define T1 "../shared/data/t1/dedispersion_milo.json"
-#define T4 "../shared/data/t4/dedispersion_milo_A100_T4.json.gz"
+#define T1 "data/t1/dedispersion_milo.json"
+#define T4 "data/t4/dedispersion_milo_A100_T4.json.gz"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -6,6 +6,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../common/jw.h"
@@ -164,6 +165,43 @@ void cli_help(FILE *f, const cli_spec *s);
 ** mean". cands is NULL-terminated, or strided rows as cli_pick's. */
 const char *cli_suggest(const char *word, const char *const *cands);
 const char *cli_suggest_rows(const char *word, const void *table, size_t stride);
+
+/* ---- The target of recorded data (cli_target.c) ---- */
+
+/* What a command on recorded data asks for: --target and --fingerprint as
+** given (NULL: not given), the kernel (NULL: any) and the workloads (--set
+** texts; none: every workload of the kernel). */
+typedef struct cli_target_req {
+  const char *name, *fingerprint, *kernel;
+  const char *const *sets;
+  int nsets;
+} cli_target_req;
+/* The target found: its row, name, fingerprint, CPU model or device (from
+** the stored description), whether it is this machine (its fingerprint is
+** the one tg_describe gives here now), and the workloads of the kernel it
+** holds trials of that the request matches (keys sorted) with their trials
+** and those of status ok. Strings malloc'ed: cli_target_free. */
+typedef struct cli_target {
+  int64_t id, trials, ok;
+  char *name, *fingerprint, *model;
+  int here;
+  char **keys;
+  int nkeys;
+} cli_target;
+/* The target of the recorded data in database d (file dbpath) a command
+** works on: with --fingerprint, the one stored target (named --target when
+** given) whose fingerprint starts with it; else the one target holding
+** trials of the kernel in the workloads asked for. 0 with *t; CLI_NO_DATA
+** when no stored target holds such trials (nothing reported: a command
+** that needs no recorded trial may then take this machine); otherwise an exit code
+** after reporting: no match, or several (listed with their trial counts,
+** asking for --fingerprint). Never this machine for someone else's data. */
+#define CLI_NO_DATA (-1)
+struct db;
+int cli_data_target(struct db *d, const char *dbpath, const cli_target_req *q, cli_target *t,
+                    const char *cmd);
+void cli_target_free(cli_target *t);
+
 
 /* Commands (cmd_space.c, cmd_host.c, cmd_db.c, cmd_replay.c, cmd_tune.c). */
 int cmd_space(int argc, char **argv);

@@ -7,7 +7,11 @@
 ** counts for the byte terms) and stores them as a new version; accuracy
 ** scores a version on held-out trials; history lists the versions;
 ** roofline draws a campaign on the target's ceilings (cmd_model_plot.c).
-** One table lists the subcommands and the options each accepts.
+** One table lists the subcommands and the options each accepts. The target
+** is the data's (cli_data_target): the one stored target holding the
+** kernel's trials, or --fingerprint's; this machine only when the database
+** holds no trials of the kernel (predict, explain, history). Ceilings are
+** measured, and PAPI counts, only when the target is this machine.
 */
 #include <getopt.h>
 #include <gsl/gsl_sort.h>
@@ -26,12 +30,13 @@
 
 enum { M_DB = 1 << 0, M_TARGET = 1 << 1, M_KERNEL = 1 << 2, M_SET = 1 << 3, M_CONFIG = 1 << 4,
        M_JSON = 1 << 5, M_VERSION = 1 << 6, M_DEFAULTS = 1 << 7, M_HOLDOUT = 1 << 8,
-       M_SEED = 1 << 9, M_COUNTERS = 1 << 10, M_FLUSH = 1 << 11, M_ALL = 1 << 12, M_CSV = 1 << 13 };
+       M_SEED = 1 << 9, M_COUNTERS = 1 << 10, M_FLUSH = 1 << 11, M_ALL = 1 << 12, M_CSV = 1 << 13,
+       M_FP = 1 << 14 };
 
 #define MAXSET 16
 
 typedef struct mopts {
-  const char *db, *target, *kernel, *config, *csv;
+  const char *db, *target, *kernel, *config, *csv, *fingerprint;   /* target: NULL if not given */
   const char *set[MAXSET];
   int nset, json, version, defaults, counters, flush, all;
   double holdout;
@@ -51,31 +56,40 @@ static int mc_calibrate(const mopts *o, const char *cmd);
 static int mc_accuracy(const mopts *o, const char *cmd);
 static int mc_history(const mopts *o, const char *cmd);
 
-#define M_ONE (M_DB | M_TARGET | M_KERNEL | M_SET | M_CONFIG | M_JSON | M_VERSION | M_DEFAULTS | M_FLUSH)
+#define M_ONE (M_DB | M_TARGET | M_FP | M_KERNEL | M_SET | M_CONFIG | M_JSON | M_VERSION | M_DEFAULTS | M_FLUSH)
 
 static const model_cmd subcommands[] = {
   {"predict", mc_predict, M_ONE, M_KERNEL | M_CONFIG,
-   "[--db F] [--target host] --kernel K [--set ...] --config JSON|default [--version N|--defaults] [--flush] [--json]",
+   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
+   "       [--version N|--defaults] [--flush] [--json]",
    "a schedule's predicted time and limiting bound"},
   {"explain", mc_explain, M_ONE, M_KERNEL | M_CONFIG,
-   "[--db F] [--target host] --kernel K [--set ...] --config JSON|default [--version N|--defaults] [--flush] [--json]",
+   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
+   "       [--version N|--defaults] [--flush] [--json]",
    "why a schedule is fast or slow: the roofline breakdown next to its measurements"},
   {"calibrate", mc_calibrate,
-   M_DB | M_TARGET | M_KERNEL | M_SET | M_HOLDOUT | M_SEED | M_COUNTERS | M_FLUSH | M_JSON, M_KERNEL,
-   "[--db F] [--target host] --kernel K [--set ...]... [--holdout F] [--seed S] [--counters N] [--json]",
+   M_DB | M_TARGET | M_FP | M_KERNEL | M_SET | M_HOLDOUT | M_SEED | M_COUNTERS | M_FLUSH | M_JSON, M_KERNEL,
+   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...]... [--holdout F] [--seed S]\n"
+   "       [--counters N] [--json]",
    "fit the model's coefficients to the measured trials; store a new version"},
   {"accuracy", mc_accuracy,
-   M_DB | M_TARGET | M_KERNEL | M_SET | M_VERSION | M_ALL | M_FLUSH | M_JSON | M_CSV, M_KERNEL,
-   "[--db F] [--target host] --kernel K [--set ...]... [--version N] [--all] [--csv FILE] [--json]",
+   M_DB | M_TARGET | M_FP | M_KERNEL | M_SET | M_VERSION | M_ALL | M_FLUSH | M_JSON | M_CSV, M_KERNEL,
+   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...]... [--version N] [--all]\n"
+   "       [--csv FILE] [--json]",
    "rank correlation, top-k and error on held-out trials: defaults against a calibration"},
-  {"history", mc_history, M_DB | M_TARGET | M_KERNEL | M_JSON, 0,
-   "[--db F] [--target host] [--kernel K] [--json]", "the stored calibrations, oldest first"},
+  {"history", mc_history, M_DB | M_TARGET | M_FP | M_KERNEL | M_JSON, 0,
+   "[--db F] [--target T] [--fingerprint P] [--kernel K] [--json]",
+   "the stored calibrations, oldest first"},
   {NULL, NULL, 0, 0, NULL, NULL},
 };
 
 static const struct { unsigned bit; const char *name, *help; } option_help[] = {
   {M_DB, "db", "--db F             the database (default rooftune.db)"},
-  {M_TARGET, "target", "--target T         the target (default host)"},
+  {M_TARGET, "target", "--target T         only stored targets named T (host, cuda:N); default: any"},
+  {M_FP, "fingerprint", "--fingerprint P    the stored target whose fingerprint starts with P\n"
+                        "                     (default: the one target holding the kernel's trials;\n"
+                        "                     this machine when the database holds none: predict,\n"
+                        "                     explain, history)"},
   {M_KERNEL, "kernel", "--kernel K         the kernel template"},
   {M_SET, "set", "--set VAR=VAL,...  a workload (calibrate, accuracy: repeat for several;\n"
                  "                     none: every workload measured on the target)"},
@@ -94,7 +108,7 @@ static const struct { unsigned bit; const char *name, *help; } option_help[] = {
 };
 
 enum { O_DB = 1, O_TARGET, O_KERNEL, O_SET, O_CONFIG, O_JSON, O_VERSION, O_DEFAULTS, O_HOLDOUT,
-       O_SEED, O_COUNTERS, O_FLUSH, O_ALL, O_CSV, O_HELP };
+       O_SEED, O_COUNTERS, O_FLUSH, O_ALL, O_CSV, O_FP, O_HELP };
 static const struct option mlong[] = {
   {"db", required_argument, 0, O_DB}, {"target", required_argument, 0, O_TARGET},
   {"kernel", required_argument, 0, O_KERNEL}, {"set", required_argument, 0, O_SET},
@@ -103,11 +117,11 @@ static const struct option mlong[] = {
   {"holdout", required_argument, 0, O_HOLDOUT}, {"seed", required_argument, 0, O_SEED},
   {"counters", required_argument, 0, O_COUNTERS}, {"flush", no_argument, 0, O_FLUSH},
   {"all", no_argument, 0, O_ALL}, {"csv", required_argument, 0, O_CSV},
-  {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
+  {"fingerprint", required_argument, 0, O_FP}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
 };
 static const unsigned opt_bit[] = {0, M_DB, M_TARGET, M_KERNEL, M_SET, M_CONFIG, M_JSON,
                                    M_VERSION, M_DEFAULTS, M_HOLDOUT, M_SEED, M_COUNTERS,
-                                   M_FLUSH, M_ALL, M_CSV, 0};
+                                   M_FLUSH, M_ALL, M_CSV, M_FP, 0};
 
 static void model_help(FILE *f) {
   fprintf(f, "usage: rooftune model SUBCOMMAND [options]\n\nsubcommands:\n");
@@ -127,7 +141,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
   char cmd[64], usage[512];
   snprintf(cmd, sizeof cmd, "model %s", c->name);
   snprintf(usage, sizeof usage, "%s", c->args);
-  *o = (mopts){.db = "rooftune.db", .target = "host", .holdout = 0.3, .seed = 1, .counters = 6};
+  *o = (mopts){.db = "rooftune.db", .holdout = 0.3, .seed = 1, .counters = 6};
   optind = 0;
   opterr = 0;
   unsigned given = 0;
@@ -144,6 +158,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
     switch (ch) {
     case O_DB: o->db = optarg; break;
     case O_TARGET: o->target = optarg; break;
+    case O_FP: o->fingerprint = optarg; break;
     case O_KERNEL: o->kernel = optarg; break;
     case O_SET:
       if (o->nset == MAXSET) return cli_usage(cmd, usage, "--set: at most %d workloads", MAXSET);
@@ -183,7 +198,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
       return cli_usage(cmd, usage, "--%s is required", option_help[i].name);
   if (o->version && o->defaults)
     return cli_usage(cmd, usage, "--version and --defaults exclude each other");
-  if (!tg_find(o->target))
+  if (o->target && !tg_find(o->target))
     return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets)", o->target);
   return 0;
 }
@@ -192,52 +207,88 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
 
 typedef struct mctx {
   db *d;
-  tg_desc desc;
-  int64_t target_id;
-  const char *target;          /* "host", "cuda:N" */
+  cli_target t;                /* the data's target, or this machine */
+  int64_t target_id;           /* t.id */
+  const char *target;          /* t.name: "host", "cuda:N" */
   const hk_kernel *hk;
   const cm_kmodel *km;
   cm_ceilings ce;
 } mctx;
 
-static void mctx_close(mctx *m) { db_close(m->d); }
+static void mctx_close(mctx *m) {
+  db_close(m->d);
+  cli_target_free(&m->t);
+}
 
-/* Open the database (mode: db.h), register this target (DB_READ: look
-** it up), find the kernel and load the ceilings (measured now when none
-** are stored). Exit code on failure. */
-static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, db_mode mode) {
+/* This machine (--target, default host) as the target, registered in the
+** database: predict, explain and history where no stored target holds
+** trials of the kernel. */
+static int live_target(mctx *m, const mopts *o, db_mode mode, rt_err *err) {
+  const char *name = o->target ? o->target : "host";
+  tg_desc desc;
+  if (tg_describe(name, &desc, err)) return -1;
+  char *dj = tg_desc_json(&desc);
+  /* DB_READ: looked up, never registered (id 0: nothing stored of it) */
+  int rc = mode == DB_READ ? db_target_find(m->d, name, desc.fingerprint, &m->t.id, err)
+                           : db_target_id(m->d, name, desc.fingerprint, dj, &m->t.id, err);
+  if (rc == 1) rc = 0;
+  free(dj);
+  const char *model = *tg_desc_get(&desc, "model") ? tg_desc_get(&desc, "model") : tg_desc_get(&desc, "device");
+  m->t.name = rt_strdup(name), m->t.fingerprint = rt_strdup(desc.fingerprint);
+  m->t.model = rt_strdup(*model ? model : "-"), m->t.here = 1;
+  return rc;
+}
+
+/* Whether some target has a kernel of this name. */
+static int known_kernel(const char *name) {
+  for (const tg_target *t = tg_targets; t->name; t++)
+    if (tg_kernel(t, name)) return 1;
+  return 0;
+}
+
+/* Open the database (mode: db.h), find the data's target (cli_data_target;
+** with live_ok, this machine when no stored target holds trials of the
+** kernel), the kernel and its model, and load the target's ceilings
+** (measured now only when none are stored and the target is this
+** machine). Exit code on failure. */
+static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, int live_ok,
+                     db_mode mode) {
   rt_err err = {0};
   memset(m, 0, sizeof *m);
-  const tg_target *t = tg_find(o->target);
-  int dev = tg_device(o->target);
-  m->target = o->target;
-  if (need_kernel && !(m->hk = tg_kernel(t, o->kernel)))
-    return cli_fail(cmd, "unknown kernel '%s' on %s (rooftune kernels --target %s)", o->kernel,
-                    t->name, t->name);
-  if (need_kernel && !(m->km = cm_kmodel_find_on(dev >= 0 ? "cuda" : "host", o->kernel)))
-    return cli_fail(cmd, "kernel %s has no cost model", o->kernel);
+  if (need_kernel && !known_kernel(o->kernel))
+    return cli_fail(cmd, "unknown kernel '%s' (rooftune kernels --target T)", o->kernel);
   if (!(m->d = db_open(o->db, mode, &err))) return cli_fail(cmd, "%s", err.msg);
-  int rc;
-  if (t->describe(o->target, &m->desc, &err) == 0) {
-    char *dj = tg_desc_json(&m->desc);
-    rc = mode == DB_READ ? db_target_find(m->d, o->target, m->desc.fingerprint, &m->target_id, &err)
-                         : db_target_id(m->d, o->target, m->desc.fingerprint, dj, &m->target_id, &err);
-    if (rc == 1) rc = 0;   /* never registered: target_id 0 has nothing stored */
-    free(dj);
-  } else if (dev >= 0) {   /* a device's results examined without it */
-    rt_err why = err;
-    memset(&err, 0, sizeof err);
-    if ((rc = db_target_latest(m->d, o->target, &m->target_id, &err)) == 1)
-      rt_err_set(&err, "%s is not here (%s) and %s holds no results of it", o->target, why.msg,
-                 o->db);
-  } else {
-    rc = -1;
+  cli_target_req q = {.name = o->target, .fingerprint = o->fingerprint, .kernel = o->kernel,
+                      .sets = o->set, .nsets = o->nset};
+  int rc = cli_data_target(m->d, o->db, &q, &m->t, cmd);
+  if (rc == CLI_NO_DATA && live_ok && o->nset) {   /* another workload's target still has the calibration */
+    q.nsets = 0;
+    rc = cli_data_target(m->d, o->db, &q, &m->t, cmd);
   }
-  if (rc || (need_kernel && cm_ceilings_load(m->d, m->target_id, o->target, 1, &m->ce, NULL, &err))) {
+  if (rc == CLI_NO_DATA && live_ok)
+    rc = live_target(m, o, mode, &err) ? cli_fail(cmd, "%s", err.msg) : 0;
+  else if (rc == CLI_NO_DATA)
+    rc = cli_fail(cmd, "%s holds no trials of %s%s%s%s: tune or measure some first (rooftune tune "
+                  "--kernel %s ...)", o->db, o->kernel, o->nset ? " --set " : "", o->nset ? o->set[0] : "",
+                  o->target ? " on a target of that name" : "", o->kernel);
+  if (rc) {
     mctx_close(m);
-    return cli_fail(cmd, "%s", err.msg);
+    return rc;
   }
-  return 0;
+  m->target_id = m->t.id, m->target = m->t.name;
+  const tg_target *t = tg_find(m->target);
+  if (need_kernel && (!t || !(m->hk = tg_kernel(t, o->kernel))))
+    rc = cli_fail(cmd, "kernel '%s' is not a kernel of target %s (rooftune kernels --target %s)",
+                  o->kernel, m->target, t ? t->name : "T");
+  else if (need_kernel && !(m->km = cm_kmodel_find_on(tg_device(m->target) >= 0 ? "cuda" : "host", o->kernel)))
+    rc = cli_fail(cmd, "kernel %s has no cost model", o->kernel);
+  else if (need_kernel && cm_ceilings_load(m->d, m->target_id, m->target, m->t.here, &m->ce, NULL, &err))
+    rc = m->t.here ? cli_fail(cmd, "%s", err.msg)
+                   : cli_fail(cmd, "%s holds no ceilings of target %s (fingerprint %s, %s), and they "
+                              "can only be measured on that machine (rooftune bench --target %s there)",
+                              o->db, m->target, m->t.fingerprint, m->t.model, m->target);
+  if (rc) mctx_close(m);
+  return rc;
 }
 
 /* The kernel's space bound to one workload's variables; NULL after
@@ -296,7 +347,7 @@ static int pick_coefs(mctx *m, const mopts *o, cm_coefs *c, const char *cmd) {
 
 /* ---- predict, explain ---- */
 
-/* The measured trials of one configuration of a workload on this target. */
+/* The measured trials of one configuration of a workload on the target. */
 typedef struct meas {
   const char *canon;
   int n;
@@ -318,7 +369,7 @@ static const char *const bound_work_unit[CM_NBOUND] = {"FLOP", "B", "B", "B", "B
 
 static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 1, DB_CREATE);   /* may store ceilings */
+  int rc = mctx_open(&m, o, cmd, 1, 1, DB_CREATE);   /* may store ceilings */
   if (rc) return rc;
   sp_space *sp = workload_space(m.hk, o->nset ? o->set[0] : NULL, cmd);
   int *cfg = sp ? rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg) : NULL, failed;
@@ -355,6 +406,8 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     jw_init(&w, stdout);
     jw_begin(&w, '{');
     jw_key(&w, "kernel"); jw_str(&w, m.hk->name);
+    jw_key(&w, "target"); jw_str(&w, m.target);
+    jw_key(&w, "fingerprint"); jw_str(&w, m.t.fingerprint);
     jw_key(&w, "workload"); jw_str(&w, wkey);
     jw_key(&w, "config"); jw_raw(&w, canon);
     jw_key(&w, "coefficients"); jw_str(&w, c.source);
@@ -405,6 +458,7 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   } else {
     printf("schedule   %s\nworkload   %s: %.4g FLOP, %.4g B compulsory\n", canon, wkey, flops,
            m.hk->min_bytes(&pb));
+    printf("target     %s, fingerprint %.12s (%s)\n", m.target, m.t.fingerprint, m.t.model);
     printf("model      %s (%s); ceilings measured %s\n\n", m.km->kernel, c.source, m.ce.measured);
     printf("%-9s %12s %16s %12s %10s\n", "bound", "work", "ceiling", "time alone", "of ceiling");
     for (int b = 0; b < CM_NBOUND; b++) {
@@ -429,7 +483,7 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
              (long long)ms.trial, (long long)ms.campaign, ms.n, ms.n > 1 ? "s" : "",
              flops / ms.t * 1e-9, 100 * (p.time / ms.t - 1));
     else
-      printf("measured   not in %s for this target and workload\n", o->db);
+      printf("measured   not in %s for target %s and this workload\n", o->db, m.target);
     /* Counted: a warm PAPI run, one cold cachegrind run, or CUPTI on a
     ** device after an L2 flush (as the campaign measured). */
     static const char *const sources[] = {"papi", "cachegrind", "cupti"};
@@ -532,8 +586,7 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
   char **keys = NULL;
   int nk = 0;
   if (!o->nset) {
-    if ((nk = db_workload_keys(m->d, o->target, m->hk->name, &keys, &err)) < 0)
-      return cli_fail(cmd, "%s", err.msg);
+    keys = m->t.keys, nk = m->t.nkeys;   /* the workloads the target holds trials of */
     if (nk > MAXSET) nk = MAXSET;
   }
   int nw = o->nset ? o->nset : nk, rc = 0;
@@ -553,19 +606,17 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
     db_trial_filter f = {.target_id = m->target_id, .kernel = m->hk->name, .workload_key = w->key};
     if (db_trials(m->d, &f, sample_row, ss, &err) < 0) rc = cli_fail(cmd, "%s", err.msg);
   }
-  for (int i = 0; i < nk; i++) free(keys[i]);
-  free(keys);
   if (!rc && ss->n < 2)
-    rc = cli_fail(cmd, "%d measured schedule%s of %s on this target in %s: tune or measure "
-                  "some first (rooftune tune --kernel %s ...)", ss->n, ss->n == 1 ? "" : "s",
-                  m->hk->name, o->db, m->hk->name);
+    rc = cli_fail(cmd, "%d measured schedule%s of %s on target %s (fingerprint %.12s) in %s: tune "
+                  "or measure some first (rooftune tune --kernel %s ...)", ss->n, ss->n == 1 ? "" : "s",
+                  m->hk->name, m->target, m->t.fingerprint, o->db, m->hk->name);
   if (rc) samples_free(ss);
   return rc;
 }
 
 /* mctx_open then load_samples; an exit code on failure (nothing open). */
 static int open_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss) {
-  int rc = mctx_open(m, o, cmd, 1, DB_WRITE);   /* stores workloads, counts, versions */
+  int rc = mctx_open(m, o, cmd, 1, 0, DB_WRITE);   /* stores workloads, counts, versions */
   if (!rc && (rc = load_samples(m, o, cmd, ss))) mctx_close(m);
   return rc;
 }
@@ -678,9 +729,13 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
                        "the device)");
     return n;
   }
-  int papi = ms_counters_available(&why);
+  /* PAPI counts this machine's caches: only for its own trials. Cachegrind
+  ** simulates the target's caches (capacities and ways of its stored
+  ** ceilings) on the code built here, so it counts for any host target. */
+  int papi = m->t.here && ms_counters_available(&why);
   if (!papi && !cm_cachegrind_available(&why)) {
-    rt_err_set(err, "no counters and no cachegrind here (%s)", why);
+    rt_err_set(err, "%s%s", m->t.here ? "no counters and no cachegrind here: " : "cachegrind is not "
+               "available (PAPI would count this machine, not the target's): ", why);
     return 0;
   }
   strcpy(source, papi ? "papi" : "cachegrind");
@@ -861,8 +916,8 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
     printf("{\"kernel\": \"%s\", \"version\": %d, \"coefficients\": %s, \"fit\": %s}\n",
            m.km->kernel, version, cj, fit.s);
   } else if (!rc) {
-    printf("calibrated %s on %s: version %d\n", m.km->kernel,
-           m.desc.fingerprint[0] ? m.desc.fingerprint : m.target, version);
+    printf("calibrated %s on %s %s (%s): version %d\n", m.km->kernel, m.target, m.t.fingerprint,
+           m.t.model, version);
     for (int i = 0; i < ss.nw; i++) printf("workload   %s\n", ss.w[i].key);
     printf("schedules  %d measured: %d fitted, %d held out (share %.2f, seed %lu)\n", ss.n, ntrain,
            ntest, o->holdout, o->seed);
@@ -1058,7 +1113,7 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
 
 static int mc_history(const mopts *o, const char *cmd) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 0, DB_READ);
+  int rc = mctx_open(&m, o, cmd, 0, 1, DB_READ);
   if (rc) return rc;
   hist h = {.o = o};
   rt_err err = {0};
@@ -1071,8 +1126,8 @@ static int mc_history(const mopts *o, const char *cmd) {
     jw_end(&h.w, ']');
     fputc('\n', stdout);
   } else if (!rc && !h.n) {
-    printf("no calibration stored for this target%s%s\n", o->kernel ? " and kernel " : "",
-           o->kernel ? o->kernel : "");
+    printf("no calibration stored for target %s (fingerprint %.12s)%s%s\n", m.target,
+           m.t.fingerprint, o->kernel ? " and kernel " : "", o->kernel ? o->kernel : "");
   }
   mctx_close(&m);
   return rc;

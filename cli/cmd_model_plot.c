@@ -38,7 +38,7 @@
 #define CMD "model roofline"
 
 static const char usage[] =
-    "[--db F] [--target T] (--campaign ID | --kernel K [--set VAR=VAL,...])\n"
+    "[--db F] (--campaign ID | [--target T] [--fingerprint P] --kernel K [--set VAR=VAL,...])\n"
     "       -o FILE.png|FILE.svg [--title T] [--data FILE.csv]";
 
 static const char help_text[] =
@@ -46,9 +46,12 @@ static const char help_text[] =
     "and every verified schedule of the campaign, drawn with gnuplot.\n\n"
     "options:\n"
     "  --db F             the database (default rooftune.db)\n"
-    "  --target T         the target (default host; with --campaign: the campaign's)\n"
-    "  --campaign ID      the schedules of this campaign\n"
-    "  --kernel K         the schedules of every campaign of K's workload on the target\n"
+    "  --campaign ID      the schedules of this campaign (on its target)\n"
+    "  --kernel K         the schedules of every campaign of K's workload on the one\n"
+    "                     stored target holding K's trials\n"
+    "  --target T         only stored targets named T (host, cuda:N)\n"
+    "  --fingerprint P    the stored target whose fingerprint starts with P (needed\n"
+    "                     when several targets hold K's trials)\n"
     "  --set VAR=VAL,...  with --kernel: which workload (needed when there are several)\n"
     "  -o, --out FILE     the plot: FILE.png (pngcairo, 1000x700) or FILE.svg; the\n"
     "                     gnuplot script is kept beside it as FILE.gp\n"
@@ -57,18 +60,18 @@ static const char help_text[] =
     "x: arithmetic intensity = flops / compulsory bytes; y: flops / measured time.\n"
     "Roofs: the higher of the one-thread and all-thread figure of each ceiling.\n";
 
-enum { O_DB = 1, O_TARGET, O_CAMPAIGN, O_KERNEL, O_SET, O_OUT, O_TITLE, O_DATA, O_HELP };
+enum { O_DB = 1, O_TARGET, O_CAMPAIGN, O_KERNEL, O_SET, O_OUT, O_TITLE, O_DATA, O_FP, O_HELP };
 
 static const struct option longopts[] = {
   {"db", required_argument, 0, O_DB}, {"target", required_argument, 0, O_TARGET},
   {"campaign", required_argument, 0, O_CAMPAIGN}, {"kernel", required_argument, 0, O_KERNEL},
   {"set", required_argument, 0, O_SET}, {"out", required_argument, 0, O_OUT},
   {"title", required_argument, 0, O_TITLE}, {"data", required_argument, 0, O_DATA},
-  {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
+  {"fingerprint", required_argument, 0, O_FP}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
 };
 
 typedef struct ropts {
-  const char *db, *target, *kernel, *set, *out, *title, *data;
+  const char *db, *target, *kernel, *set, *out, *title, *data, *fingerprint;
   int64_t campaign;
   int svg;   /* 1: .svg, 0: .png */
 } ropts;
@@ -87,6 +90,7 @@ typedef struct roof {
   db *d;
   char *kernel, *key, *target, *fingerprint, model[256];
   int64_t target_id;
+  cli_target t;                       /* the data's target (cli_data_target) */
   double flops, bytes, ai;            /* per run; ai = flops / bytes */
   point *p;
   int n, cap, dups, other_targets, best;
@@ -114,6 +118,7 @@ static int parse(int argc, char **argv, ropts *o) {
     switch (ch) {
     case O_DB: o->db = optarg; break;
     case O_TARGET: o->target = optarg; break;
+    case O_FP: o->fingerprint = optarg; break;
     case O_KERNEL: o->kernel = optarg; break;
     case O_SET: o->set = optarg; break;
     case 'o':
@@ -140,6 +145,9 @@ static int parse(int argc, char **argv, ropts *o) {
   if (optind < argc) return cli_usage(CMD, usage, "unexpected argument '%s'", argv[optind]);
   if (!!o->campaign == !!o->kernel) return cli_usage(CMD, usage, "give exactly one of --campaign ID and --kernel K");
   if (o->set && !o->kernel) return cli_usage(CMD, usage, "--set selects a workload of --kernel K");
+  if (o->fingerprint && !o->kernel)
+    return cli_usage(CMD, usage, "--fingerprint selects the target of --kernel K's trials (a --campaign "
+                     "names its own)");
   if (!o->out) return cli_usage(CMD, usage, "-o FILE.png or -o FILE.svg is required");
   const char *dot = strrchr(o->out, '.'), *slash = strrchr(o->out, '/');
   if (!dot || (slash && dot < slash) || (strcasecmp(dot, ".png") && strcasecmp(dot, ".svg")))
@@ -158,31 +166,31 @@ static int parse(int argc, char **argv, ropts *o) {
 
 /* ---- The schedules ---- */
 
-/* The workload key of --kernel on --target that --set selects (the only
-** stored one when --set is left out). 0, or an exit code after reporting. */
+/* The target of --kernel's trials (cli_data_target) and the workload key
+** --set selects among those it holds (the only one when --set is left
+** out). 0, or an exit code after reporting. */
 static int pick_key(roof *r) {
-  rt_err err = {0};
-  sx_arena *a = sx_arena_new();
-  sp_binding *set = NULL;
-  int nset = r->o.set ? sp_parse_bindings(r->o.set, a, &set, &err) : 0;
-  char **keys = NULL;
-  int n = nset < 0 ? -1 : db_workload_keys(r->d, r->target, r->kernel, &keys, &err), hits = 0, rc = 0;
-  for (int i = 0; i < n; i++)
-    if (cli_key_matches(keys[i], set, nset) && !hits++) r->key = rt_strdup(keys[i]);
-  if (n < 0) {
-    rc = cli_fail(CMD, "%s", err.msg);
-  } else if (n == 0) {
-    rc = cli_fail(CMD, "no trials of kernel %s on target %s in %s", r->kernel, r->target, r->o.db);
-  } else if (hits != 1) {
-    rc = cli_fail(CMD, "%s workload of %s on %s matches%s%s (%s); stored workloads:",
-                  hits ? "more than one" : "no", r->kernel, r->target, r->o.set ? " --set " : "",
-                  r->o.set ? r->o.set : "", hits ? "give more variables with --set" : "check --set");
-    for (int i = 0; i < n; i++) fprintf(stderr, "  %s\n", keys[i]);
+  const char *sets[1] = {r->o.set};
+  cli_target_req q = {.name = r->o.target, .fingerprint = r->o.fingerprint, .kernel = r->kernel,
+                      .sets = sets, .nsets = r->o.set ? 1 : 0};
+  int rc = cli_data_target(r->d, r->o.db, &q, &r->t, CMD);
+  if (rc == CLI_NO_DATA)
+    return cli_fail(CMD, "%s holds no trials of kernel %s%s%s%s%s", r->o.db, r->kernel,
+                    r->o.set ? " --set " : "", r->o.set ? r->o.set : "", r->o.target ? " on a target named " : "",
+                    r->o.target ? r->o.target : "");
+  if (rc) return rc;
+  r->target = rt_strdup(r->t.name);
+  r->fingerprint = rt_strdup(r->t.fingerprint);
+  r->target_id = r->t.id;
+  if (r->t.nkeys == 1) {
+    r->key = rt_strdup(r->t.keys[0]);
+    return 0;
   }
-  for (int i = 0; i < n; i++) free(keys[i]);
-  free(keys);
-  free(set);
-  sx_arena_free(a);
+  rc = cli_fail(CMD, "%s workloads of %s on target %s (fingerprint %.12s) match%s%s (%s); stored "
+                "workloads:", r->t.nkeys ? "several" : "no", r->kernel, r->target, r->fingerprint,
+                r->o.set ? " --set " : "", r->o.set ? r->o.set : "",
+                r->t.nkeys ? "give more variables with --set" : "check --set");
+  for (int i = 0; i < r->t.nkeys; i++) fprintf(stderr, "  %s\n", r->t.keys[i]);
   return rc;
 }
 
@@ -239,15 +247,6 @@ static int collect(void *ctx, const db_trial_row *t) {
   return 0;
 }
 
-/* The target id of the newest campaign among the trials of (target,
-** kernel, key): the ceilings and the schedules of one machine. */
-typedef struct newest_ctx { int64_t campaign; } newest_ctx;
-static int newest(void *ctx, const db_trial_row *t) {
-  newest_ctx *c = ctx;
-  if (t->campaign_id > c->campaign) c->campaign = t->campaign_id;
-  return 0;
-}
-
 /* Fill r's workload (kernel, key, target) and its verified schedules. 0,
 ** or an exit code after reporting. */
 static int load_points(roof *r) {
@@ -269,19 +268,14 @@ static int load_points(roof *r) {
     r->target_id = c.target_id;
     db_campaign_info_free(&c);
     f.campaign = r->o.campaign;
+    /* the campaign's target as stored (its description) */
+    cli_target_req q = {.name = r->target, .fingerprint = r->fingerprint};
+    if ((rc = cli_data_target(r->d, r->o.db, &q, &r->t, CMD))) return rc == CLI_NO_DATA ? EXIT_FAIL : rc;
   } else {
     r->kernel = rt_strdup(r->o.kernel);
-    r->target = rt_strdup(r->o.target ? r->o.target : "host");
     int rc = pick_key(r);
     if (rc) return rc;
     f.target = r->target, f.kernel = r->kernel, f.workload_key = r->key;
-    newest_ctx nc = {0};
-    db_campaign_info c;
-    if (db_trials(r->d, &f, newest, &nc, &err) < 0 || db_campaign_get(r->d, nc.campaign, &c, &err))
-      return cli_fail(CMD, "%s", err.msg);
-    r->target_id = c.target_id;
-    r->fingerprint = rt_strdup(c.fingerprint);
-    db_campaign_info_free(&c);
   }
   collect_ctx cc = {r, &err, 0};
   if (db_trials(r->d, &f, collect, &cc, &err) < 0 || cc.failed) return cli_fail(CMD, "%s", err.msg);
@@ -358,9 +352,13 @@ static int load_ceilings(roof *r) {
   char *json = NULL;
   int rc = db_ceilings_get(r->d, r->target_id, &json, r->measured, &err);
   if (rc < 0) return cli_fail(CMD, "%s", err.msg);
-  if (rc == 0)
+  if (rc == 0 && r->t.here)
     return cli_fail(CMD, "no measured ceilings for target %s in %s: run rooftune bench --target %s --db %s",
                     r->target, r->o.db, r->target, r->o.db);
+  if (rc == 0)
+    return cli_fail(CMD, "no measured ceilings for target %s (fingerprint %s, %s) in %s: they can only "
+                    "be measured on that machine (rooftune bench --target %s there)", r->target,
+                    r->fingerprint, r->t.model, r->o.db, r->target);
   rc = cm_ceilings_parse(json, &r->ce, &err);
   free(json);
   if (rc) return cli_fail(CMD, "%s: stored ceilings of target %s: %s", r->o.db, r->target, err.msg);
@@ -381,15 +379,11 @@ static int load_ceilings(roof *r) {
   return 0;
 }
 
-/* The target's model name when its fingerprint is this machine's. */
+/* The target's CPU model or device as its stored description says, else
+** its fingerprint. */
 static void target_model(roof *r) {
-  const tg_target *t = tg_find(r->target);
-  tg_desc d;
-  snprintf(r->model, sizeof r->model, "fingerprint %.12s", r->fingerprint);
-  if (t && !t->describe(r->target, &d, NULL) && !strcmp(d.fingerprint, r->fingerprint)) {
-    const char *name = *tg_desc_get(&d, "model") ? tg_desc_get(&d, "model") : tg_desc_get(&d, "device");
-    if (*name) snprintf(r->model, sizeof r->model, "%s", name);
-  }
+  if (r->t.model && strcmp(r->t.model, "-")) snprintf(r->model, sizeof r->model, "%s", r->t.model);
+  else snprintf(r->model, sizeof r->model, "fingerprint %.12s", r->fingerprint);
 }
 
 /* ---- Output ---- */
@@ -812,6 +806,7 @@ static void roof_free(roof *r) {
   free(r->key);
   free(r->target);
   free(r->fingerprint);
+  cli_target_free(&r->t);
   db_close(r->d);
 }
 

@@ -4,7 +4,9 @@
 ** (several strategies, several seeds each, scored with the methodology of
 ** Willemsen et al. against the exact expectation of random search, with
 ** the curves as CSV). Both share one option table and one recording
-** loader; live comparisons on our own kernels are in cmd_tune.c.
+** loader; live comparisons on our own kernels are in cmd_tune.c. A
+** database recording's target is the data's (cli_data_target): the one
+** stored target holding the kernel's trials, or --fingerprint's.
 */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "../cost_model/cm.h"
+#include "../db/db.h"
 #include "../measure/ms.h"
 #include "../targets/host/hk.h"
 #include "../targets/tg.h"
@@ -24,6 +27,7 @@
 
 typedef struct ropts {
   const char *t4, *space, *db, *target, *kernel, *set, *strategy, *budget, *csv, *reference;
+  const char *fingerprint;   /* --db: the stored target whose fingerprint starts with it */
   int64_t campaign;
   uint64_t seed;
   double time_limit, time_cap;
@@ -33,7 +37,7 @@ typedef struct ropts {
 
 enum { R_T4 = 1, R_SPACE, R_DB, R_TARGET, R_KERNEL, R_SET, R_CAMPAIGN, R_STRATEGY,
        R_STRATEGIES, R_BUDGET, R_TIME, R_SEED, R_REPEATS, R_JSON, R_CSV, R_BATCH, R_REFERENCE,
-       R_CAP, R_RECORDED, R_HELP };
+       R_CAP, R_RECORDED, R_FP, R_HELP };
 
 static const struct option rlong[] = {
   {"t4", required_argument, 0, R_T4}, {"space", required_argument, 0, R_SPACE},
@@ -45,23 +49,30 @@ static const struct option rlong[] = {
   {"repeats", required_argument, 0, R_REPEATS}, {"json", no_argument, 0, R_JSON},
   {"csv", required_argument, 0, R_CSV}, {"batch", required_argument, 0, R_BATCH},
   {"reference", required_argument, 0, R_REFERENCE}, {"time-cap", required_argument, 0, R_CAP},
-  {"recorded", no_argument, 0, R_RECORDED}, {"help", no_argument, 0, R_HELP}, {0, 0, 0, 0},
+  {"recorded", no_argument, 0, R_RECORDED}, {"fingerprint", required_argument, 0, R_FP},
+  {"help", no_argument, 0, R_HELP}, {0, 0, 0, 0},
 };
 
 static const char replay_usage[] =
-    "(--t4 FILE --space T1 | --db F [--target T] --kernel K [--space T1] [--campaign ID])\n"
+    "(--t4 FILE --space T1 | --db F [--target T] [--fingerprint P] --kernel K [--space T1]\n"
+    "        | --db F --campaign ID [--space T1])\n"
     "       [--set VAR=VAL,...] --strategy S [--budget N|P%] [--time-limit SECONDS]\n"
     "       [--seed S] [--batch N] [--json]";
 static const char compare_usage[] =
-    "(--t4 FILE --space T1 | --db F [--target T] --kernel K [--space T1] [--campaign ID] [--recorded]\n"
+    "(--t4 FILE --space T1 | --db F [--target T] [--fingerprint P] --kernel K [--space T1] [--recorded]\n"
+    "        | --db F --campaign ID [--space T1]\n"
     "        | --target host --kernel K [--db F] [--reference N|P%] [--time-cap S])\n"
     "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--repeats R]\n"
     "       [--seed S] [--json] [--csv DIR]";
 
 static const char replay_help[] =
     "  --t4 FILE          a T4 results file (plain or .gz) recorded on the space --space\n"
-    "  --db F             a rooftune database: the trials of --target (default host),\n"
-    "                     --kernel and the workload --set binds (or of --campaign ID)\n"
+    "  --db F             a rooftune database: the trials of --kernel and the workload\n"
+    "                     --set binds on the one stored target holding them (or of\n"
+    "                     --campaign ID)\n"
+    "  --target T         with --db: only stored targets named T (host, cuda:N)\n"
+    "  --fingerprint P    with --db: the stored target whose fingerprint starts with P\n"
+    "                     (needed when several targets hold the trials)\n"
     "  --space T1         the space (default: the host kernel's space file)\n"
     "  --set VAR=VAL,...  the space's problem variables\n"
     "  --strategy S       the strategy to replay (replay)\n"
@@ -108,6 +119,7 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_SPACE: o->space = optarg; break;
     case R_DB: o->db = optarg; break;
     case R_TARGET: o->target = optarg; break;
+    case R_FP: o->fingerprint = optarg; break;
     case R_KERNEL: o->kernel = optarg; break;
     case R_SET: o->set = optarg; break;
     case R_BUDGET: o->budget = optarg; o->budget_set = 1; break;
@@ -149,7 +161,8 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     }
   }
   if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
-  o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && o->target && tg_find(o->target);
+  o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && !o->fingerprint && o->target &&
+            tg_find(o->target);
   if (o->live && !o->kernel) return cli_usage(cmd, usage, "a live comparison needs --kernel K");
   if (!o->live && (o->reference || o->time_cap != 0.5))
     return cli_usage(cmd, usage, "--reference and --time-cap are for live comparisons (--target host)");
@@ -159,6 +172,9 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
   if (o->t4 && !o->space) return cli_usage(cmd, usage, "--t4 needs --space T1 (the space it was recorded on)");
   if (o->db && !o->kernel && !o->campaign)
     return cli_usage(cmd, usage, "--db needs --kernel K (or --campaign ID)");
+  if (o->fingerprint && (!o->db || o->campaign))
+    return cli_usage(cmd, usage, "--fingerprint selects the target of --db's trials of --kernel K "
+                     "(a --campaign names its own)");
   if (!o->strategy)
     return cli_usage(cmd, usage, "%s is required", is_compare ? "--strategies LIST" : "--strategy S");
   if (o->csv && !is_compare) return cli_usage(cmd, usage, "--csv is for compare");
@@ -189,14 +205,14 @@ static void replay_in_free(replay_in *in) {
   free(in->key);
 }
 
-/* Load the space (--space, else the host kernel's) with --set into *sp;
-** 0, or an exit code after reporting. */
-static int load_input_space(const ropts *o, const char *cmd, sp_space **sp) {
+/* Load the space (--space, else the kernel's on target, NULL: host) with
+** --set into *sp; 0, or an exit code after reporting. */
+static int load_input_space(const ropts *o, const char *cmd, const char *target, sp_space **sp) {
   rt_err err = {0};
   char path[4096];
   const char *space = o->space;
   if (!space) {
-    const char *target = o->target ? o->target : "host";
+    if (!target) target = "host";
     const hk_kernel *k = o->kernel ? tg_kernel(tg_find(target), o->kernel) : NULL;
     if (!k) return cli_fail(cmd, "--space T1 is needed: '%s' is not a kernel of %s with a space of its own",
                             o->kernel ? o->kernel : "(no --kernel)", target);
@@ -255,23 +271,48 @@ static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) 
   db_close(d);
 }
 
+/* The target of --db's trials of --kernel (cli_data_target) into *t; 0,
+** or an exit code after reporting. */
+static int db_target(const ropts *o, const char *cmd, cli_target *t) {
+  rt_err err = {0};
+  db *d = db_open(o->db, 0, &err);
+  if (!d) return cli_fail(cmd, "%s", err.msg);
+  const char *sets[1] = {o->set};
+  cli_target_req q = {.name = o->target, .fingerprint = o->fingerprint, .kernel = o->kernel,
+                      .sets = sets, .nsets = o->set ? 1 : 0};
+  int rc = cli_data_target(d, o->db, &q, t, cmd);
+  if (rc == CLI_NO_DATA)
+    rc = cli_fail(cmd, "%s holds no trials of kernel %s%s%s%s%s", o->db, o->kernel,
+                  o->set ? " --set " : "", o->set ? o->set : "", o->target ? " on a target named " : "",
+                  o->target ? o->target : "");
+  db_close(d);
+  return rc;
+}
+
 /* Load the space and the recording; 0, or an exit code after reporting. */
 static int load_input(const ropts *o, const char *cmd, replay_in *in) {
   memset(in, 0, sizeof *in);
   rt_err err = {0};
-  int rc = load_input_space(o, cmd, &in->sp);
-  if (rc) return rc;
+  cli_target t = {0};
+  int rc = o->db && !o->campaign ? db_target(o, cmd, &t) : 0;
+  if (!rc) rc = load_input_space(o, cmd, t.name ? t.name : o->target, &in->sp);
+  if (rc) {
+    cli_target_free(&t);
+    return rc;
+  }
   if (o->t4) {
     in->rec = tu_rec_t4(o->t4, in->sp, &err);
   } else {
-    /* the dtype of a template kernel of the target, else of imported data */
-    const hk_kernel *k = o->kernel ? tg_kernel(tg_find(o->target ? o->target : "host"), o->kernel) : NULL;
+    /* the dtype of a template kernel of the data's target, else of imported data */
+    const tg_target *tt = tg_find(t.name);
+    const hk_kernel *k = o->kernel && tt ? tg_kernel(tt, o->kernel) : NULL;
     in->key = o->kernel ? db_workload_key(o->kernel, k ? k->dtype : DB_DEFAULT_DTYPE, in->sp) : NULL;
-    db_trial_filter f = {.campaign = o->campaign, .target = o->campaign ? NULL : o->target ? o->target : "host",
+    db_trial_filter f = {.campaign = o->campaign, .target_id = o->campaign ? 0 : t.id,
                          .kernel = o->campaign ? NULL : o->kernel, .workload_key = o->campaign ? NULL : in->key};
     in->rec = tu_rec_db(o->db, &f, in->sp, &err);
     if (in->rec) load_model(o, &f, in);
   }
+  cli_target_free(&t);
   if (o->t4)
     snprintf(in->why_no_model, sizeof in->why_no_model,
              "a T4 recording carries no ceilings: replay a rooftune database (--db F --kernel K)");
@@ -736,7 +777,7 @@ int cmd_compare(int argc, char **argv) {
     ms_opts_default(&src.live.ms);
     src.live.ms.time_cap = o.time_cap;
     sp_space *sp = NULL;
-    if ((rc = load_input_space(&o, "compare", &sp))) return rc;
+    if ((rc = load_input_space(&o, "compare", o.target, &sp))) return rc;
     rt_count count = sp_count(sp);
     sp_free(sp);
     if (parse_budget(o.budget, count > (rt_count)INT64_MAX ? INT64_MAX : (int64_t)count, &budget))

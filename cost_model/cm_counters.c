@@ -25,7 +25,9 @@
 ** twice, concurrently: last level = L2, then = L3 (cachegrind needs a
 ** power-of-two set count: the largest one not above the real count, with
 ** as many ways as fit; the geometry used goes to tr->config). Capacities
-** come from the caller's cm_machine, associativities from sysfs (cpu0).
+** and associativities come from the caller's cm_machine (the target's
+** stored ceilings: the target may be another machine), associativities
+** from sysfs (cpu0) where it does not know them.
 ** Only the candidate's functions count: those cachegrind lists under the
 ** candidate's source file, including their code inlined from headers (the
 ** shim, immintrin); the driver, ld.so, libc and libgomp are left out. L2
@@ -710,11 +712,12 @@ int cm_count_cachegrind(const hk_kernel *k, const hk_problem *pb,
   cg_cache i1, d1, l2, l3;
   long isz = sysfs_icache();
   int iw = sysfs_ways(1, 1);
+  int ways[3];   /* the machine's (its stored ceilings), else this one's (sysfs), else a default */
+  for (int l = 0; l < 3; l++)
+    ways[l] = m->ways[l] > 0 ? (int)m->ways[l] : sysfs_ways(l + 1, 0) > 0 ? sysfs_ways(l + 1, 0) : l ? 16 : 8;
   if (cg_geometry(isz > 0 ? (double)isz : 32768.0, iw > 0 ? iw : 8, line, &i1) ||
-      cg_geometry(m->cache[0], sysfs_ways(1, 0) > 0 ? sysfs_ways(1, 0) : 8, line, &d1) ||
-      cg_geometry(m->cache[1], sysfs_ways(2, 0) > 0 ? sysfs_ways(2, 0) : 16, line, &l2) ||
-      (have_l3 && cg_geometry(m->cache[2], sysfs_ways(3, 0) > 0 ? sysfs_ways(3, 0) : 16,
-                              line, &l3))) {
+      cg_geometry(m->cache[0], ways[0], line, &d1) || cg_geometry(m->cache[1], ways[1], line, &l2) ||
+      (have_l3 && cg_geometry(m->cache[2], ways[2], line, &l3))) {
     rt_err_set(err, "cache sizes L1 %.0f, L2 %.0f, L3 %.0f bytes: L1 and L2 "
                "must hold at least one %d-byte line", m->cache[0], m->cache[1],
                m->cache[2], line);

@@ -255,6 +255,27 @@ int db_ranked(db *d, const char *target, const char *kernel,
 int db_workload_keys(db *d, const char *target, const char *kernel,
                      char ***keys, rt_err *err);
 
+/* ---- Which target holds recorded data (db_target.c) ---- */
+
+/* One stored target and one workload of the kernel asked for, with the
+** trials it holds of it (strings valid during the callback only). */
+typedef struct db_data_row {
+  int64_t target_id;
+  const char *target, *fingerprint, *description;   /* name, hex, JSON */
+  const char *workload_key;   /* NULL: no campaign of the kernel (trials 0) */
+  int64_t trials, ok;         /* its trials, and those of status ok */
+} db_data_row;
+typedef int (*db_data_fn)(void *ctx, const db_data_row *r);
+/* Every stored target named name (NULL: any name) whose fingerprint starts
+** with fp_prefix (NULL or "": any), once per workload of kernel (NULL: of
+** any kernel) it holds campaigns of, or once with workload_key NULL when it
+** holds none; by target id, then workload key. fn returning nonzero stops.
+** The number of rows visited, or -1 with err. Where a command's data comes
+** from: the caller keeps the targets whose rows match the workloads it
+** was asked for (cli_data_target). */
+int db_data_targets(db *d, const char *name, const char *fp_prefix, const char *kernel,
+                    db_data_fn fn, void *ctx, rt_err *err);
+
 /* ---- Pins, versions, rollback and release tags (db_pin.c) ---- */
 
 /* Pin a trial for (target, kernel, workload key): trial_id (an ok trial of

@@ -8,7 +8,9 @@
 #                   in the folder already: write, never delete, others' files)
 #   RT_NAME         the experiment's name
 #   RT_QUICK        1 with --quick (fewer repeats, smaller sizes), else 0
-#   RT_FINGERPRINT  the host's fingerprint; RT_VERSION rooftune's version
+#   RT_FINGERPRINT  the host's fingerprint (this machine: for what the script
+#                   measures; recorded data carries its own); RT_VERSION
+#                   rooftune's version
 # and it sources this file, which gives:
 #   rt ARGS...             run rooftune; the command line is logged in
 #                          commands.txt (as `rooftune ...`, paths relative to
@@ -17,6 +19,10 @@
 #                          (the databases the logged commands start from)
 #   report_begin TITLE     start report.md: title, mode, date, the machine
 #                          (rooftune targets), rooftune's version and commit
+#   report_data DB         append "## The data": the targets of DB holding
+#                          trials (name, fingerprint, CPU model, trials), the
+#                          machines whose measurements a run on recorded
+#                          data analyses (not the one running it)
 #   report TEXT...         append a paragraph (or a table) to report.md
 #   report_file FILE       append a file's text to report.md
 #   figure NAME CAPTION    link NAME.png and NAME.svg from report.md
@@ -72,6 +78,20 @@ report_begin() {
     echo '```'
     echo
   } > "$REPORT"
+}
+
+report_data() {
+  report "## The data
+
+The trials analysed here were measured on these targets of \`$(basename "$1")\`
+(commands on recorded data take their target from the data, whatever machine runs them):
+
+| target | fingerprint | CPU or device | trials |
+|---|---|---|---|
+$(sqlite3 -batch -noheader -separator ' | ' "$1" "SELECT '| ' || g.name, g.fingerprint,
+    coalesce(json_extract(g.description, '\$.model'), json_extract(g.description, '\$.device'), '-'),
+    count(t.id) || ' |' FROM targets g JOIN campaigns c ON c.target_id = g.id
+    JOIN trials t ON t.campaign_id = c.id GROUP BY g.id ORDER BY g.id")"
 }
 
 figure() {

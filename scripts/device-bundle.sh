@@ -17,6 +17,7 @@
 #                         tree and make: left out), tests/data, the
 #                         emulator's headers tests/cuda_emu/*.h
 #   search_spaces/examples    spaces the tests load
+#   data/                 the public T1/T4 files (the tests read them)
 #   scripts/run-tests     the test runner
 #   rooftune              runs bin/rooftune (the tests find BUILD/rooftune)
 #   run                   `run rooftune ARGS`, `run tests [NAME...]`, `run check`
@@ -56,6 +57,7 @@ for f in targets/*/*.json; do
 done
 cp cost_model/cm_shim512.h "$bundle/cost_model/"
 cp -r tests/data "$bundle/tests/data"
+cp -r data "$bundle/data"                          # the public T1/T4 files the tests read
 mkdir -p "$bundle/tests/cuda_emu"
 cp tests/cuda_emu/*.h "$bundle/tests/cuda_emu/"   # the tests' CPU emulator (needs g++)
 mkdir -p "$bundle/search_spaces"
@@ -84,7 +86,7 @@ cat > "$bundle/run" <<'EOF'
 #   run rooftune ARGS...   bin/rooftune ARGS (e.g. run rooftune bench --target cuda:0)
 #   run tests [NAME...]    the test programs (all, or those named, e.g.
 #                          test_gd test_cm_bench_cuda) from the bundle's root;
-#                          tests reading ../shared/data need it beside the bundle
+#                          tests read data/ (copied into the bundle)
 #   run check              what the loader resolves for every program
 # The bundle's lib/ is on the run path of each program; it is also put on
 # LD_LIBRARY_PATH for what they start.

@@ -16,7 +16,8 @@ typedef struct tg_desc {
   int n;
   char key[TG_MAXKV][32];
   char val[TG_MAXKV][256];
-  char fingerprint[33];   /* hex hash of what makes results comparable */
+  char fingerprint[33];   /* hex hash of what makes results comparable
+                          ** (the host's recipe: hw_describe) */
 } tg_desc;
 
 struct hk_kernel;
@@ -54,7 +55,13 @@ const char *tg_desc_get(const tg_desc *d, const char *key); /* "" if absent */
 ** (caller frees). */
 char *tg_desc_json(const tg_desc *d);
 
-/* The host CPU (targets/host/hw.c). */
+/* The host CPU (targets/host/hw.c): model, cpus (online), usable_cpus
+** (this process's affinity), cores, numa_nodes, isa, simd_bits, the
+** data/unified caches (L1d, L2, L3: size and sharing CPUs), compiler,
+** cflags. Its fingerprint is the FNV-1a 128 of every "key=value" pair in
+** that order (recipe 2; hw.c says what changed). TEST-ONLY: the
+** environment variable ROOFTUNE_TEST_HOST_FINGERPRINT (32 lower-case hex
+** digits) replaces the fingerprint (-1 with err for another value). */
 int hw_describe(tg_desc *d, rt_err *err);
 
 /* One of cpu0's caches as sysfs lists it (the text as sysfs writes it,

@@ -98,7 +98,7 @@ static int count_lines(const char *s) {
   return n;
 }
 
-#define T1 "../shared/data/t1/"
+#define T1 "data/t1/"
 #define GEMM_TILES "search_spaces/examples/host_gemm_tiles.json"
 
 /* ---- t1xx: top level ---- */
@@ -502,7 +502,7 @@ static void t800_db(void **state) {
   assert_non_null(strstr(r.out, "schema version "));   /* test_db checks which */
   assert_true(atoi(strstr(r.out, "schema version ") + 15) >= 6);
   done(&r);
-  r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/convolution_milo_A4000_T4.json.gz",
+  r = run("db", "import", "--db", db, "--t4", "data/t4/convolution_milo_A4000_T4.json.gz",
           "--space", T1 "convolution_milo.json", "--target", "A4000", NULL);
   assert_int_equal(r.rc, 0);
   assert_non_null(strstr(r.out, "imported 4362 trials"));
@@ -541,7 +541,7 @@ static void t800_db(void **state) {
   assert_int_equal(r.rc, 2);
   assert_non_null(strstr(r.err, "expected exactly one of --t4 and --kt-cache"));
   done(&r);
-  r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/pnpoly_RTX_3090_T4.json.gz",
+  r = run("db", "import", "--db", db, "--t4", "data/t4/pnpoly_RTX_3090_T4.json.gz",
           "--space", T1 "convolution_milo.json", "--target", "x", NULL);
   assert_int_equal(r.rc, 1);
   assert_non_null(strstr(r.err, "nothing was imported"));
@@ -575,7 +575,7 @@ static void t801_db_pins(void **state) {
   snprintf(db, sizeof db, "/tmp/rooftune-cli-pins-%d.db", (int)getpid());
   snprintf(db2, sizeof db2, "/tmp/rooftune-cli-pins2-%d.db", (int)getpid());
   snprintf(out, sizeof out, "/tmp/rooftune-cli-pins-%d.t4", (int)getpid());
-  const char *t4 = "../shared/data/t4/pnpoly_RTX_3090_T4.json.gz", *sp = T1 "pnpoly.json";
+  const char *t4 = "data/t4/pnpoly_RTX_3090_T4.json.gz", *sp = T1 "pnpoly.json";
   result r = run("db", "import", "--db", db, "--t4", t4, "--space", sp, "--target", "gpu", NULL);
   assert_int_equal(r.rc, 0);
   done(&r);
@@ -708,7 +708,7 @@ static void t802_db_lookup_and_header(void **state) {
   snprintf(db, sizeof db, "/tmp/rooftune-cli-lookup-%d.db", (int)getpid());
   snprintf(hdr, sizeof hdr, "/tmp/rooftune-cli-lookup-%d.h", (int)getpid());
   snprintf(prog, sizeof prog, "/tmp/rooftune-cli-lookup-%d", (int)getpid());
-  result r = run("db", "import", "--db", db, "--t4", "../shared/data/t4/convolution_milo_A100_T4.json.gz",
+  result r = run("db", "import", "--db", db, "--t4", "data/t4/convolution_milo_A100_T4.json.gz",
                  "--space", T1 "convolution_milo.json", "--target", "A100", NULL);
   assert_int_equal(r.rc, 0);
   done(&r);
@@ -770,7 +770,7 @@ static void t802_db_lookup_and_header(void **state) {
 
 /* ---- t9xx: replay, compare, tune ---- */
 
-#define T4 "../shared/data/t4/"
+#define T4 "data/t4/"
 
 static void t900_replay(void **state) {
   (void)state;
@@ -1567,15 +1567,15 @@ static void t1201_model_errors(void **state) {
   done(&r);
   /* 'all' on a recording without ceilings: every strategy but those that
   ** need a model */
-  r = run("compare", "--t4", "../shared/data/t4/pnpoly_RTX_3090_T4.json.gz", "--space",
-          "../shared/data/t1/pnpoly.json", "--strategies", "all", "--budget", "2", "--repeats", "1", NULL);
+  r = run("compare", "--t4", "data/t4/pnpoly_RTX_3090_T4.json.gz", "--space",
+          "data/t1/pnpoly.json", "--strategies", "all", "--budget", "2", "--repeats", "1", NULL);
   assert_int_equal(r.rc, 0);
   assert_non_null(strstr(r.out, "\nbandit "));
   assert_null(strstr(r.out, "\nmodel "));
   done(&r);
   /* a strategy that needs a model, on a recording without ceilings */
-  r = run("replay", "--t4", "../shared/data/t4/pnpoly_RTX_3090_T4.json.gz", "--space",
-          "../shared/data/t1/pnpoly.json", "--strategy", "model", "--budget", "4", NULL);
+  r = run("replay", "--t4", "data/t4/pnpoly_RTX_3090_T4.json.gz", "--space",
+          "data/t1/pnpoly.json", "--strategy", "model", "--budget", "4", NULL);
   assert_int_equal(r.rc, 1);
   assert_non_null(strstr(r.err, "strategy model needs a cost model: a T4 recording carries no ceilings"));
   done(&r);

@@ -2,7 +2,9 @@
 ** test_common.c -- the shared layer and the target table: exact 128-bit
 ** counts (text round trips, overflow), the FNV-1a 128 hash against its
 ** published test vectors, the growing string, and the host description
-** checked against what the kernel reports through other files.
+** checked against what the kernel reports through other files; the host
+** fingerprint recomputed from its documented recipe, changing with the
+** CPUs the process may use, and its test-only override.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,69 @@ static void test_host_description(void **state) {
   assert_int_equal(t->describe("host", &e, &err), 0);
   unsetenv("CC");
   assert_string_not_equal(d.fingerprint, e.fingerprint);
+}
+
+/* The fingerprint as tg.h documents it: FNV-1a 128 of every "key=value"
+** pair of the description, NUL-terminated, in order. */
+static void recipe(const tg_desc *d, char out[33]) {
+  rt_hash h = RT_HASH_INIT;
+  for (int i = 0; i < d->n; i++) {
+    char kv[400];
+    int n = snprintf(kv, sizeof kv, "%s=%s", d->key[i], d->val[i]);
+    h = rt_hash_bytes(h, kv, (size_t)n + 1);
+  }
+  rt_hash_hex(h, out);
+}
+
+/* The host fingerprint: the documented recipe over the description, whose
+** keys are the documented ones in order (usable_cpus: this process's
+** affinity); one CPU fewer to run on gives another fingerprint; the
+** test-only override replaces it and a malformed one is refused. */
+static void test_host_fingerprint(void **state) {
+  (void)state;
+  unsetenv("ROOFTUNE_TEST_HOST_FINGERPRINT");
+  tg_desc d, e;
+  rt_err err = {0};
+  char fp[33];
+  assert_int_equal(tg_describe("host", &d, &err), 0);
+  static const char *const keys[] = {"model", "cpus", "usable_cpus", "cores", "numa_nodes", "isa",
+                                     "simd_bits"};
+  for (int i = 0; i < 7; i++) assert_string_equal(d.key[i], keys[i]);
+  assert_string_equal(d.key[d.n - 2], "compiler");
+  assert_string_equal(d.key[d.n - 1], "cflags");
+  for (int i = 7; i < d.n - 2; i++) assert_int_equal(d.key[i][0], 'L');   /* the caches */
+  cpu_set_t all, one;
+  assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+  assert_int_equal(atoi(tg_desc_get(&d, "usable_cpus")), CPU_COUNT(&all));
+  assert_int_equal(atoi(tg_desc_get(&d, "cpus")), (int)sysconf(_SC_NPROCESSORS_ONLN));
+  recipe(&d, fp);
+  assert_string_equal(d.fingerprint, fp);
+  if (CPU_COUNT(&all) > 1) {   /* a smaller machine of the same model */
+    int first = 0;
+    while (!CPU_ISSET(first, &all)) first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    int rc = tg_describe("host", &e, &err);
+    assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+    assert_int_equal(rc, 0);
+    assert_string_equal(tg_desc_get(&e, "usable_cpus"), "1");
+    assert_string_not_equal(e.fingerprint, d.fingerprint);
+    recipe(&e, fp);
+    assert_string_equal(e.fingerprint, fp);
+  } else {
+    print_message("[ INFO     ] one CPU here: the smaller-machine fingerprint is not checked\n");
+  }
+  setenv("ROOFTUNE_TEST_HOST_FINGERPRINT", "0123456789abcdef0123456789abcdef", 1);
+  assert_int_equal(tg_describe("host", &e, &err), 0);
+  assert_string_equal(e.fingerprint, "0123456789abcdef0123456789abcdef");
+  assert_non_null(strstr(tg_desc_get(&e, "fingerprint_override"), d.fingerprint));
+  setenv("ROOFTUNE_TEST_HOST_FINGERPRINT", "0123456789ABCDEF0123456789abcdef", 1);
+  assert_int_equal(tg_describe("host", &e, &err), -1);
+  assert_non_null(strstr(err.msg, "ROOFTUNE_TEST_HOST_FINGERPRINT: expected 32 lower-case hex digits"));
+  unsetenv("ROOFTUNE_TEST_HOST_FINGERPRINT");
+  assert_int_equal(tg_describe("host", &e, &err), 0);
+  assert_string_equal(e.fingerprint, d.fingerprint);
 }
 
 static char *slurp_small(const char *path) {
@@ -173,6 +239,7 @@ int main(void) {
     cmocka_unit_test(test_hash_vectors),
     cmocka_unit_test(test_str),
     cmocka_unit_test(test_host_description),
+    cmocka_unit_test(test_host_fingerprint),
     cmocka_unit_test(test_out_rule),
     cmocka_unit_test(test_now_monotonic),
   };

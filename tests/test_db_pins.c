@@ -1,7 +1,7 @@
 /*
 ** test_db_pins.c -- pins, versions, rollback and tags; export and merge.
 ** Expectations are independent of the code under test: best times and
-** status counts published with the shared data (../shared/data/README.md),
+** status counts published with the shared data (data/README.md),
 ** raw SQLite dumps of tables compared byte for byte, version numbers
 ** counted by hand, the trial counts of each recording. Every test ends
 ** with db_check passing.
@@ -22,8 +22,8 @@
 
 #include "db/db.h"
 
-#define T1 "../shared/data/t1/"
-#define T4 "../shared/data/t4/"
+#define T1 "data/t1/"
+#define T4 "data/t4/"
 
 /* The shared recordings with their published counts and best times. */
 static const struct {

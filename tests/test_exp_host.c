@@ -6,12 +6,12 @@
 **    (time) and the campaign's pin decision (that trial, tuned or default,
 **    its reason in the report), the kernel's flops and compulsory bytes recomputed here from
 **    the workload's sizes (GFLOP/s, GB/s), the fraction of the bound
-**    recomputed from the row's ceiling; fractions positive, a compute-bound
-**    winner at most 150% of a peak measured on a quiet machine (the
-**    committed cost_model.db's ceilings, when this host is that machine:
-**    more means wrong flops or times; 106% was seen from clock variation),
-**    and any fraction above 105% flagged in the report; a second run on the
-**    first run's database gives the identical table;
+**    recomputed from the row's ceiling; fractions positive, and any
+**    fraction above 105% flagged in the report; a second run on the first
+**    run's database gives the identical table. Both run as one host that
+**    is no real machine (TK_OTHER_HOST): --ceilings names the committed
+**    cost_model.db, which then holds no ceilings of this host, whichever
+**    machine runs the test, so the run measures its own (and says so);
 **  - vendor, two repeats of the sweep: the ratio column is the two times'
 **    ratio, the tuned time is its repeat's database trial's (the campaign's
 **    pin decision; the report counts those that kept the default), OpenBLAS's
@@ -127,14 +127,14 @@ static void roofline(void **state) {
   assert_non_null(mkdtemp(d2));
   static const char *const args1[] = {"--ceilings", "experiments/cost_model/results/cost_model.db",
                                       NULL};
-  assert_int_equal(tk_exp_run(rooftune, "roofline", d1, args1), 0);
+  assert_int_equal(tk_exp_run_as(rooftune, "roofline", d1, args1, TK_OTHER_HOST), 0);
   char *rep = tk_exp_file(d1, "report.md"), *csv = tk_exp_file(d1, "roofline.csv");
   assert_non_null(rep);
   assert_non_null(csv);
   assert_non_null(strstr(rep, "Seeds: every campaign --seed 1"));
   assert_non_null(strstr(rep, "OPENBLAS_CORETYPE="));
   assert_non_null(strstr(rep, "rooftune tune --db"));
-  int quiet = strstr(rep, "(--ceilings)") != NULL;   /* this host: quiet-machine ceilings */
+  assert_non_null(strstr(rep, "holds no ceilings of this host (fingerprint " TK_OTHER_HOST ")"));
   for (const char *f = "roofline.png\0roofline.svg\0bandwidth.png\0bandwidth.svg\0roofline.gp\0"
                        "roofline.db\0ceilings.json\0";
        *f; f += strlen(f) + 1)
@@ -185,10 +185,6 @@ static void roofline(void **state) {
                 !strcmp(f[15], "L3") || !strcmp(f[15], "DRAM"));
     near(frac, (compute ? flops : atof(f[16])) / t / ceil, 2e-3, "fraction of the bound");
     assert_true(frac > 0);
-    /* far above a quiet machine's peak means wrong flops or times; a few
-    ** percent above it is clock variation, flagged in the report (below) */
-    if (compute && quiet && frac > 1.5)
-      fail_msg("%s runs at %.0f%% of a quiet machine's peak", f[0], 100 * frac);
     /* a fraction above 105% is flagged in the table and named below it */
     char key[160];
     snprintf(key, sizeof key, "| %s | %s |", f[0], f[1]);
@@ -210,7 +206,7 @@ static void roofline(void **state) {
   char from[4200];
   snprintf(from, sizeof from, "%s/roofline.db", d1);
   const char *args2[] = {"--db", from, NULL};
-  assert_int_equal(tk_exp_run(rooftune, "roofline", d2, args2), 0);
+  assert_int_equal(tk_exp_run_as(rooftune, "roofline", d2, args2, TK_OTHER_HOST), 0);
   char *t1 = tk_exp_file(d1, "roofline_table.md"), *t2 = tk_exp_file(d2, "roofline_table.md");
   assert_non_null(t1);
   assert_non_null(t2);

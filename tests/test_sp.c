@@ -20,7 +20,7 @@
 
 #include "search_spaces/sp.h"
 
-#define SHARED "../shared/data/t1/"
+#define SHARED "data/t1/"
 
 /* ---- The naive reference ---- */
 

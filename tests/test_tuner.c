@@ -25,8 +25,8 @@
 #include "tuner/tu.h"
 #include "tk_run.h"
 
-#define T1 "../shared/data/t1/"
-#define T4 "../shared/data/t4/"
+#define T1 "data/t1/"
+#define T4 "data/t4/"
 
 /* ---- A synthetic objective: a separable bowl over value indices ---- */
 

@@ -29,6 +29,10 @@ CAP=0.3                      # seconds of timing per schedule
 export OPENBLAS_CORETYPE=SkylakeX
 mkdir -p "$OUT"
 run() { echo "+ $*" >&2; "$@"; }
+# This machine's fingerprint: the calibrations and comparisons below are of
+# what this run measured here (OUT's database may hold other machines' trials).
+FP=$("$RT" targets --json | python3 -c 'import json, sys
+print(next(t["fingerprint"] for t in json.load(sys.stdin) if t["name"] == "host"))')
 
 # 1. ceilings (re-measured unless KEEP_CEILINGS is set)
 if [ -z "${KEEP_CEILINGS:-}" ]; then
@@ -49,12 +53,12 @@ samples conv2d N=1,H=28,W=28,C=64,K=64,R=3,S=3 150
 
 # 3. calibration and accuracy on held-out schedules (per workload, in the
 #    calibration's JSON)
-run "$RT" model calibrate --db "$DB" --kernel gemm --set M=512,N=512,K=512 \
+run "$RT" model calibrate --db "$DB" --fingerprint "$FP" --kernel gemm --set M=512,N=512,K=512 \
   --set M=1024,N=1024,K=1024 --holdout 0.3 --seed 1 --counters 6 --json > "$OUT/calibrate_gemm.json"
 for ks in reduction:N=1000000 stencil:NX=512,NY=512,STEPS=4 transpose:M=1024,N=1024 \
           conv2d:N=1,H=28,W=28,C=64,K=64,R=3,S=3; do
   k=${ks%%:*} s=${ks#*:}
-  run "$RT" model calibrate --db "$DB" --kernel $k --set $s --holdout 0.3 --seed 1 --counters 2 \
+  run "$RT" model calibrate --db "$DB" --fingerprint "$FP" --kernel $k --set $s --holdout 0.3 --seed 1 --counters 2 \
     --json > "$OUT/calibrate_$k.json"
 done
 
@@ -63,7 +67,7 @@ full() {
   run "$RT" tune --db "$DB" --kernel "$1" --set "$2" --space "$3" --strategy exhaustive \
     --budget 100% --time-cap $CAP --no-pin > /dev/null
   mkdir -p "$OUT/$1"
-  run "$RT" compare --db "$DB" --kernel "$1" --set "$2" --space "$3" \
+  run "$RT" compare --db "$DB" --fingerprint "$FP" --kernel "$1" --set "$2" --space "$3" \
     --strategies model,random,annealing,genetic --budget 100% --repeats 20 \
     --csv "$OUT/$1" > "$OUT/$1/compare.txt"
   gzip -f -9 "$OUT/$1/curves.csv"

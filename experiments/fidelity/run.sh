@@ -13,14 +13,19 @@
 #                   list: reduction,conv2d)
 #   --seeds N       held-out splits with seeds 1..N (--quick 2, full 3)
 #   --holdout F     the share of each sample held out of the fit (0.3)
-# Measures no time: it calibrates and scores on the recorded trials. Traffic
-# the database does not hold for a split's training schedules is counted with
-# cachegrind (a simulation, not a timing) and kept in the copy.
+#   --fingerprint P the stored target whose trials are scored (a prefix of its
+#                   fingerprint; needed only when several targets of the
+#                   database hold trials of a kernel: by default the one that
+#                   holds them, whatever machine runs this)
+# Measures no time: it calibrates and scores on the recorded trials of the
+# database's target. Traffic the database does not hold for a split's
+# training schedules is counted with cachegrind (a simulation of that
+# target's caches, not a timing) and kept in the copy.
 . experiments/lib.sh
 
 DB_IN=experiments/cost_model/results/cost_model.db
 LIST=experiments/fidelity/workloads.txt
-KERNELS= NSEEDS= HOLD=0.3
+KERNELS= NSEEDS= HOLD=0.3 FP=
 while [ $# -gt 0 ]; do
   case $1 in
     --db) DB_IN=$2; shift 2 ;;
@@ -28,6 +33,7 @@ while [ $# -gt 0 ]; do
     --kernels) KERNELS=$2; shift 2 ;;
     --seeds) NSEEDS=$2; shift 2 ;;
     --holdout) HOLD=$2; shift 2 ;;
+    --fingerprint) FP=$2; shift 2 ;;
     *) echo "fidelity: unknown argument '$1' (see experiments/fidelity/README.md)" >&2; exit 2 ;;
   esac
 done
@@ -91,12 +97,12 @@ while [ "$s" -le "$NSEEDS" ]; do
       [ $setting = counters ] && n=$nc
       f="$RT_OUT/seed$s/${k}_$setting"
       # shellcheck disable=SC2086
-      rt model calibrate --db "$DB" --kernel "$k" $setargs --holdout "$HOLD" --seed "$s" \
-        --counters "$n" --json > "$f.calibrate.json"
+      rt model calibrate --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" $setargs --holdout "$HOLD" \
+        --seed "$s" --counters "$n" --json > "$f.calibrate.json"
       v=$(sed -n 's/^{"kernel": "[^"]*", "version": \([0-9]*\),.*/\1/p' "$f.calibrate.json")
       # shellcheck disable=SC2086
-      rt model accuracy --db "$DB" --kernel "$k" $setargs --version "$v" --json --csv "$f.csv" \
-        > "$f.accuracy.json"
+      rt model accuracy --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" $setargs --version "$v" \
+        --json --csv "$f.csv" > "$f.accuracy.json"
       acc_rows "$s" "$k" "$setting" "$f.accuracy.json" >> "$ACC"
       tr -d '\n' < "$f.calibrate.json" | awk -v seed="$s" -v k="$k" -v setting="$setting" -v v="$v" '
         function val(key) {
@@ -159,6 +165,7 @@ awk -F, '
 
 # ---- scatter plots of split 1 ----
 report_begin "Cost-model fidelity: predicted against measured time"
+report_data "$DB"
 report "The question: how well does rooftune's analytical cost model (a roofline per schedule, after
 Williams, Waterman and Patterson) rank and predict the measured times of each host kernel's
 schedules, with its default coefficients, calibrated on measured times (time terms only), and

@@ -5,7 +5,7 @@ Willemsen et al. methodology in rooftune's evaluation-budget convention.
 For issue 5 (compare rooftune's strategies with Kernel Tuner's, same files and
 budgets).  Steps:
 
-  1. convert each ../shared/data/t4/*.json.gz recording (plus its T1 space) into
+  1. convert each data/t4/*.json.gz recording (plus its T1 space) into
      a Kernel Tuner cache file (caches/<name>.json) that Kernel Tuner's
      simulation mode replays; failed configurations keep Kernel Tuner's own
      error markers ("__error__": "RuntimeFailedConfig" / "CompilationFailedConfig"),
@@ -40,7 +40,7 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-DATA = os.path.normpath(os.path.join(REPO, "..", "shared", "data"))
+DATA = os.path.join(REPO, "data")   # the hub's files, copied into the repository
 
 # recording -> (T1 space, device name written into the cache)
 FILES = {
@@ -83,7 +83,7 @@ def load_t1(path):
 
 def t1_valid(config, conditions):
     """True iff every Condition holds under Python semantics (an expression
-    that raises counts as false), as in ../shared/data/README.md."""
+    that raises counts as false), as in data/README.md."""
     for expr in conditions:
         try:
             if not eval(expr, {}, dict(config)):

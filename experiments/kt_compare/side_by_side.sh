@@ -13,7 +13,7 @@ out=experiments/kt_compare/results/rooftune_${reps}seeds
 mkdir -p "$out"
 for f in convolution_milo_A100 convolution_milo_A4000 dedispersion_milo_A100 pnpoly_RTX_3090; do
   case $f in conv*) s=convolution_milo ;; dedisp*) s=dedispersion_milo ;; *) s=pnpoly ;; esac
-  "$build/rooftune" compare --t4 "../shared/data/t4/${f}_T4.json.gz" --space "../shared/data/t1/$s.json" \
+  "$build/rooftune" compare --t4 "data/t4/${f}_T4.json.gz" --space "data/t1/$s.json" \
     --strategies all --budget 5% --repeats "$reps" --seed 1 --csv "$out/$f" > "$out/$f.txt"
   gzip -f "$out/$f/curves.csv"
   cat "$out/$f.txt"

@@ -130,7 +130,9 @@ for k in $(echo "$KERNELS" | tr , ' '); do
   row=$(sqlite3 -batch -noheader -separator , "$DB" "SELECT time, ci_lo, ci_hi, repeats, noisy,
          json_extract(config, '\$.threads') FROM trials WHERE id = $trial")
   cfg=$(sqlite3 -batch -noheader "$DB" "SELECT config FROM trials WHERE id = $trial")
-  rt model explain --db "$DB" --kernel "$k" --set "$w" --config "$cfg" --json > "$E"
+  # the campaign just measured here: this machine's trials (the copied --db may hold others)
+  rt model explain --db "$DB" --fingerprint "$RT_FINGERPRINT" --kernel "$k" --set "$w" --config "$cfg" \
+    --json > "$E"
   # flops and compulsory bytes of the workload (the report's rates x its time)
   t=$(jget "$T" '$.best.time_s')
   fb=$(sqlite3 -batch -noheader -separator , :memory: "SELECT

@@ -20,11 +20,14 @@
 #                     so run it on a quiet machine; without it nothing is timed
 #   --time-cap S      seconds of timing per schedule with --measure (--quick
 #                     0.05, full 0.3)
+#   --fingerprint P   the stored target whose trials are replayed (a prefix of
+#                     its fingerprint; by default the one target holding them,
+#                     whatever machine runs this; with --measure, this machine)
 . experiments/lib.sh
 
 DB_IN=experiments/cost_model/results/cost_model.db
 LIST=experiments/search/spaces.txt
-KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP=
+KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP= FP=
 while [ $# -gt 0 ]; do
   case $1 in
     --db) DB_IN=$2; shift 2 ;;
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET=$2; shift 2 ;;
     --measure) MEASURE=1; shift ;;
     --time-cap) CAP=$2; shift 2 ;;
+    --fingerprint) FP=$2; shift 2 ;;
     *) echo "search: unknown argument '$1' (see experiments/search/README.md)" >&2; exit 2 ;;
   esac
 done
@@ -46,6 +50,8 @@ else
 fi
 [ -r "$DB_IN" ] || { echo "search: cannot read the database $DB_IN" >&2; exit 2; }
 [ -r "$LIST" ] || { echo "search: cannot read the space list $LIST" >&2; exit 2; }
+# --measure times the spaces on this machine: replay what it measured
+[ $MEASURE = 1 ] && : "${FP:=$RT_FINGERPRINT}"
 
 DB="$RT_OUT/$(basename "$DB_IN")"
 copy "$DB_IN" "$DB"
@@ -76,10 +82,10 @@ while read -r lab k set space; do
       --budget 100% --time-cap "$CAP" --no-pin > "$RT_OUT/measure_$lab.txt"
   fi
   mkdir -p "$RT_OUT/$lab"
-  rt compare --db "$DB" --kernel "$k" --set "$set" --space "$space" --recorded \
+  rt compare --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" --set "$set" --space "$space" --recorded \
     --strategies "$STRATS" --budget "$BUDGET" --repeats "$REPEATS" --seed 1 \
     --csv "$RT_OUT/$lab" > "$RT_OUT/$lab/compare.txt"
-  rt model history --db "$DB" --kernel "$k" > "$RT_OUT/$lab/model_history.txt"
+  rt model history --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" > "$RT_OUT/$lab/model_history.txt"
   C="$RT_OUT/$lab/curves.csv"
   # Trials to within 5% of the optimum (the best time of the space: every
   # run of a whole-space budget ends there); never: the budget + 1.
@@ -173,6 +179,7 @@ awk -F, '
 
 # ---- the report ----
 report_begin "Model-guided search efficiency: tuning curves and trials to within 5%"
+report_data "$DB"
 report "The question: on spaces whose every schedule was measured, how quickly does rooftune's
 cost-model-guided strategy (\`model\`: measure the best predictions, recalibrate as results
 arrive, explore where the model disagrees) come near the optimum, against the model-free

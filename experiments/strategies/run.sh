@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ $# -eq 0 ]; then
-  D="$RT_ROOT/../shared/data"
+  D="$RT_ROOT/data"
   set -- "$D/t4/convolution_milo_A100_T4.json.gz" "$D/t1/convolution_milo.json" \
          "$D/t4/convolution_milo_A4000_T4.json.gz" "$D/t1/convolution_milo.json" \
          "$D/t4/dedispersion_milo_A100_T4.json.gz" "$D/t1/dedispersion_milo.json" \

@@ -1,12 +1,33 @@
 /*
 ** hw.c -- the host CPU's description, detected at run time: model, logical
-** CPUs and physical cores, the SIMD extensions that matter to code
-** generation (from /proc/cpuinfo flags), the cache hierarchy (sysfs), the
-** compiler, and a fingerprint of what makes measurements comparable
-** (model, ISA, compiler version, code-generation flags).
+** CPUs (online, and those this process may run on), physical cores, NUMA
+** nodes, the SIMD extensions that matter to code generation (from
+** /proc/cpuinfo flags), the cache hierarchy (sysfs), the compiler and the
+** code-generation flags; and the fingerprint that keys every result
+** measured here.
+**
+** The fingerprint (recipe 2, 2026-12): FNV-1a 128 (rt_hash) of every
+** "key=value" pair of the description, NUL-terminated, in the order
+** `rooftune targets` prints them: model, cpus, usable_cpus, cores,
+** numa_nodes, isa, simd_bits, each data/unified cache level (size and the
+** CPUs sharing it), compiler, cflags. Whatever changes a ceiling (the
+** thread count the all-thread figures use, SMT, cache sizes and sharing,
+** ISA, compiler) changes it; so a larger VM of the same CPU model does not
+** reuse a smaller one's ceilings. Recipe 1 (before 2026-12) hashed only
+** model, ISA, compiler and flags: databases recorded then keep those
+** fingerprints, and commands on recorded data take the target from the
+** data (cli_data_target), so they still work.
+**
+** ROOFTUNE_TEST_HOST_FINGERPRINT (TEST-ONLY): when set, its value (32 hex
+** digits, lower case) replaces the fingerprint, and the description says
+** so (key fingerprint_override). The tests use it to show that commands on
+** recorded data do not depend on the machine that runs them. Never set it
+** for real measurements: results would be filed under a machine they were
+** not measured on.
 */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +38,13 @@
 
 /* Flags worth knowing for code generation, widest last per family. */
 static const char *const isa_flags[] = {
-  "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl",
-  "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16",
-  "amx_int8",
+  "sse4_2", "avx", "f16c", "bmi2", "avx2", "fma", "avx_vnni", "avx512f", "avx512cd",
+  "avx512dq", "avx512bw", "avx512vl", "avx512ifma", "avx512vbmi", "avx512_vbmi2",
+  "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
+  "amx_fp16",
 };
+
+#define HW_FP_ENV "ROOFTUNE_TEST_HOST_FINGERPRINT"
 
 #define HW_CFLAGS "-O3 -march=native"
 
@@ -141,8 +165,33 @@ static void compiler_version(char *out, size_t cap) {
   if (!out[0]) snprintf(out, cap, "unknown (%s not found)", cc && *cc ? cc : "cc");
 }
 
+/* Number of NUMA nodes online (sysfs; 1 when it does not say). */
+static int numa_nodes(void) {
+  char list[256];
+  sysfs("/sys/devices/system/node/online", list, sizeof list);
+  return list[0] ? cpu_list_count(list) : 1;
+}
+
+/* Number of CPUs this process may run on (its affinity mask; at least 1):
+** the all-thread ceilings use that many threads. */
+static int usable_cpus(int online) {
+  cpu_set_t set;
+  int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : online;
+  return n > 0 ? n : 1;
+}
+
+/* The fingerprint of d (recipe at the top of this file) into out. */
+static void fingerprint_of(const tg_desc *d, char out[33]) {
+  rt_hash h = RT_HASH_INIT;
+  for (int i = 0; i < d->n; i++) {
+    h = rt_hash_bytes(h, d->key[i], strlen(d->key[i]));
+    h = rt_hash_bytes(h, "=", 1);
+    h = rt_hash_bytes(h, d->val[i], strlen(d->val[i]) + 1);
+  }
+  rt_hash_hex(h, out);
+}
+
 int hw_describe(tg_desc *d, rt_err *err) {
-  (void)err; /* the host is always there */
   char model[256], flags[8192], isa[512] = "", cc[256];
   memset(d, 0, sizeof *d);
   cpuinfo("model name", model, sizeof model);
@@ -156,7 +205,9 @@ int hw_describe(tg_desc *d, rt_err *err) {
   compiler_version(cc, sizeof cc);
   tg_desc_add(d, "model", "%s", model[0] ? model : "unknown");
   tg_desc_add(d, "cpus", "%d", cpus);
+  tg_desc_add(d, "usable_cpus", "%d", usable_cpus(cpus));
   tg_desc_add(d, "cores", "%d", physical_cores(cpus));
+  tg_desc_add(d, "numa_nodes", "%d", numa_nodes());
   tg_desc_add(d, "isa", "%s", isa);
   tg_desc_add(d, "simd_bits", "%d", simd);
   hw_cache caches[8];
@@ -169,10 +220,17 @@ int hw_describe(tg_desc *d, rt_err *err) {
   }
   tg_desc_add(d, "compiler", "%s", cc);
   tg_desc_add(d, "cflags", "%s", HW_CFLAGS);
-  rt_hash h = RT_HASH_INIT;
-  const char *parts[] = {model, isa, cc, HW_CFLAGS};
-  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-    h = rt_hash_bytes(h, parts[i], strlen(parts[i]) + 1);
-  rt_hash_hex(h, d->fingerprint);
+  fingerprint_of(d, d->fingerprint);
+  const char *forced = getenv(HW_FP_ENV);
+  if (forced && *forced) {   /* test-only: see the top of this file */
+    size_t n = strspn(forced, "0123456789abcdef");
+    if (n != 32 || forced[n]) {
+      rt_err_set(err, "%s: expected 32 lower-case hex digits, got '%.40s' (a test-only override)",
+                 HW_FP_ENV, forced);
+      return -1;
+    }
+    tg_desc_add(d, "fingerprint_override", "%s (test-only; measured %s)", HW_FP_ENV, d->fingerprint);
+    snprintf(d->fingerprint, sizeof d->fingerprint, "%s", forced);
+  }
   return 0;
 }
