@@ -86,13 +86,24 @@ static void done(result *r) {
   free(r->err);
 }
 
-static void sh(const char *fmt, ...) {
-  char cmd[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  assert_int_equal(system(cmd), 0);
+/* Copy a file byte for byte (the test's own copies; no shell). */
+static void copy_file(const char *from, const char *to) {
+  FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+  if (!in || !out) fail_msg("copy %s -> %s: cannot open", from, to);
+  char buf[65536];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, in)) > 0;)
+    if (fwrite(buf, 1, n, out) != n) fail_msg("copy %s -> %s: write failed", from, to);
+  fclose(in);
+  if (fclose(out)) fail_msg("copy %s -> %s: write failed", from, to);
+}
+
+/* Run SQL on a database file through SQLite (no shell, no sqlite3 program). */
+static void sql_exec(const char *path, const char *sql) {
+  sqlite3 *h;
+  char *msg = NULL;
+  if (sqlite3_open(path, &h) != SQLITE_OK || sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
+    fail_msg("%s: %s", path, msg ? msg : sqlite3_errmsg(h));
+  sqlite3_close(h);
 }
 
 static long long sql_int(const char *path, const char *sql) {
@@ -122,7 +133,13 @@ static char *sql_text(const char *path, const char *sql) {
 /* A fresh copy of the recorded database at db (the same path every time:
 ** outputs that name the file compare equal). */
 static void fresh_copy(void) {
-  sh("rm -f '%s' '%s-wal' '%s-shm' && cp '" RECORDED "' '%s'", db, db, db, db);
+  static const char *const side[] = {"", "-wal", "-shm", "-journal"};
+  for (int i = 0; i < 4; i++) {
+    char p[600];
+    snprintf(p, sizeof p, "%s%s", db, side[i]);
+    unlink(p);
+  }
+  copy_file(RECORDED, db);
 }
 
 /* ---- The recorded-data commands, their output made comparable ---- */
@@ -201,11 +218,11 @@ static void outputs(const char *host_fp, char *out[N_OUT]) {
   };
   for (int i = 0; i < N_OUT; i++) {
     result r = {0};
-    if (i == 10 && system("command -v gnuplot > /dev/null 2>&1")) {
+    if (i == 10 && tk_run((const char *[]){"gnuplot", "--version", NULL}, &(tk_io){.both = -1})) {
       out[i] = strdup("(no gnuplot: model roofline not run)");
       continue;
     }
-    if (i == 10) sh("rm -f '%s'", csv);
+    if (i == 10) unlink(csv);
     r = run(host_fp, cmds[i]);
     if (r.rc) fail_msg("rooftune %s %s (host %s): exit %d: %s", cmds[i][0], cmds[i][1],
                        host_fp ? host_fp : "this machine", r.rc, r.err);
@@ -272,17 +289,18 @@ static void t200_two_targets(void **state) {
   result one_rep = run(NULL, rep);
   assert_int_equal(one_rep.rc, 0);
   /* a second machine's 20 trials of reduction N=4000000, no ceilings */
-  sh("cp '%s' '%s' && sqlite3 '%s' \"INSERT INTO targets(name, fingerprint, description)"
-     " VALUES('host', '" SECOND_FP "', '{\\\"model\\\":\\\"Another CPU\\\"}');"
+  copy_file(db, db2);
+  sql_exec(db2, "INSERT INTO targets(name, fingerprint, description)"
+     " VALUES('host', '" SECOND_FP "', '{\"model\":\"Another CPU\"}');"
      " INSERT INTO campaigns(target_id, workload_id, space_id, strategy, options, seed, budget,"
      " rooftune_version, source, compiler, flags, state) SELECT (SELECT id FROM targets WHERE fingerprint"
      " = '" SECOND_FP "'), workload_id, space_id, strategy, options, seed, budget, rooftune_version,"
      " source, compiler, flags, state FROM campaigns WHERE id = (SELECT min(c.id) FROM campaigns c JOIN"
-     " workloads w ON w.id = c.workload_id WHERE w.key LIKE 'reduction f32 N=4000000 %%');"
+     " workloads w ON w.id = c.workload_id WHERE w.key LIKE 'reduction f32 N=4000000 %');"
      " INSERT INTO trials(campaign_id, config, config_hash, status, time, repeats, created) SELECT"
      " (SELECT max(id) FROM campaigns), config, config_hash, status, time, repeats, created FROM trials"
      " WHERE campaign_id = (SELECT min(c.id) FROM campaigns c JOIN workloads w ON w.id = c.workload_id"
-     " WHERE w.key LIKE 'reduction f32 N=4000000 %%') ORDER BY id LIMIT 20;\"", db, db2, db2);
+     " WHERE w.key LIKE 'reduction f32 N=4000000 %') ORDER BY id LIMIT 20;");
   long long n1 = trials_of(db2, "reduction", RECORDED_FP), n2 = trials_of(db2, "reduction", SECOND_FP);
   assert_int_equal(n2, 20);
   /* without --fingerprint: both listed with their counts, nothing chosen */
