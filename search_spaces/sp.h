@@ -12,8 +12,9 @@
 **
 ** Invariants:
 **  1. After sp_load*, every parameter has >= 1 distinct value of its
-**     declared type, every condition is compiled and names only parameters
-**     and problem variables, and every problem variable is bound.
+**     declared type (floats finite), every condition is compiled and names
+**     only parameters and problem variables, and every problem variable is
+**     bound (to a finite value).
 **  2. A condition is checked as soon as the last parameter it reads (in
 **     file order) is fixed; one that raises is false.
 **  3. The engine's memo tables hold exact counts of valid completions and

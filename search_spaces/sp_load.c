@@ -3,12 +3,16 @@
 ** (ConfigurationSpace.TuningParameters / Conditions) plus rooftune's
 ** ConfigurationSpace.ProblemVariables, bound from --set bindings. Every
 ** error names the file and the JSON field (or line/column for syntax
-** errors, and the column inside an expression).
+** errors, and the column inside an expression); a field spelled other than
+** T1's PascalCase is refused by name. Values are finite and distinct
+** (duplicates found by sorting: O(n log n) per parameter).
 */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,12 @@ static const struct { const char *name; sx_type t; int nonneg; } type_table[] = 
   {"double", SX_FLOAT, 0}, {"string", SX_STR, 0}, {"str", SX_STR, 0},
   {"bool", SX_BOOL, 0},
 };
+
+/* Why a NaN or infinite value is refused wherever a value is bound. */
+#define NONFINITE_WHY                                                        \
+  "not a finite number (JSON has no NaN or Infinity, so a configuration "    \
+  "holding it could not be written or read back; and NaN never equals "      \
+  "itself, so it could not be found or ranked)"
 
 static const char *const py_keywords[] = {
   "and", "or", "not", "in", "is", "if", "else", "for", "lambda",
@@ -48,6 +58,46 @@ static void add_warning(sp_space *sp, const char *fmt, ...) {
   va_end(ap);
   sp->warn = rt_realloc(sp->warn, (size_t)(sp->nwarn + 1) * sizeof *sp->warn);
   sp->warn[sp->nwarn++] = rt_strdup(buf);
+}
+
+/* T1's field names, per object, as the T1 layout spells them (PascalCase). */
+static const char *const root_keys[] = {"General", "ConfigurationSpace", "KernelSpecification", NULL};
+static const char *const general_keys[] = {"BenchmarkName", "FormatVersion", NULL};
+static const char *const space_keys[] = {"TuningParameters", "Conditions", "ProblemVariables", NULL};
+static const char *const param_keys[] = {"Name", "Type", "Values", "Default", NULL};
+static const char *const cond_keys[] = {"Expression", "Parameters", NULL};
+static const char *const var_keys[] = {"Name", "Type", "Default", NULL};
+
+/* a == b ignoring case, '_' and '-' (tuning_parameters ~ TuningParameters) */
+static int loose_equal(const char *a, const char *b) {
+  for (;;) {
+    while (*a == '_' || *a == '-') a++;
+    while (*b == '_' || *b == '-') b++;
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    if (!*a) return 1;
+    a++, b++;
+  }
+}
+
+/* A key of obj that spells one of keys[] another way (configuration_space,
+** values) is an error naming both: only the PascalCase spelling is T1, and
+** ignoring the key would silently drop what it holds (a condition, a
+** default). Other unknown keys are T1 extensions and are ignored. */
+static int check_spelling(json_t *obj, const char *field,
+                          const char *const *keys, rt_err *err) {
+  const char *key;
+  json_t *val;
+  if (!json_is_object(obj)) return 0;
+  json_object_foreach(obj, key, val) {
+    for (const char *const *k = keys; *k; k++)
+      if (strcmp(key, *k) && loose_equal(key, *k)) {
+        rt_err_set(err, "%s%sfound field \"%s\" where T1 has \"%s\" (T1 spells "
+                   "its fields in PascalCase; rename the field)", field,
+                   *field ? ": " : "", key, *k);
+        return -1;
+      }
+  }
+  return 0;
 }
 
 /* A JSON scalar as an sx_value (strings copied into the arena). */
@@ -98,26 +148,64 @@ static int type_ok(const sp_param_t *pa, const sx_value *v) {
   return v->t == pa->vtype || (pa->vtype == SX_FLOAT && v->t == SX_INT);
 }
 
-/* Append v to param's value list unless an equal value is already there. */
-static void add_value(sp_space *sp, sp_param_t *pa, sx_value v, int *cap) {
-  for (int i = 0; i < pa->nv; i++)
-    if (pa->v[i].t == v.t && sx_equal(&pa->v[i], &v)) {
-      char buf[64];
-      sx_repr(&v, buf, sizeof buf);
-      add_warning(sp, "parameter '%s': duplicate value %s dropped", pa->name,
-                  buf);
-      return;
-    }
-  if (pa->nv == *cap) {
-    *cap = *cap ? 2 * *cap : 8;
-    pa->v = rt_realloc(pa->v, (size_t)*cap * sizeof *pa->v);
+/* A total order of scalar values that agrees with the loader's duplicate
+** rule (same type and ==): type first, then value; -0.0 and 0.0 compare
+** equal, as they are equal in Python. Non-finite floats never reach it. */
+static int scalar_cmp(const sx_value *a, const sx_value *b) {
+  if (a->t != b->t) return a->t < b->t ? -1 : 1;
+  switch (a->t) {
+  case SX_FLOAT: return (a->u.f > b->u.f) - (a->u.f < b->u.f);
+  case SX_STR: {
+    size_t n = a->u.s->len < b->u.s->len ? a->u.s->len : b->u.s->len;
+    int c = n ? memcmp(a->u.s->s, b->u.s->s, n) : 0;
+    return c ? c : (a->u.s->len > b->u.s->len) - (a->u.s->len < b->u.s->len);
   }
-  pa->v[pa->nv++] = v;
+  default: return (a->u.i > b->u.i) - (a->u.i < b->u.i);   /* int, bool */
+  }
+}
+
+typedef struct { sx_value v; size_t at; } ranked_value;
+
+/* Equal values together, each run in list order (qsort is not stable). */
+static int ranked_cmp(const void *x, const void *y) {
+  const ranked_value *a = x, *b = y;
+  int c = scalar_cmp(&a->v, &b->v);
+  return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+#define DUP_WARNINGS 10   /* duplicate values named per parameter, then counted */
+
+/* pa->v := the n values of list l, each kept at its first occurrence (a
+** later one of the same type that is == to it is dropped with a warning).
+** O(n log n): sort (value, position) pairs, keep the first of each run. */
+static void set_values(sp_space *sp, sp_param_t *pa, const sx_list *l) {
+  size_t n = l->n, kept = 0, dropped = 0;
+  ranked_value *r = rt_malloc((n ? n : 1) * sizeof *r);
+  unsigned char *dup = rt_calloc(n ? n : 1, 1);
+  for (size_t i = 0; i < n; i++) r[i] = (ranked_value){l->v[i], i};
+  qsort(r, n, sizeof *r, ranked_cmp);
+  for (size_t i = 1; i < n; i++)
+    if (!scalar_cmp(&r[i - 1].v, &r[i].v)) dup[r[i].at] = 1;
+  free(r);
+  pa->v = rt_malloc((n ? n : 1) * sizeof *pa->v);
+  for (size_t i = 0; i < n; i++) {
+    if (!dup[i]) {
+      pa->v[kept++] = l->v[i];
+    } else if (++dropped <= DUP_WARNINGS) {
+      char buf[64];
+      sx_repr(&l->v[i], buf, sizeof buf);
+      add_warning(sp, "parameter '%s': duplicate value %s dropped", pa->name, buf);
+    }
+  }
+  if (dropped > DUP_WARNINGS)
+    add_warning(sp, "parameter '%s': %zu more duplicate values dropped", pa->name,
+                dropped - DUP_WARNINGS);
+  pa->nv = (int)kept;
+  free(dup);
 }
 
 static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
                        const char *field, rt_err *err) {
-  int cap = 0;
   sx_value list;
   if (json_is_string(jv)) {
     pa->values_text = rt_strdup(json_string_value(jv));
@@ -155,17 +243,25 @@ static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
                "array", field);
     return -1;
   }
+  if (list.u.l->n > (size_t)INT_MAX) {
+    rt_err_set(err, "%s: %zu values; at most %d are supported", field,
+               list.u.l->n, INT_MAX);
+    return -1;
+  }
   for (size_t i = 0; i < list.u.l->n; i++) {
     sx_value v = list.u.l->v[i];
-    if (!type_ok(pa, &v)) {
-      char buf[64];
-      sx_repr(&v, buf, sizeof buf);
+    int wrong = !type_ok(pa, &v), nonfinite = v.t == SX_FLOAT && !isfinite(v.u.f);
+    if (!wrong && !nonfinite) continue;
+    char buf[64];
+    sx_repr(&v, buf, sizeof buf);
+    if (wrong)
       rt_err_set(err, "%s: wrong type: element %zu is %s %s, but Type is %s",
                  field, i, sx_type_name(v.t), buf, pa->type);
-      return -1;
-    }
-    add_value(sp, pa, v, &cap);
+    else
+      rt_err_set(err, "%s: element %zu is %s: %s", field, i, buf, NONFINITE_WHY);
+    return -1;
   }
+  set_values(sp, pa, list.u.l);
   if (pa->nv == 0) {
     rt_err_set(err, "%s: parameter '%s' has no values (empty space)", field,
                pa->name);
@@ -279,6 +375,7 @@ static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
       rt_err_set(err, "%s: expected an object", field);
       return -1;
     }
+    if (check_spelling(jv, field, var_keys, err)) return -1;
     const char *name = get_string(jv, "Name", field, 1, err, &bad);
     if (bad || check_name(sp, name, field, err)) return -1;
     sp_var_t *var = &sp->vars[sp->nvar++];
@@ -301,6 +398,13 @@ static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
       var->set = 0;
     }
     if (var->set >= 0 && check_var_type(var, jv, field, err)) return -1;
+    if (var->set >= 0 && var->value.t == SX_FLOAT && !isfinite(var->value.u.f)) {
+      char buf[64];
+      sx_repr(&var->value, buf, sizeof buf);
+      rt_err_set(err, "problem variable '%s' is %s%s: %s", var->name, buf,
+                 var->set ? " (from --set)" : "", NONFINITE_WHY);
+      return -1;
+    }
   }
   for (int b = 0; b < nset; b++) {
     int found = 0;
@@ -335,6 +439,7 @@ static int load_params_from(sp_space *sp, json_t *jps, size_t n, int *src,
       rt_err_set(err, "%s: expected an object", field);
       return -1;
     }
+    if (check_spelling(jp, field, param_keys, err)) return -1;
     const char *name = get_string(jp, "Name", field, 1, err, &bad);
     if (bad) return -1;
     /* A parameter repeated with an identical definition (as in some
@@ -413,6 +518,7 @@ static int load_conds(sp_space *sp, json_t *cs, rt_err *err) {
       rt_err_set(err, "%s: expected an object", field);
       return -1;
     }
+    if (check_spelling(jc, field, cond_keys, err)) return -1;
     const char *text = get_string(jc, "Expression", field, 1, err, &bad);
     if (bad) return -1;
     json_t *jpl = json_object_get(jc, "Parameters");
@@ -461,6 +567,10 @@ static sp_space *load_json(json_t *root, const char *name,
     return NULL;
   }
   json_t *cs = json_object_get(root, "ConfigurationSpace");
+  if (check_spelling(root, "", root_keys, err) ||
+      check_spelling(json_object_get(root, "General"), "General", general_keys, err) ||
+      check_spelling(cs, "ConfigurationSpace", space_keys, err))
+    return NULL;
   if (!json_is_object(cs)) {
     rt_err_set(err, "ConfigurationSpace: %s",
                cs ? "expected an object" : "missing field");

@@ -14,13 +14,14 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "search_spaces/sp.h"
 
-#define SHARED "../shared/data/t1/"
+#define SHARED "data/t1/"
 
 /* ---- The naive reference ---- */
 
@@ -523,6 +524,28 @@ static const struct { const char *text, *expect; int line, col; } bad_files[] = 
   {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"Parameters\": []}]}}",
    "missing field \"Expression\"", 0, 0},
   {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "]}, \"ConfigurationSpace\": 1}", "duplicate object key", 1, 0},
+  /* NaN and infinity have no JSON form and NaN never equals itself */
+  {TP("{\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[float('nan'), float('inf'), 1.0]\"}"),
+   "TuningParameters[0].Values (parameter 'a'): element 0 is nan: not a finite number", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[1.0, -float('inf')]\"}"), "element 1 is -inf: not a finite number", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[2.0, 1e308 * 10]\"}"), "element 1 is inf: not a finite number", 0, 0},
+  /* the lowercase/snake_case spelling of T1's fields */
+  {"{\"configuration_space\": {\"tuning_parameters\": [" P_A "]}}",
+   "found field \"configuration_space\" where T1 has \"ConfigurationSpace\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"tuning_parameters\": [" P_A "]}}",
+   "ConfigurationSpace: found field \"tuning_parameters\" where T1 has \"TuningParameters\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"conditions\": [{\"Expression\": \"a > 1\"}]}}",
+   "ConfigurationSpace: found field \"conditions\" where T1 has \"Conditions\"", 0, 0},
+  {TP("{\"name\": \"a\", \"type\": \"int\", \"values\": \"[1]\"}"),
+   "TuningParameters[0]: found field \"name\" where T1 has \"Name\"", 0, 0},
+  {TP(P_A ",{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1]\", \"DEFAULT\": 1}"),
+   "TuningParameters[1]: found field \"DEFAULT\" where T1 has \"Default\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"expression\": \"a > 1\"}]}}",
+   "Conditions[0]: found field \"expression\" where T1 has \"Expression\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"problem_variables\": [{\"Name\": \"M\"}], \"TuningParameters\": [" P_A "]}}",
+   "ConfigurationSpace: found field \"problem_variables\" where T1 has \"ProblemVariables\"", 0, 0},
+  {"{\"General\": {\"benchmark_name\": \"x\"}, \"ConfigurationSpace\": {\"TuningParameters\": [" P_A "]}}",
+   "General: found field \"benchmark_name\" where T1 has \"BenchmarkName\"", 0, 0},
 };
 
 static void test_bad_files(void **state) {
@@ -600,6 +623,93 @@ static void test_duplicates_and_defaults(void **state) {
   sp_free(sp);
 }
 
+/* The duplicate rule on mixed lists: a value is dropped when an earlier one
+** has the same type and is == to it (so -0.0 repeats 0.0, but the int 1 and
+** the float 1.0 of a float parameter are two values); the first occurrence
+** keeps its place. Past 10 named duplicates per parameter the rest are
+** counted in one warning. */
+static void test_duplicate_rule(void **state) {
+  (void)state;
+  rt_err err = {0};
+  sp_space *sp = load_str(TP("{\"Name\": \"f\", \"Type\": \"float\", \"Values\": \"[0.5, 1, -0.0, 1.0, 0.0, 1, 0.5]\"},"
+                             "{\"Name\": \"s\", \"Type\": \"string\", \"Values\": [\"b\", \"a\", \"b\", \"ab\", \"a\"]}"),
+                          NULL, &err);
+  if (!sp) fail_msg("%s", err.msg);
+  assert_int_equal(sp_nvalues(sp, 0), 4);
+  static const struct { sx_type t; double f; } want[] = {{SX_FLOAT, 0.5}, {SX_INT, 1}, {SX_FLOAT, -0.0}, {SX_FLOAT, 1.0}};
+  for (int i = 0; i < 4; i++) {
+    const sx_value *v = sp_value(sp, 0, i);
+    assert_int_equal(v->t, want[i].t);
+    assert_true(v->t == SX_INT ? v->u.i == (int64_t)want[i].f : v->u.f == want[i].f);
+  }
+  assert_true(signbit(sp_value(sp, 0, 2)->u.f));   /* the first of -0.0 and 0.0 */
+  assert_int_equal(sp_nvalues(sp, 1), 3);
+  assert_string_equal(sp_value(sp, 1, 0)->u.s->s, "b");
+  assert_string_equal(sp_value(sp, 1, 1)->u.s->s, "a");
+  assert_string_equal(sp_value(sp, 1, 2)->u.s->s, "ab");
+  assert_int_equal(sp_nwarnings(sp), 5);
+  assert_non_null(strstr(sp_warning(sp, 0), "parameter 'f': duplicate value 0.0 dropped"));
+  assert_non_null(strstr(sp_warning(sp, 1), "duplicate value 1 dropped"));
+  assert_non_null(strstr(sp_warning(sp, 2), "duplicate value 0.5 dropped"));
+  assert_non_null(strstr(sp_warning(sp, 3), "parameter 's': duplicate value 'b' dropped"));
+  sp_free(sp);
+  sp = load_str(TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(5)) + [i % 5 for i in range(25)]\"}"),
+                NULL, &err);
+  assert_non_null(sp);
+  assert_int_equal(sp_nvalues(sp, 0), 5);
+  assert_int_equal(sp_nwarnings(sp), 11);
+  assert_non_null(strstr(sp_warning(sp, 10), "parameter 'a': 15 more duplicate values dropped"));
+  sp_free(sp);
+}
+
+/* A parameter of a million values (in a scrambled order, plus repeats)
+** loads: the duplicate check sorts instead of scanning the list for every
+** value, which took minutes. Expected values computed here directly. */
+static void test_million_values(void **state) {
+  (void)state;
+  enum { N = 1000000, P = 1000003, K = 7919 };
+  rt_err err = {0};
+  /* x*K mod P is one-to-one on 0..P-1 (P prime), so the first N are distinct */
+  sp_space *sp = load_str(TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[x * 7919 % 1000003 for x in range(1000000)] + list(range(12))\"},"
+                             "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[0, 1]\"}"),
+                          NULL, &err);
+  if (!sp) fail_msg("%s", err.msg);
+  char *seen = calloc(P, 1);
+  long distinct = N;
+  for (long x = 0; x < N; x++) seen[x * K % P] = 1;
+  for (int v = 0; v < 12; v++) distinct += !seen[v];
+  free(seen);
+  assert_int_equal(sp_nvalues(sp, 0), distinct);
+  assert_true(sp_count(sp) == (rt_count)(2 * distinct));
+  static const long ranks[] = {0, 1, 2 * 123457 + 1, 2 * 999999, 2 * 999999 + 1};
+  for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+    int cfg[2];
+    rt_count r;
+    assert_int_equal(sp_unrank(sp, (rt_count)ranks[i], cfg), 0);
+    assert_int_equal(cfg[0], ranks[i] / 2);
+    assert_int_equal(cfg[1], ranks[i] % 2);
+    assert_int_equal(sp_value(sp, 0, cfg[0])->u.i, (ranks[i] / 2) * K % P);
+    assert_int_equal(sp_rank(sp, cfg, &r), 0);
+    assert_true(r == (rt_count)ranks[i]);
+  }
+  sp_free(sp);
+}
+
+/* A problem variable bound to NaN or infinity is refused like a value. */
+static void test_nonfinite_variable(void **state) {
+  (void)state;
+  rt_err err = {0};
+  static const char *text = "{\"ConfigurationSpace\": {\"ProblemVariables\": [{\"Name\": \"X\"}],"
+                            "\"TuningParameters\": [" P_A "]}}";
+  assert_null(load_str(text, "X=float('nan')", &err));
+  assert_non_null(strstr(err.msg, "problem variable 'X' is nan (from --set): not a finite number"));
+  assert_null(load_str(text, "X=-1e400", &err));
+  assert_non_null(strstr(err.msg, "problem variable 'X' is -inf (from --set)"));
+  sp_space *sp = load_str(text, "X=1e300", &err);
+  assert_non_null(sp);
+  sp_free(sp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_shared_counts),
@@ -615,6 +725,9 @@ int main(void) {
     cmocka_unit_test(test_expression_error_column),
     cmocka_unit_test(test_empty_space),
     cmocka_unit_test(test_duplicates_and_defaults),
+    cmocka_unit_test(test_duplicate_rule),
+    cmocka_unit_test(test_million_values),
+    cmocka_unit_test(test_nonfinite_variable),
   };
   return cmocka_run_group_tests_name("search_spaces", tests, NULL, NULL);
 }
