@@ -5,7 +5,7 @@
 ** error names the file and the JSON field (or line/column for syntax
 ** errors, and the column inside an expression); a field spelled other than
 ** T1's PascalCase is refused by name. Values are finite and distinct
-** (duplicates found by sorting: O(n log n) per parameter).
+** (duplicates found with a hash set: expected O(n) per parameter).
 */
 #include <ctype.h>
 #include <errno.h>
@@ -148,60 +148,63 @@ static int type_ok(const sp_param_t *pa, const sx_value *v) {
   return v->t == pa->vtype || (pa->vtype == SX_FLOAT && v->t == SX_INT);
 }
 
-/* A total order of scalar values that agrees with the loader's duplicate
-** rule (same type and ==): type first, then value; -0.0 and 0.0 compare
-** equal, as they are equal in Python. Non-finite floats never reach it. */
-static int scalar_cmp(const sx_value *a, const sx_value *b) {
-  if (a->t != b->t) return a->t < b->t ? -1 : 1;
+/* 1 if a and b are duplicates under the loader's rule: same type and ==
+** (so -0.0 repeats 0.0). Non-finite floats never reach it. */
+static int same_value(const sx_value *a, const sx_value *b) {
+  if (a->t != b->t) return 0;
   switch (a->t) {
-  case SX_FLOAT: return (a->u.f > b->u.f) - (a->u.f < b->u.f);
-  case SX_STR: {
-    size_t n = a->u.s->len < b->u.s->len ? a->u.s->len : b->u.s->len;
-    int c = n ? memcmp(a->u.s->s, b->u.s->s, n) : 0;
-    return c ? c : (a->u.s->len > b->u.s->len) - (a->u.s->len < b->u.s->len);
-  }
-  default: return (a->u.i > b->u.i) - (a->u.i < b->u.i);   /* int, bool */
+  case SX_FLOAT: return a->u.f == b->u.f;
+  case SX_STR: return a->u.s->len == b->u.s->len && !memcmp(a->u.s->s, b->u.s->s, a->u.s->len);
+  default: return a->u.i == b->u.i;   /* int, bool */
   }
 }
 
-typedef struct { sx_value v; size_t at; } ranked_value;
-
-/* Equal values together, each run in list order (qsort is not stable). */
-static int ranked_cmp(const void *x, const void *y) {
-  const ranked_value *a = x, *b = y;
-  int c = scalar_cmp(&a->v, &b->v);
-  return c ? c : (a->at > b->at) - (a->at < b->at);
+/* A hash of v consistent with same_value (splitmix64's finaliser). */
+static uint64_t value_hash(const sx_value *v) {
+  uint64_t h = 0;
+  if (v->t == SX_FLOAT) {
+    double f = v->u.f == 0 ? 0.0 : v->u.f;   /* -0.0 and 0.0 alike */
+    memcpy(&h, &f, sizeof h);
+  } else if (v->t == SX_STR) {
+    h = 0xcbf29ce484222325ull;               /* FNV-1a */
+    for (size_t i = 0; i < v->u.s->len; i++) h = (h ^ (unsigned char)v->u.s->s[i]) * 0x100000001b3ull;
+  } else {
+    h = (uint64_t)v->u.i;
+  }
+  h ^= (uint64_t)v->t << 59;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
 }
 
 #define DUP_WARNINGS 10   /* duplicate values named per parameter, then counted */
 
-/* pa->v := the n values of list l, each kept at its first occurrence (a
-** later one of the same type that is == to it is dropped with a warning).
-** O(n log n): sort (value, position) pairs, keep the first of each run. */
+/* pa->v := the values of list l, each kept at its first occurrence (a later
+** one of the same type that is == to it is dropped with a warning). A hash
+** set of the kept values' positions: expected O(n). */
 static void set_values(sp_space *sp, sp_param_t *pa, const sx_list *l) {
-  size_t n = l->n, kept = 0, dropped = 0;
-  ranked_value *r = rt_malloc((n ? n : 1) * sizeof *r);
-  unsigned char *dup = rt_calloc(n ? n : 1, 1);
-  for (size_t i = 0; i < n; i++) r[i] = (ranked_value){l->v[i], i};
-  qsort(r, n, sizeof *r, ranked_cmp);
-  for (size_t i = 1; i < n; i++)
-    if (!scalar_cmp(&r[i - 1].v, &r[i].v)) dup[r[i].at] = 1;
-  free(r);
+  size_t n = l->n, cap = 16, dropped = 0;
+  while (cap < 2 * n) cap *= 2;
+  uint32_t *set = rt_calloc(cap, sizeof *set);   /* kept position + 1; 0: empty */
   pa->v = rt_malloc((n ? n : 1) * sizeof *pa->v);
+  pa->nv = 0;
   for (size_t i = 0; i < n; i++) {
-    if (!dup[i]) {
-      pa->v[kept++] = l->v[i];
+    const sx_value *v = &l->v[i];
+    size_t h = (size_t)value_hash(v) & (cap - 1);
+    while (set[h] && !same_value(&pa->v[set[h] - 1], v)) h = (h + 1) & (cap - 1);
+    if (!set[h]) {
+      pa->v[pa->nv] = *v;
+      set[h] = (uint32_t)++pa->nv;
     } else if (++dropped <= DUP_WARNINGS) {
       char buf[64];
-      sx_repr(&l->v[i], buf, sizeof buf);
+      sx_repr(v, buf, sizeof buf);
       add_warning(sp, "parameter '%s': duplicate value %s dropped", pa->name, buf);
     }
   }
   if (dropped > DUP_WARNINGS)
     add_warning(sp, "parameter '%s': %zu more duplicate values dropped", pa->name,
                 dropped - DUP_WARNINGS);
-  pa->nv = (int)kept;
-  free(dup);
+  free(set);
 }
 
 static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
