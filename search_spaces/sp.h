@@ -92,6 +92,16 @@ rt_count sp_count(sp_space *sp);
 rt_count sp_group_count(sp_space *sp, int g);        /* valid in group g */
 rt_count sp_group_cartesian(const sp_space *sp, int g);
 
+/* The work the engine has done on sp so far, for benchmarks and
+** debugging: the conditions its searches evaluated (sp_valid's are not
+** counted) and the memo entries held (SP_MEMO_MAX at most). Deterministic:
+** the same for the same calls on the same space, whatever the load. */
+typedef struct sp_stats {
+  uint64_t evals;
+  size_t memo_entries;
+} sp_stats;
+void sp_get_stats(const sp_space *sp, sp_stats *st);
+
 /* ---- Configurations ---- */
 /* 1 if cfg (value indices) satisfies every condition, else 0; *failed (if
 ** not NULL) gets the first false condition or -1. */

@@ -116,25 +116,32 @@ static int json_scalar(sp_space *sp, json_t *j, sx_value *out) {
   }
 }
 
-/* Names visible to expressions: parameters as slots (when with_params),
-** problem variables as constants. Caller frees. */
-static sx_name *expr_names(const sp_space *sp, int with_params, int *n) {
+/* How expressions see the parameters. */
+enum { NO_PARAMS, PARAMS, PARAMS_FOLDED };
+
+/* Names visible to expressions: problem variables as constants; with
+** PARAMS the parameters as slots, with PARAMS_FOLDED the single-valued ones
+** as constants (their only value) and the others as slots. Caller frees. */
+static sx_name *expr_names(const sp_space *sp, int params, int *n) {
   sx_name *names = rt_calloc((size_t)(sp->np + sp->nvar), sizeof *names);
   int k = 0;
   for (int v = 0; v < sp->nvar; v++)
     names[k++] = (sx_name){sp->vars[v].name, -1, sp->vars[v].value};
-  if (with_params)
-    for (int p = 0; p < sp->np; p++)
-      names[k++] = (sx_name){sp->params[p].name, p, sx_int(0)};
+  for (int p = 0; params != NO_PARAMS && p < sp->np; p++) {
+    const sp_param_t *pa = &sp->params[p];
+    names[k++] = params == PARAMS_FOLDED && pa->nv == 1
+                     ? (sx_name){pa->name, -1, pa->v[0]}
+                     : (sx_name){pa->name, p, sx_int(0)};
+  }
   *n = k;
   return names;
 }
 
 /* Compile text; on error the message names the field and shows the text. */
 static sx_prog *compile_field(const sp_space *sp, const char *field,
-                              const char *text, int with_params, rt_err *err) {
+                              const char *text, int params, rt_err *err) {
   int nn;
-  sx_name *names = expr_names(sp, with_params, &nn);
+  sx_name *names = expr_names(sp, params, &nn);
   rt_err e = {0};
   sx_prog *p = sx_compile(text, names, nn, &e);
   free(names);
@@ -212,7 +219,7 @@ static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
   sx_value list;
   if (json_is_string(jv)) {
     pa->values_text = rt_strdup(json_string_value(jv));
-    sx_prog *prog = compile_field(sp, field, pa->values_text, 0, err);
+    sx_prog *prog = compile_field(sp, field, pa->values_text, NO_PARAMS, err);
     if (!prog) return -1;
     rt_err e = {0};
     int rc = sx_eval(sp->vm, prog, NULL, &list, &e);
@@ -541,19 +548,34 @@ static int load_conds(sp_space *sp, json_t *cs, rt_err *err) {
     }
     snprintf(efield, sizeof efield, "%s.Expression", field);
     sp_cond_t *c = &sp->conds[sp->nc];
-    c->prog = compile_field(sp, efield, text, 1, err);
+    c->prog = compile_field(sp, efield, text, PARAMS, err);
     if (!c->prog) return -1;
     c->text = rt_strdup(text);
     sp->nc++;
-    /* The dependencies are what the expression reads; a Parameters list
-    ** that disagrees is only worth a note. */
-    const int *slots = sx_prog_slots(c->prog, &c->np);
+    /* What the expression reads; a Parameters list that disagrees is only
+    ** worth a note. */
+    int nfold = 0;
+    const int *slots = sx_prog_slots(c->prog, &c->nread);
+    c->read = rt_malloc((size_t)(c->nread ? c->nread : 1) * sizeof *c->read);
+    memcpy(c->read, slots, (size_t)c->nread * sizeof *c->read);
+    qsort(c->read, (size_t)c->nread, sizeof *c->read, cmp_int);
+    for (int k = 0; k < c->nread; k++) nfold += sp->params[c->read[k]].nv == 1;
+    if (jpl && json_array_size(jpl) != (size_t)c->nread)
+      add_warning(sp, "%s: Parameters lists %zu names, the expression reads %d",
+                  field, json_array_size(jpl), c->nread);
+    /* The engine's dependencies: single-valued parameters (BAT's limits
+    ** such as MAX_THREADS) folded in as constants, so that they neither
+    ** join groups nor delay the check. Same semantics: a sub-expression
+    ** that raises stays code and raises at evaluation. */
+    if (nfold) {
+      sx_prog_free(c->prog);
+      c->prog = compile_field(sp, efield, text, PARAMS_FOLDED, err);
+      if (!c->prog) return -1;
+    }
+    slots = sx_prog_slots(c->prog, &c->np);
     c->p = rt_malloc((size_t)(c->np ? c->np : 1) * sizeof *c->p);
     memcpy(c->p, slots, (size_t)c->np * sizeof *c->p);
     qsort(c->p, (size_t)c->np, sizeof *c->p, cmp_int);
-    if (jpl && json_array_size(jpl) != (size_t)c->np)
-      add_warning(sp, "%s: Parameters lists %zu names, the expression reads %d",
-                  field, json_array_size(jpl), c->np);
     if (c->np == 0 && !sx_eval_bool(sp->vm, c->prog, NULL)) {
       sp->const_false = 1;
       add_warning(sp, "%s: `%s` is false for every configuration: the space "
@@ -728,6 +750,7 @@ void sp_free(sp_space *sp) {
     free(sp->conds[c].text);
     sx_prog_free(sp->conds[c].prog);
     free(sp->conds[c].p);
+    free(sp->conds[c].read);
   }
   for (int v = 0; v < sp->nvar; v++) free(sp->vars[v].name);
   for (int g = 0; g < sp->ng; g++) free(sp->groups[g]);
@@ -768,8 +791,8 @@ int sp_nwarnings(const sp_space *sp) { return sp->nwarn; }
 const char *sp_warning(const sp_space *sp, int i) { return sp->warn[i]; }
 
 const int *sp_cond_params(const sp_space *sp, int c, int *n) {
-  *n = sp->conds[c].np;
-  return sp->conds[c].p;
+  *n = sp->conds[c].nread;
+  return sp->conds[c].read;
 }
 
 int sp_param_index(const sp_space *sp, const char *name) {
