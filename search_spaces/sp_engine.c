@@ -411,9 +411,11 @@ rt_count sp_group_count(sp_space *sp, int g) {
   return sp->gcount[g];
 }
 
+/* Groups in sampling order, so that which are counted before an empty one
+** stops the product does not depend on the file's order either. */
 rt_count sp_count(sp_space *sp) {
   rt_count total = 1;
-  for (int g = 0; g < sp->ng && total; g++) total *= sp_group_count(sp, g);
+  for (int i = 0; i < sp->ng && total; i++) total *= sp_group_count(sp, sp->sorder[i]);
   return total;
 }
 

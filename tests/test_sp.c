@@ -414,9 +414,9 @@ static void test_large_spaces(void **state) {
 ** Counting and sampling must not depend on the order in which the file
 ** lists its parameters: the engine counts and samples in an order of its
 ** own (sp_engine.c). Every space the project ships is loaded again with
-** its TuningParameters reversed and shuffled; the counts must be equal and
-** the same seed must draw the same configurations (compared by parameter
-** name). On spaces small enough to list, the permuted file's canonical
+** its TuningParameters reversed and shuffled; the counts and the work they
+** took (sp_get_stats) must be equal and the same seed must draw the same
+** configurations (compared by parameter name). On spaces small enough to list, the permuted file's canonical
 ** order (its own file order) is checked against the brute force, and its
 ** configurations as a set against the original's. */
 
@@ -496,14 +496,21 @@ static int *reorder(const sp_space *a, const sp_space *b, const int *cfgs, long 
 static int cmp_np;   /* qsort context: parameters per configuration */
 static int cmp_cfg(const void *x, const void *y) { return lex_cmp(x, y, cmp_np); }
 
-/* a and b (the same space, parameters in another order) agree. */
-static void check_same_space(sp_space *a, sp_space *b, const char *what) {
+/* a and b (the same space, parameters in another order; b freshly
+** loaded) agree; want: the engine's work for a's first count. */
+static void check_same_space(sp_space *a, sp_space *b, const sp_stats *want, const char *what) {
   int np = sp_nparams(a);
   assert_int_equal(sp_nparams(b), np);
   assert_true(sp_cartesian(a) == sp_cartesian(b));
   assert_int_equal(sp_ngroups(a), sp_ngroups(b));
   rt_count count = sp_count(a);
   if (sp_count(b) != count) fail_msg("%s: counts differ", what);
+  sp_stats st;
+  sp_get_stats(b, &st);
+  if (st.evals != want->evals || st.memo_entries != want->memo_entries)
+    fail_msg("%s: the count took %llu evaluations and %zu memo entries, not %llu and %zu", what,
+             (unsigned long long)st.evals, st.memo_entries, (unsigned long long)want->evals,
+             want->memo_entries);
   if (count == 0) return;
   int n = count < 300 ? (int)count : 300;
   int *sa = malloc((size_t)n * np * sizeof *sa), *sb = malloc((size_t)n * np * sizeof *sb);
@@ -552,6 +559,9 @@ static void test_order_independence(void **state) {
   (void)state;
   for (size_t i = 0; i < sizeof every_space / sizeof *every_space; i++) {
     sp_space *a = load(every_space[i].file, every_space[i].set);
+    sp_stats want;
+    sp_count(a);
+    sp_get_stats(a, &want);
     for (unsigned long seed = 0; seed < 4; seed++) {
       char *text = permuted_text(every_space[i].file, NULL, seed), what[300];
       rt_err err = {0};
@@ -559,7 +569,7 @@ static void test_order_independence(void **state) {
       if (!b) fail_msg("%s permuted (%lu): %s", every_space[i].file, seed, err.msg);
       snprintf(what, sizeof what, "%s, parameters %s %lu", every_space[i].file,
                seed ? "shuffled by seed" : "reversed", seed);
-      check_same_space(a, b, what);
+      check_same_space(a, b, &want, what);
       sp_free(b);
       free(text);
     }
@@ -578,11 +588,14 @@ static void test_order_independence_random(void **state) {
     rt_err err = {0};
     sp_space *a = load_str(text, NULL, &err);
     assert_non_null(a);
+    sp_stats want;
+    sp_count(a);
+    sp_get_stats(a, &want);
     for (unsigned long seed = 1; seed <= 3; seed++) {
       char *pt = permuted_text(NULL, text, seed + (unsigned long)t * 10);
       sp_space *b = load_str(pt, NULL, &err);
       assert_non_null(b);
-      check_same_space(a, b, text);
+      check_same_space(a, b, &want, text);
       sp_free(b);
       free(pt);
     }
