@@ -36,8 +36,8 @@
 **    in file order, and a file-order prefix is a scattered subset of the
 **    pruning order, whose memo is keyed by its own prefixes only (counting
 **    with a scattered subset fixed is a new search per query, with no bound
-**    on its cost). So sp_rank/sp_unrank/sp_next (and enum, neighbours'
-**    order) walk the parameters in file order; the completions of a prefix
+**    on its cost). So sp_rank/sp_unrank/sp_next (and so enum) walk the
+**    parameters in file order; the completions of a prefix
 **    factor over the groups: the group being walked contributes its
 **    canonical chain's count below the parameters already fixed, the others
 **    their canonical chains' counts (or their whole count from the pruning
@@ -69,6 +69,12 @@ static const char *group_key(const sp_space *sp, int g) {
   for (int i = 1; i < sp->gsize[g]; i++)
     if (strcmp(sp->params[sp->groups[g][i]].name, k) < 0) k = sp->params[sp->groups[g][i]].name;
   return k;
+}
+
+typedef struct keyed_group { const char *key; int g; } keyed_group;
+
+static int by_key(const void *a, const void *b) {
+  return strcmp(((const keyed_group *)a)->key, ((const keyed_group *)b)->key);
 }
 
 void sp__build_groups(sp_space *sp) {
@@ -103,14 +109,13 @@ void sp__build_groups(sp_space *sp) {
   sp->canon = rt_calloc((size_t)sp->ng, sizeof *sp->canon);
   sp->gcount = rt_calloc((size_t)sp->ng, sizeof *sp->gcount);
   sp->gcount_ok = rt_calloc((size_t)sp->ng, 1);
-  /* sampling order: insertion sort by smallest name (few groups) */
-  sp->sorder = rt_malloc((size_t)sp->ng * sizeof *sp->sorder);
-  for (int g = 0; g < sp->ng; g++) {
-    int k = g;
-    for (; k > 0 && strcmp(group_key(sp, sp->sorder[k - 1]), group_key(sp, g)) > 0; k--)
-      sp->sorder[k] = sp->sorder[k - 1];
-    sp->sorder[k] = g;
-  }
+  /* sampling order: by smallest name (unique, so the order is total) */
+  keyed_group *kg = rt_malloc((size_t)(sp->ng ? sp->ng : 1) * sizeof *kg);
+  for (int g = 0; g < sp->ng; g++) kg[g] = (keyed_group){group_key(sp, g), g};
+  qsort(kg, (size_t)sp->ng, sizeof *kg, by_key);
+  sp->sorder = rt_malloc((size_t)(sp->ng ? sp->ng : 1) * sizeof *sp->sorder);
+  for (int i = 0; i < sp->ng; i++) sp->sorder[i] = kg[i].g;
+  free(kg);
   free(gid);
   free(parent);
 }
