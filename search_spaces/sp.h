@@ -12,13 +12,21 @@
 **
 ** Invariants:
 **  1. After sp_load*, every parameter has >= 1 distinct value of its
-**     declared type, every condition is compiled and names only parameters
-**     and problem variables, and every problem variable is bound.
-**  2. A condition is checked as soon as the last parameter it reads (in
-**     file order) is fixed; one that raises is false.
+**     declared type (floats finite), every condition is compiled and names
+**     only parameters and problem variables, and every problem variable is
+**     bound (to a finite value).
+**  2. A condition is checked as soon as the last parameter it reads is
+**     fixed, in the order of the search that checks it (sp_engine.c: an
+**     order chosen from the conditions for counting and sampling, file
+**     order for rank/unrank/next); single-valued parameters are constants
+**     in it; one that raises is false.
 **  3. The engine's memo tables hold exact counts of valid completions and
 **     are filled lazily; all results are independent of call order.
 **  4. An sp_space is used by one thread at a time (it owns an sx_vm).
+**  5. Counts, sp_get_stats after a count, and samples (for the same
+**     generator state, compared by parameter name) are the same for every
+**     order of the parameters in the file; only the canonical order
+**     (rank, unrank, next, neighbours' order) follows the file.
 */
 #ifndef SP_H
 #define SP_H
@@ -91,6 +99,16 @@ rt_count sp_count(sp_space *sp);
 rt_count sp_group_count(sp_space *sp, int g);        /* valid in group g */
 rt_count sp_group_cartesian(const sp_space *sp, int g);
 
+/* The work the engine has done on sp so far, for benchmarks and
+** debugging: the conditions its searches evaluated (sp_valid's are not
+** counted) and the memo entries held (SP_MEMO_MAX at most). Deterministic:
+** the same for the same calls on the same space, whatever the load. */
+typedef struct sp_stats {
+  uint64_t evals;
+  size_t memo_entries;
+} sp_stats;
+void sp_get_stats(const sp_space *sp, sp_stats *st);
+
 /* ---- Configurations ---- */
 /* 1 if cfg (value indices) satisfies every condition, else 0; *failed (if
 ** not NULL) gets the first false condition or -1. */
@@ -106,7 +124,9 @@ int sp_next(sp_space *sp, int *cfg);
 rt_count sp_rand_below(const gsl_rng *rng, rt_count n);
 /* Uniform sample of valid configurations: n configurations into cfgs
 ** (n * sp_nparams ints). distinct: without replacement (n <= count).
-** Deterministic for a given generator state. -1 with err when impossible. */
+** Deterministic for a given generator state, whatever the file's order of
+** parameters (invariant 5): uniform ranks are unranked in the engine's own
+** order, not the canonical one. -1 with err when impossible. */
 int sp_sample(sp_space *sp, const gsl_rng *rng, int n, int distinct,
               int *cfgs, rt_err *err);
 

@@ -3,17 +3,52 @@
 ** enumeration, uniform sampling, neighbours and validity, on spaces far too
 ** large to list.
 **
-** The method is a memoised depth-first search over the parameters in a
-** fixed order (a "chain"). A condition is checked at the depth of its last
-** parameter, so whole subtrees are pruned as early as possible. The number
-** of valid completions below depth d depends only on the frontier: the
-** fixed parameters that still share a condition with an unfixed one. That
-** count is memoised per (depth, frontier values), which collapses
-** independent parameters and independent groups (empty frontier) into one
-** entry per depth, and makes rank/unrank/next cost O(sum of domain sizes)
-** memo look-ups once the tables are warm. Counting runs one chain per
-** independent group and multiplies; rank/unrank run the chain of all
-** parameters in file order, which defines the canonical order.
+** The method is a memoised depth-first search over the parameters of one
+** independent group (parameters connected by conditions) in a fixed order:
+** a "chain". A condition is checked at the depth of its last parameter in
+** that order, so whole subtrees are pruned there. The number of valid
+** completions below depth d depends only on the frontier: the fixed
+** parameters that still share a condition with an unfixed one. That count
+** is memoised per (depth, frontier values), which collapses independent
+** parameters into one entry per depth. Single-valued parameters (BAT's
+** MAX_THREADS...) are constants in the compiled conditions (sp_load.c), so
+** they are groups of their own and never delay a check.
+**
+** Each group has two chains, because a count in one order cannot be read
+** off a chain in another order:
+**
+**  - the pruning chain, in an order chosen from the conditions alone
+**    (pruning_order: repeatedly bind the cheapest unbound parameter of the
+**    condition whose unbound parameters have the smallest Cartesian size,
+**    ties broken by parameter names), so that every condition is checked as
+**    early as its cost allows whatever the order of the file. It serves
+**    sp_count, sp_group_count and sp_sample (which unranks in this order,
+**    groups by smallest parameter name), so counts, memory and samples are
+**    the same for every permutation of the file's parameters. Cost of the
+**    first count: sum over depths d of M_d * |values of params[d]| condition
+**    checks, M_d the distinct frontier values reached at d (at most the
+**    product of the frontier's domain sizes, at most the valid prefixes);
+**    memory: sum of M_d memo entries. A draw then costs sum of |values|
+**    memo look-ups per group.
+**
+**  - the canonical chain, in file order, which defines rank/unrank/next
+**    (README "Canonical order"): rank needs the completions of every prefix
+**    in file order, and a file-order prefix is a scattered subset of the
+**    pruning order, whose memo is keyed by its own prefixes only (counting
+**    with a scattered subset fixed is a new search per query, with no bound
+**    on its cost). So sp_rank/sp_unrank/sp_next (and so enum) walk the
+**    parameters in file order; the completions of a prefix
+**    factor over the groups: the group being walked contributes its
+**    canonical chain's count below the parameters already fixed, the others
+**    their canonical chains' counts (or their whole count from the pruning
+**    chain before any of their parameters is fixed). The first canonical
+**    call pays for a memoised search in file order, whose cost depends on
+**    the file's order as counting used to; later calls cost O(sum of
+**    |values| * groups) memo look-ups. When the two orders of a group agree,
+**    it has one chain.
+**
+** sp_valid evaluates every condition once, in file order, whatever the
+** chains: O(conditions).
 */
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
@@ -26,6 +61,20 @@
 static int uf_find(int *parent, int x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
+}
+
+/* Smallest parameter name of group g (names are unique). */
+static const char *group_key(const sp_space *sp, int g) {
+  const char *k = sp->params[sp->groups[g][0]].name;
+  for (int i = 1; i < sp->gsize[g]; i++)
+    if (strcmp(sp->params[sp->groups[g][i]].name, k) < 0) k = sp->params[sp->groups[g][i]].name;
+  return k;
+}
+
+typedef struct keyed_group { const char *key; int g; } keyed_group;
+
+static int by_key(const void *a, const void *b) {
+  return strcmp(((const keyed_group *)a)->key, ((const keyed_group *)b)->key);
 }
 
 void sp__build_groups(sp_space *sp) {
@@ -56,7 +105,17 @@ void sp__build_groups(sp_space *sp) {
   for (int g = 0; g < sp->ng; g++)
     for (int k = 0; k < sp->gsize[g]; k++) sp->gpos[sp->groups[g][k]] = k;
   sp->kwork = rt_malloc((size_t)sp->ng * sizeof *sp->kwork);
-  sp->gchain = rt_calloc((size_t)sp->ng, sizeof *sp->gchain);
+  sp->fast = rt_calloc((size_t)sp->ng, sizeof *sp->fast);
+  sp->canon = rt_calloc((size_t)sp->ng, sizeof *sp->canon);
+  sp->gcount = rt_calloc((size_t)sp->ng, sizeof *sp->gcount);
+  sp->gcount_ok = rt_calloc((size_t)sp->ng, 1);
+  /* sampling order: by smallest name (unique, so the order is total) */
+  keyed_group *kg = rt_malloc((size_t)(sp->ng ? sp->ng : 1) * sizeof *kg);
+  for (int g = 0; g < sp->ng; g++) kg[g] = (keyed_group){group_key(sp, g), g};
+  qsort(kg, (size_t)sp->ng, sizeof *kg, by_key);
+  sp->sorder = rt_malloc((size_t)(sp->ng ? sp->ng : 1) * sizeof *sp->sorder);
+  for (int i = 0; i < sp->ng; i++) sp->sorder[i] = kg[i].g;
+  free(kg);
   free(gid);
   free(parent);
 }
@@ -66,6 +125,83 @@ int sp_group_of(const sp_space *sp, int p) { return sp->group_of[p]; }
 const int *sp_group_params(const sp_space *sp, int g, int *n) {
   *n = sp->gsize[g];
   return sp->groups[g];
+}
+
+/* ---- The pruning order ---- */
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The unbound parameters of condition c, as their names sorted, into
+** names; returns their number. */
+static int unbound_names(const sp_space *sp, int c, const unsigned char *bound,
+                         const char **names) {
+  int n = 0;
+  for (int k = 0; k < sp->conds[c].np; k++)
+    if (!bound[sp->conds[c].p[k]]) names[n++] = sp->params[sp->conds[c].p[k]].name;
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  return n;
+}
+
+/* Parameter a binds before b: fewer values first, then by name. */
+static int binds_before(const sp_space *sp, int a, int b) {
+  const sp_param_t *x = &sp->params[a], *y = &sp->params[b];
+  return x->nv != y->nv ? x->nv < y->nv : strcmp(x->name, y->name) < 0;
+}
+
+/* order := the n parameters ps[] of one group in pruning order: while a
+** condition of the group is not yet decidable, take the one whose unbound
+** parameters have the smallest Cartesian size (then the fewest of them,
+** then the smallest sorted list of names), and bind its parameter with the
+** fewest values (then the smallest name); then the rest the same way. Only
+** names, domain sizes and the conditions' parameter sets decide, so the
+** order is the same for every order of the file (all counts are exact
+** 128-bit products, saturated, so no rounding depends on the file either). */
+static void pruning_order(const sp_space *sp, const int *ps, int n, int *order) {
+  unsigned char *bound = rt_calloc((size_t)sp->np, 1);
+  const char **best = rt_malloc((size_t)(sp->np ? sp->np : 1) * sizeof *best);
+  const char **cand = rt_malloc((size_t)(sp->np ? sp->np : 1) * sizeof *cand);
+  int g = sp->group_of[ps[0]];
+  for (int k = 0; k < n; k++) {
+    int bc = -1, bn = 0;
+    rt_count bsize = 0;
+    for (int c = 0; c < sp->nc; c++) {
+      const sp_cond_t *co = &sp->conds[c];
+      if (co->np == 0 || sp->group_of[co->p[0]] != g) continue;
+      rt_count size = 1;
+      for (int i = 0; i < co->np; i++)
+        if (!bound[co->p[i]] && rt_count_mul(size, (rt_count)sp->params[co->p[i]].nv, &size))
+          size = RT_COUNT_MAX;
+      int m = unbound_names(sp, c, bound, cand);
+      if (m == 0) continue;   /* decidable already */
+      int better = bc < 0 || size < bsize || (size == bsize && m < bn);
+      if (!better && size == bsize && m == bn) {
+        int i = 0;
+        while (i < m && !strcmp(cand[i], best[i])) i++;
+        better = i < m && strcmp(cand[i], best[i]) < 0;
+      }
+      if (better) {
+        bc = c, bn = m, bsize = size;
+        memcpy(best, cand, (size_t)m * sizeof *cand);
+      }
+    }
+    int pick = -1;
+    if (bc >= 0) {
+      for (int i = 0; i < sp->conds[bc].np; i++) {
+        int q = sp->conds[bc].p[i];
+        if (!bound[q] && (pick < 0 || binds_before(sp, q, pick))) pick = q;
+      }
+    } else {
+      for (int i = 0; i < n; i++)
+        if (!bound[ps[i]] && (pick < 0 || binds_before(sp, ps[i], pick))) pick = ps[i];
+    }
+    order[k] = pick;
+    bound[pick] = 1;
+  }
+  free(cand);
+  free(best);
+  free(bound);
 }
 
 /* ---- Chains ---- */
@@ -145,8 +281,15 @@ static void chain_free(sp_chain *ch) {
 }
 
 void sp__free_chains(sp_space *sp) {
-  for (int g = 0; sp->gchain && g < sp->ng; g++) chain_free(sp->gchain[g]);
-  free(sp->gchain);
+  for (int g = 0; g < sp->ng; g++) {
+    if (sp->canon && sp->canon[g] != sp->fast[g]) chain_free(sp->canon[g]);
+    if (sp->fast) chain_free(sp->fast[g]);
+  }
+  free(sp->fast);
+  free(sp->canon);
+  free(sp->gcount);
+  free(sp->gcount_ok);
+  free(sp->sorder);
 }
 
 /* ---- Memo tables (open addressing, linear probing) ---- */
@@ -199,9 +342,10 @@ static inline void set_value(sp_space *sp, int *cfg, int p, int v) {
 }
 
 static inline int checks_pass(sp_space *sp, const sp_chain *ch, int d) {
-  for (int k = 0; k < ch->ncheck[d]; k++)
-    if (!sx_eval_bool(sp->vm, sp->conds[ch->check[d][k]].prog, sp->slots))
-      return 0;
+  for (int k = 0; k < ch->ncheck[d]; k++) {
+    sp->evals++;
+    if (!sx_eval_bool(sp->vm, sp->conds[ch->check[d][k]].prog, sp->slots)) return 0;
+  }
   return 1;
 }
 
@@ -228,9 +372,26 @@ static rt_count chain_count(sp_space *sp, sp_chain *ch, int d, int *cfg) {
   return total;
 }
 
-static sp_chain *group_chain(sp_space *sp, int g) {
-  if (!sp->gchain[g]) sp->gchain[g] = chain_new(sp, sp->groups[g], sp->gsize[g]);
-  return sp->gchain[g];
+/* Group g's chain in pruning order. */
+static sp_chain *fast_chain(sp_space *sp, int g) {
+  if (!sp->fast[g]) {
+    int *order = rt_malloc((size_t)sp->gsize[g] * sizeof *order);
+    pruning_order(sp, sp->groups[g], sp->gsize[g], order);
+    sp->fast[g] = chain_new(sp, order, sp->gsize[g]);
+    free(order);
+  }
+  return sp->fast[g];
+}
+
+/* Group g's chain in file order (the pruning chain when they agree). */
+static sp_chain *canon_chain(sp_space *sp, int g) {
+  if (!sp->canon[g]) {
+    sp_chain *f = fast_chain(sp, g);
+    sp->canon[g] = memcmp(f->params, sp->groups[g], (size_t)sp->gsize[g] * sizeof(int))
+                       ? chain_new(sp, sp->groups[g], sp->gsize[g])
+                       : f;
+  }
+  return sp->canon[g];
 }
 
 rt_count sp_cartesian(const sp_space *sp) {
@@ -245,15 +406,27 @@ rt_count sp_group_cartesian(const sp_space *sp, int g) {
   return c;
 }
 
+/* Uses sp->cfg and the group's slots as scratch on the first call. */
 rt_count sp_group_count(sp_space *sp, int g) {
   if (sp->const_false) return 0;
-  return chain_count(sp, group_chain(sp, g), 0, sp->cfg);
+  if (!sp->gcount_ok[g]) {
+    sp->gcount[g] = chain_count(sp, fast_chain(sp, g), 0, sp->cfg);
+    sp->gcount_ok[g] = 1;
+  }
+  return sp->gcount[g];
 }
 
+/* Groups in sampling order, so that which are counted before an empty one
+** stops the product does not depend on the file's order either. */
 rt_count sp_count(sp_space *sp) {
   rt_count total = 1;
-  for (int g = 0; g < sp->ng && total; g++) total *= sp_group_count(sp, g);
+  for (int i = 0; i < sp->ng && total; i++) total *= sp_group_count(sp, sp->sorder[i]);
   return total;
+}
+
+void sp_get_stats(const sp_space *sp, sp_stats *st) {
+  st->evals = sp->evals;
+  st->memo_entries = sp->memo_entries;
 }
 
 int sp_valid(sp_space *sp, const int *cfg, int *failed) {
@@ -283,18 +456,21 @@ static void fixed_per_group(const sp_space *sp, int d, int *k) {
   for (int p = 0; p < d; p++) k[sp->group_of[p]]++;
 }
 
-/* Product of the completions of every group but g, given k. */
+/* Product of the completions of every group but g, given k (a group none
+** of whose parameters is fixed yet contributes its count; sp_count must
+** have run, so that this reads the cache and clobbers nothing). */
 static rt_count others(sp_space *sp, const int *k, int g, int *cfg) {
   rt_count prod = 1;
   for (int h = 0; h < sp->ng && prod; h++)
-    if (h != g) prod *= chain_count(sp, group_chain(sp, h), k[h], cfg);
+    if (h != g)
+      prod *= k[h] ? chain_count(sp, canon_chain(sp, h), k[h], cfg) : sp_group_count(sp, h);
   return prod;
 }
 
 /* Try value v for parameter p (depth pos in its group's chain): the number
 ** of completions it leaves to its own group, 0 if its checks fail. */
 static rt_count try_value(sp_space *sp, int p, int v, int *cfg) {
-  sp_chain *ch = group_chain(sp, sp->group_of[p]);
+  sp_chain *ch = canon_chain(sp, sp->group_of[p]);
   int pos = sp->gpos[p];
   set_value(sp, cfg, p, v);
   if (!checks_pass(sp, ch, pos)) return 0;
@@ -321,6 +497,7 @@ int sp_unrank(sp_space *sp, rt_count r, int *cfg) {
 
 int sp_rank(sp_space *sp, const int *cfg, rt_count *r) {
   if (sp->const_false || !sp_valid(sp, cfg, NULL)) return -1;
+  sp_count(sp);   /* every group's count, before work[] is in use */
   int *work = sp->cfg, *k = sp->kwork;
   memcpy(work, cfg, (size_t)sp->np * sizeof *work);
   memset(k, 0, (size_t)sp->ng * sizeof *k);
@@ -345,7 +522,7 @@ static void fill_first(sp_space *sp, int p, int *cfg) {
 }
 
 int sp_next(sp_space *sp, int *cfg) {
-  if (sp->const_false) return 0;
+  if (sp->const_false || sp_count(sp) == 0) return 0;
   for (int p = 0; p < sp->np; p++) {
     if (cfg[p] < 0 || cfg[p] >= sp->params[p].nv) return 0;
     sp->slots[p] = sp->params[p].v[cfg[p]];
@@ -356,7 +533,7 @@ int sp_next(sp_space *sp, int *cfg) {
   ** is valid), or at the last one for a valid cfg. */
   int start = sp->np - 1;
   for (int p = 0; p < sp->np; p++)
-    if (!checks_pass(sp, group_chain(sp, sp->group_of[p]), sp->gpos[p])) {
+    if (!checks_pass(sp, canon_chain(sp, sp->group_of[p]), sp->gpos[p])) {
       start = p;
       break;
     }
@@ -390,6 +567,33 @@ rt_count sp_rand_below(const gsl_rng *rng, rt_count n) {
     for (int b = 0; b < bits; b += 32) x = (x << 32) | (rt_count)gsl_rng_get(rng);
     x &= bits == 128 ? RT_COUNT_MAX : (((rt_count)1 << bits) - 1);
     if (x < n) return x;
+  }
+}
+
+/* cfg := the configuration at position r of ch's own order (r < the
+** chain's count): at each depth the first value whose completions reach r. */
+static void chain_unrank(sp_space *sp, sp_chain *ch, rt_count r, int *cfg) {
+  for (int d = 0; d < ch->n; d++) {
+    int p = ch->params[d], nv = sp->params[p].nv;
+    for (int v = 0; v < nv; v++) {
+      set_value(sp, cfg, p, v);
+      if (!checks_pass(sp, ch, d)) continue;
+      rt_count c = d + 1 == ch->n ? 1 : chain_count(sp, ch, d + 1, cfg);
+      if (r < c) break;
+      r -= c;
+    }
+  }
+}
+
+/* cfg := the configuration at position r < sp_count of the sampling order:
+** groups in sp->sorder (the last one varying fastest), each in its pruning
+** order. Neither depends on the file's order of parameters. */
+static void sample_at(sp_space *sp, rt_count r, int *cfg) {
+  for (int i = sp->ng - 1; i >= 0; i--) {
+    int g = sp->sorder[i];
+    rt_count c = sp_group_count(sp, g);
+    chain_unrank(sp, fast_chain(sp, g), r % c, cfg);
+    r /= c;
   }
 }
 
@@ -451,7 +655,7 @@ int sp_sample(sp_space *sp, const gsl_rng *rng, int n, int distinct, int *cfgs,
     free(set.keys);
     free(set.used);
   }
-  for (int i = 0; i < n; i++) sp_unrank(sp, ranks[i], cfgs + (size_t)i * sp->np);
+  for (int i = 0; i < n; i++) sample_at(sp, ranks[i], cfgs + (size_t)i * sp->np);
   free(ranks);
   return 0;
 }

@@ -19,8 +19,10 @@ typedef struct sp_param_t {
 
 typedef struct sp_cond_t {
   char *text;
-  sx_prog *prog;
-  int np, *p;               /* parameters read, ascending */
+  sx_prog *prog;            /* single-valued parameters folded in as constants */
+  int nread, *read;         /* parameters the expression reads, ascending */
+  int np, *p;               /* the multi-valued ones of those, ascending: what
+                               the engine depends on (none: decided at load) */
 } sp_cond_t;
 
 typedef struct sp_var_t {
@@ -37,10 +39,11 @@ typedef struct sp_memo {
 } sp_memo;
 
 /* A chain is the memoised depth-first search over the parameters of one
-** independent group, in file order. At
-** depth d the parameters params[0..d-1] are fixed; the number of valid
-** completions depends only on the frontier front[d] (fixed parameters that
-** share a condition with an unfixed one), which keys memo[d]. */
+** independent group in one order: the group's pruning order (counting,
+** sampling) or its file order (the canonical operations). At depth d the
+** parameters params[0..d-1] are fixed; the number of valid completions
+** depends only on the frontier front[d] (fixed parameters that share a
+** condition with an unfixed one), which keys memo[d]. */
 typedef struct sp_chain {
   int n, *params;
   int *nfront, **front;     /* per depth 0..n-1 */
@@ -60,16 +63,22 @@ struct sp_space {
   sp_cond_t *conds;
   int nvar;
   sp_var_t *vars;
-  int ng, **groups, *gsize, *group_of;
+  int ng, **groups, *gsize, *group_of;  /* members in file order */
   int nwarn;
   char **warn;
   int const_false;          /* a condition that reads no parameter is false */
-  sp_chain **gchain;        /* one per group, built on first use */
-  int *gpos;                /* depth of each parameter in its group's chain */
+  sp_chain **fast;          /* per group: pruning order, built on first count */
+  sp_chain **canon;         /* per group: file order, built on first canonical
+                               operation; fast[g] itself when the orders agree */
+  rt_count *gcount;         /* per group: valid count, once gcount_ok[g] */
+  unsigned char *gcount_ok;
+  int *sorder;              /* groups in sampling order (by smallest name) */
+  int *gpos;                /* depth of each parameter in its group's file order */
   int *kwork;               /* scratch: parameters fixed per group */
   sx_value *slots;          /* values of the parameters being visited */
   int *cfg;                 /* scratch configuration for the engine */
   size_t memo_entries;      /* over all chains, capped by SP_MEMO_MAX */
+  uint64_t evals;           /* condition checks the chains asked for */
 };
 
 #define SP_MEMO_MAX ((size_t)1 << 23)

@@ -3,12 +3,16 @@
 ** (ConfigurationSpace.TuningParameters / Conditions) plus rooftune's
 ** ConfigurationSpace.ProblemVariables, bound from --set bindings. Every
 ** error names the file and the JSON field (or line/column for syntax
-** errors, and the column inside an expression).
+** errors, and the column inside an expression); a field spelled other than
+** T1's PascalCase is refused by name. Values are finite and distinct
+** (duplicates found with a hash set: expected O(n) per parameter).
 */
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +27,12 @@ static const struct { const char *name; sx_type t; int nonneg; } type_table[] = 
   {"double", SX_FLOAT, 0}, {"string", SX_STR, 0}, {"str", SX_STR, 0},
   {"bool", SX_BOOL, 0},
 };
+
+/* Why a NaN or infinite value is refused wherever a value is bound. */
+#define NONFINITE_WHY                                                        \
+  "not a finite number (JSON has no NaN or Infinity, so a configuration "    \
+  "holding it could not be written or read back; and NaN never equals "      \
+  "itself, so it could not be found or ranked)"
 
 static const char *const py_keywords[] = {
   "and", "or", "not", "in", "is", "if", "else", "for", "lambda",
@@ -50,6 +60,46 @@ static void add_warning(sp_space *sp, const char *fmt, ...) {
   sp->warn[sp->nwarn++] = rt_strdup(buf);
 }
 
+/* T1's field names, per object, as the T1 layout spells them (PascalCase). */
+static const char *const root_keys[] = {"General", "ConfigurationSpace", "KernelSpecification", NULL};
+static const char *const general_keys[] = {"BenchmarkName", "FormatVersion", NULL};
+static const char *const space_keys[] = {"TuningParameters", "Conditions", "ProblemVariables", NULL};
+static const char *const param_keys[] = {"Name", "Type", "Values", "Default", NULL};
+static const char *const cond_keys[] = {"Expression", "Parameters", NULL};
+static const char *const var_keys[] = {"Name", "Type", "Default", NULL};
+
+/* a == b ignoring case, '_' and '-' (tuning_parameters ~ TuningParameters) */
+static int loose_equal(const char *a, const char *b) {
+  for (;;) {
+    while (*a == '_' || *a == '-') a++;
+    while (*b == '_' || *b == '-') b++;
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+    if (!*a) return 1;
+    a++, b++;
+  }
+}
+
+/* A key of obj that spells one of keys[] another way (configuration_space,
+** values) is an error naming both: only the PascalCase spelling is T1, and
+** ignoring the key would silently drop what it holds (a condition, a
+** default). Other unknown keys are T1 extensions and are ignored. */
+static int check_spelling(json_t *obj, const char *field,
+                          const char *const *keys, rt_err *err) {
+  const char *key;
+  json_t *val;
+  if (!json_is_object(obj)) return 0;
+  json_object_foreach(obj, key, val) {
+    for (const char *const *k = keys; *k; k++)
+      if (strcmp(key, *k) && loose_equal(key, *k)) {
+        rt_err_set(err, "%s%sfound field \"%s\" where T1 has \"%s\" (T1 spells "
+                   "its fields in PascalCase; rename the field)", field,
+                   *field ? ": " : "", key, *k);
+        return -1;
+      }
+  }
+  return 0;
+}
+
 /* A JSON scalar as an sx_value (strings copied into the arena). */
 static int json_scalar(sp_space *sp, json_t *j, sx_value *out) {
   switch (json_typeof(j)) {
@@ -66,25 +116,32 @@ static int json_scalar(sp_space *sp, json_t *j, sx_value *out) {
   }
 }
 
-/* Names visible to expressions: parameters as slots (when with_params),
-** problem variables as constants. Caller frees. */
-static sx_name *expr_names(const sp_space *sp, int with_params, int *n) {
+/* How expressions see the parameters. */
+enum { NO_PARAMS, PARAMS, PARAMS_FOLDED };
+
+/* Names visible to expressions: problem variables as constants; with
+** PARAMS the parameters as slots, with PARAMS_FOLDED the single-valued ones
+** as constants (their only value) and the others as slots. Caller frees. */
+static sx_name *expr_names(const sp_space *sp, int params, int *n) {
   sx_name *names = rt_calloc((size_t)(sp->np + sp->nvar), sizeof *names);
   int k = 0;
   for (int v = 0; v < sp->nvar; v++)
     names[k++] = (sx_name){sp->vars[v].name, -1, sp->vars[v].value};
-  if (with_params)
-    for (int p = 0; p < sp->np; p++)
-      names[k++] = (sx_name){sp->params[p].name, p, sx_int(0)};
+  for (int p = 0; params != NO_PARAMS && p < sp->np; p++) {
+    const sp_param_t *pa = &sp->params[p];
+    names[k++] = params == PARAMS_FOLDED && pa->nv == 1
+                     ? (sx_name){pa->name, -1, pa->v[0]}
+                     : (sx_name){pa->name, p, sx_int(0)};
+  }
   *n = k;
   return names;
 }
 
 /* Compile text; on error the message names the field and shows the text. */
 static sx_prog *compile_field(const sp_space *sp, const char *field,
-                              const char *text, int with_params, rt_err *err) {
+                              const char *text, int params, rt_err *err) {
   int nn;
-  sx_name *names = expr_names(sp, with_params, &nn);
+  sx_name *names = expr_names(sp, params, &nn);
   rt_err e = {0};
   sx_prog *p = sx_compile(text, names, nn, &e);
   free(names);
@@ -98,30 +155,71 @@ static int type_ok(const sp_param_t *pa, const sx_value *v) {
   return v->t == pa->vtype || (pa->vtype == SX_FLOAT && v->t == SX_INT);
 }
 
-/* Append v to param's value list unless an equal value is already there. */
-static void add_value(sp_space *sp, sp_param_t *pa, sx_value v, int *cap) {
-  for (int i = 0; i < pa->nv; i++)
-    if (pa->v[i].t == v.t && sx_equal(&pa->v[i], &v)) {
-      char buf[64];
-      sx_repr(&v, buf, sizeof buf);
-      add_warning(sp, "parameter '%s': duplicate value %s dropped", pa->name,
-                  buf);
-      return;
-    }
-  if (pa->nv == *cap) {
-    *cap = *cap ? 2 * *cap : 8;
-    pa->v = rt_realloc(pa->v, (size_t)*cap * sizeof *pa->v);
+/* 1 if a and b are duplicates under the loader's rule: same type and ==
+** (so -0.0 repeats 0.0). Non-finite floats never reach it. */
+static int same_value(const sx_value *a, const sx_value *b) {
+  if (a->t != b->t) return 0;
+  switch (a->t) {
+  case SX_FLOAT: return a->u.f == b->u.f;
+  case SX_STR: return a->u.s->len == b->u.s->len && !memcmp(a->u.s->s, b->u.s->s, a->u.s->len);
+  default: return a->u.i == b->u.i;   /* int, bool */
   }
-  pa->v[pa->nv++] = v;
+}
+
+/* A hash of v consistent with same_value (splitmix64's finaliser). */
+static uint64_t value_hash(const sx_value *v) {
+  uint64_t h = 0;
+  if (v->t == SX_FLOAT) {
+    double f = v->u.f == 0 ? 0.0 : v->u.f;   /* -0.0 and 0.0 alike */
+    memcpy(&h, &f, sizeof h);
+  } else if (v->t == SX_STR) {
+    h = 0xcbf29ce484222325ull;               /* FNV-1a */
+    for (size_t i = 0; i < v->u.s->len; i++) h = (h ^ (unsigned char)v->u.s->s[i]) * 0x100000001b3ull;
+  } else {
+    h = (uint64_t)v->u.i;
+  }
+  h ^= (uint64_t)v->t << 59;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+
+#define DUP_WARNINGS 10   /* duplicate values named per parameter, then counted */
+
+/* pa->v := the values of list l, each kept at its first occurrence (a later
+** one of the same type that is == to it is dropped with a warning). A hash
+** set of the kept values' positions: expected O(n). */
+static void set_values(sp_space *sp, sp_param_t *pa, const sx_list *l) {
+  size_t n = l->n, cap = 16, dropped = 0;
+  while (cap < 2 * n) cap *= 2;
+  uint32_t *set = rt_calloc(cap, sizeof *set);   /* kept position + 1; 0: empty */
+  pa->v = rt_malloc((n ? n : 1) * sizeof *pa->v);
+  pa->nv = 0;
+  for (size_t i = 0; i < n; i++) {
+    const sx_value *v = &l->v[i];
+    size_t h = (size_t)value_hash(v) & (cap - 1);
+    while (set[h] && !same_value(&pa->v[set[h] - 1], v)) h = (h + 1) & (cap - 1);
+    if (!set[h]) {
+      pa->v[pa->nv] = *v;
+      set[h] = (uint32_t)++pa->nv;
+    } else if (++dropped <= DUP_WARNINGS) {
+      char buf[64];
+      sx_repr(v, buf, sizeof buf);
+      add_warning(sp, "parameter '%s': duplicate value %s dropped", pa->name, buf);
+    }
+  }
+  if (dropped > DUP_WARNINGS)
+    add_warning(sp, "parameter '%s': %zu more duplicate values dropped", pa->name,
+                dropped - DUP_WARNINGS);
+  free(set);
 }
 
 static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
                        const char *field, rt_err *err) {
-  int cap = 0;
   sx_value list;
   if (json_is_string(jv)) {
     pa->values_text = rt_strdup(json_string_value(jv));
-    sx_prog *prog = compile_field(sp, field, pa->values_text, 0, err);
+    sx_prog *prog = compile_field(sp, field, pa->values_text, NO_PARAMS, err);
     if (!prog) return -1;
     rt_err e = {0};
     int rc = sx_eval(sp->vm, prog, NULL, &list, &e);
@@ -155,17 +253,25 @@ static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
                "array", field);
     return -1;
   }
+  if (list.u.l->n > (size_t)INT_MAX) {
+    rt_err_set(err, "%s: %zu values; at most %d are supported", field,
+               list.u.l->n, INT_MAX);
+    return -1;
+  }
   for (size_t i = 0; i < list.u.l->n; i++) {
     sx_value v = list.u.l->v[i];
-    if (!type_ok(pa, &v)) {
-      char buf[64];
-      sx_repr(&v, buf, sizeof buf);
+    int wrong = !type_ok(pa, &v), nonfinite = v.t == SX_FLOAT && !isfinite(v.u.f);
+    if (!wrong && !nonfinite) continue;
+    char buf[64];
+    sx_repr(&v, buf, sizeof buf);
+    if (wrong)
       rt_err_set(err, "%s: wrong type: element %zu is %s %s, but Type is %s",
                  field, i, sx_type_name(v.t), buf, pa->type);
-      return -1;
-    }
-    add_value(sp, pa, v, &cap);
+    else
+      rt_err_set(err, "%s: element %zu is %s: %s", field, i, buf, NONFINITE_WHY);
+    return -1;
   }
+  set_values(sp, pa, list.u.l);
   if (pa->nv == 0) {
     rt_err_set(err, "%s: parameter '%s' has no values (empty space)", field,
                pa->name);
@@ -279,6 +385,7 @@ static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
       rt_err_set(err, "%s: expected an object", field);
       return -1;
     }
+    if (check_spelling(jv, field, var_keys, err)) return -1;
     const char *name = get_string(jv, "Name", field, 1, err, &bad);
     if (bad || check_name(sp, name, field, err)) return -1;
     sp_var_t *var = &sp->vars[sp->nvar++];
@@ -301,6 +408,13 @@ static int load_vars(sp_space *sp, json_t *cs, const sp_binding *set, int nset,
       var->set = 0;
     }
     if (var->set >= 0 && check_var_type(var, jv, field, err)) return -1;
+    if (var->set >= 0 && var->value.t == SX_FLOAT && !isfinite(var->value.u.f)) {
+      char buf[64];
+      sx_repr(&var->value, buf, sizeof buf);
+      rt_err_set(err, "problem variable '%s' is %s%s: %s", var->name, buf,
+                 var->set ? " (from --set)" : "", NONFINITE_WHY);
+      return -1;
+    }
   }
   for (int b = 0; b < nset; b++) {
     int found = 0;
@@ -335,6 +449,7 @@ static int load_params_from(sp_space *sp, json_t *jps, size_t n, int *src,
       rt_err_set(err, "%s: expected an object", field);
       return -1;
     }
+    if (check_spelling(jp, field, param_keys, err)) return -1;
     const char *name = get_string(jp, "Name", field, 1, err, &bad);
     if (bad) return -1;
     /* A parameter repeated with an identical definition (as in some
@@ -413,6 +528,7 @@ static int load_conds(sp_space *sp, json_t *cs, rt_err *err) {
       rt_err_set(err, "%s: expected an object", field);
       return -1;
     }
+    if (check_spelling(jc, field, cond_keys, err)) return -1;
     const char *text = get_string(jc, "Expression", field, 1, err, &bad);
     if (bad) return -1;
     json_t *jpl = json_object_get(jc, "Parameters");
@@ -432,19 +548,34 @@ static int load_conds(sp_space *sp, json_t *cs, rt_err *err) {
     }
     snprintf(efield, sizeof efield, "%s.Expression", field);
     sp_cond_t *c = &sp->conds[sp->nc];
-    c->prog = compile_field(sp, efield, text, 1, err);
+    c->prog = compile_field(sp, efield, text, PARAMS, err);
     if (!c->prog) return -1;
     c->text = rt_strdup(text);
     sp->nc++;
-    /* The dependencies are what the expression reads; a Parameters list
-    ** that disagrees is only worth a note. */
-    const int *slots = sx_prog_slots(c->prog, &c->np);
+    /* What the expression reads; a Parameters list that disagrees is only
+    ** worth a note. */
+    int nfold = 0;
+    const int *slots = sx_prog_slots(c->prog, &c->nread);
+    c->read = rt_malloc((size_t)(c->nread ? c->nread : 1) * sizeof *c->read);
+    memcpy(c->read, slots, (size_t)c->nread * sizeof *c->read);
+    qsort(c->read, (size_t)c->nread, sizeof *c->read, cmp_int);
+    for (int k = 0; k < c->nread; k++) nfold += sp->params[c->read[k]].nv == 1;
+    if (jpl && json_array_size(jpl) != (size_t)c->nread)
+      add_warning(sp, "%s: Parameters lists %zu names, the expression reads %d",
+                  field, json_array_size(jpl), c->nread);
+    /* The engine's dependencies: single-valued parameters (BAT's limits
+    ** such as MAX_THREADS) folded in as constants, so that they neither
+    ** join groups nor delay the check. Same semantics: a sub-expression
+    ** that raises stays code and raises at evaluation. */
+    if (nfold) {
+      sx_prog_free(c->prog);
+      c->prog = compile_field(sp, efield, text, PARAMS_FOLDED, err);
+      if (!c->prog) return -1;
+    }
+    slots = sx_prog_slots(c->prog, &c->np);
     c->p = rt_malloc((size_t)(c->np ? c->np : 1) * sizeof *c->p);
     memcpy(c->p, slots, (size_t)c->np * sizeof *c->p);
     qsort(c->p, (size_t)c->np, sizeof *c->p, cmp_int);
-    if (jpl && json_array_size(jpl) != (size_t)c->np)
-      add_warning(sp, "%s: Parameters lists %zu names, the expression reads %d",
-                  field, json_array_size(jpl), c->np);
     if (c->np == 0 && !sx_eval_bool(sp->vm, c->prog, NULL)) {
       sp->const_false = 1;
       add_warning(sp, "%s: `%s` is false for every configuration: the space "
@@ -461,6 +592,10 @@ static sp_space *load_json(json_t *root, const char *name,
     return NULL;
   }
   json_t *cs = json_object_get(root, "ConfigurationSpace");
+  if (check_spelling(root, "", root_keys, err) ||
+      check_spelling(json_object_get(root, "General"), "General", general_keys, err) ||
+      check_spelling(cs, "ConfigurationSpace", space_keys, err))
+    return NULL;
   if (!json_is_object(cs)) {
     rt_err_set(err, "ConfigurationSpace: %s",
                cs ? "expected an object" : "missing field");
@@ -615,6 +750,7 @@ void sp_free(sp_space *sp) {
     free(sp->conds[c].text);
     sx_prog_free(sp->conds[c].prog);
     free(sp->conds[c].p);
+    free(sp->conds[c].read);
   }
   for (int v = 0; v < sp->nvar; v++) free(sp->vars[v].name);
   for (int g = 0; g < sp->ng; g++) free(sp->groups[g]);
@@ -655,8 +791,8 @@ int sp_nwarnings(const sp_space *sp) { return sp->nwarn; }
 const char *sp_warning(const sp_space *sp, int i) { return sp->warn[i]; }
 
 const int *sp_cond_params(const sp_space *sp, int c, int *n) {
-  *n = sp->conds[c].np;
-  return sp->conds[c].p;
+  *n = sp->conds[c].nread;
+  return sp->conds[c].read;
 }
 
 int sp_param_index(const sp_space *sp, const char *name) {

@@ -85,7 +85,9 @@ void sx_vm_free(sx_vm *vm);                      /* NULL is a no-op */
 ** zero". */
 int sx_eval(sx_vm *vm, const sx_prog *p, const sx_value *slots,
             sx_value *out, rt_err *err);
-/* Python truth of the result; 0 when the expression raises. */
+/* Python truth of the result; 0 when the expression raises. A program of
+** int arithmetic (+ - * // %) and comparisons over int and bool values
+** runs on an int-only path first, with the same result (sx_vm.c). */
 int sx_eval_bool(sx_vm *vm, const sx_prog *p, const sx_value *slots);
 
 int sx_truth(const sx_value *v);                 /* Python bool(v) */

@@ -1025,6 +1025,31 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The opcodes sx_vm.c's int fast path runs (on int and bool operands). */
+static int int_path_op(int op) {
+  static const unsigned char ok[OP_COUNT] = {
+    [OP_CONST] = 1, [OP_SLOT] = 1, [OP_NIP] = 1,
+    [OP_ADD] = 1, [OP_SUB] = 1, [OP_MUL] = 1, [OP_FDIV] = 1, [OP_MOD] = 1,
+    [OP_LT ... OP_NE] = 1, [OP_CMPKEEP] = 1, [OP_NEG] = 1, [OP_POS] = 1,
+    [OP_INV] = 1, [OP_NOT] = 1, [OP_JUMP ... OP_POP_JUMP_IF_FALSE] = 1, [OP_RET] = 1};
+  for (int b = OP_ADD; b <= OP_NOTIN; b++)
+    if (op == OP_K_FIRST + b - OP_ADD || op == OP_S_FIRST + b - OP_ADD) return ok[b];
+  return op < OP_COUNT && ok[op];
+}
+
+/* Whether p can run on the int fast path: its opcodes and its constants. */
+static int int_path_ok(const sx_prog *p, int n) {
+  for (int i = 0; i < n; i++) {
+    int op = p->code[i].op;
+    if (!int_path_op(op)) return 0;
+    if (op == OP_CMPKEEP && (p->code[i].sub < OP_LT || p->code[i].sub > OP_NE)) return 0;
+    if ((op == OP_CONST || (op >= OP_K_FIRST && op <= OP_K_LAST)) &&
+        p->consts[p->code[i].arg].t != SX_INT && p->consts[p->code[i].arg].t != SX_BOOL)
+      return 0;
+  }
+  return 1;
+}
+
 /* Move the main emitter's code into p and list the slots it reads. */
 static void finish(cc *c, sx_prog *p) {
   emitter *e = &c->main;
@@ -1044,6 +1069,7 @@ static void finish(cc *c, sx_prog *p) {
   for (int i = 0; i < p->nslots; i++)
     if (!n || p->slots[n - 1] != p->slots[i]) p->slots[n++] = p->slots[i];
   p->nslots = n;
+  p->int_ok = int_path_ok(p, e->n);
 }
 
 static void cc_free(cc *c) {

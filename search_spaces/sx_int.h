@@ -56,6 +56,7 @@ struct sx_prog {
   int *slots, nslots;  /* distinct slots read, ascending */
   int nlocals;         /* comprehension variables */
   int depth;           /* deepest value stack the code reaches */
+  int int_ok;          /* only opcodes of the int fast path, int/bool constants */
   sx_arena *arena;
 };
 

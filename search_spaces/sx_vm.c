@@ -4,6 +4,9 @@
 ** (64-bit, overflow raises), float, str, list and tuple, and the builtins
 ** range list len min max abs int float bool sum. Int and comparison
 ** opcodes have inline fast paths; int/float/bool work never allocates.
+** sx_eval_bool first tries run_int, an int64-only interpreter of the same
+** bytecode for the programs the compiler marks int_ok (the conditions of
+** most spaces), which hands anything it cannot do exactly back to run().
 ** Strings and lists made during an evaluation live in the vm's scratch
 ** arena, reset when the next evaluation starts.
 */
@@ -22,6 +25,8 @@
 struct sx_vm {
   sx_value *stack;          /* 2 spare, comprehension variables, value stack */
   size_t cap;
+  int64_t *istack;          /* the int fast path's value stack */
+  size_t icap;
   sx_value *bld;            /* elements of comprehensions being built */
   size_t nbld, capbld;
   sx_arena *scratch;
@@ -39,6 +44,7 @@ sx_vm *sx_vm_new(void) {
 void sx_vm_free(sx_vm *vm) {
   if (!vm) return;
   free(vm->stack);
+  free(vm->istack);
   free(vm->bld);
   sx_arena_free(vm->scratch);
   free(vm);
@@ -829,7 +835,102 @@ int sx_eval(sx_vm *vm, const sx_prog *p, const sx_value *slots, sx_value *out,
   return sx__run(vm, p, slots, out, err, INT64_MAX);
 }
 
+/* The int fast path: p (p->int_ok) run on a stack of int64, bools as 0/1
+** (exact: Python's bool is an int for every opcode here, and only the
+** truth of the result is wanted). 0 or 1, or -1 to leave the evaluation
+** to run(): a slot that is not an int or bool, an overflow, a divisor that
+** is not positive -- every case where Python would raise or leave ints. */
+_Static_assert(SX_INT == SX_BOOL + 1, "run_int's slot test reads SX_BOOL..SX_INT as a range");
+
+static int run_int(sx_vm *vm, const sx_prog *p, const sx_value *slots) {
+#define INT_BINOPS(X) X(ADD) X(SUB) X(MUL) X(FDIV) X(MOD) X(LT) X(LE) X(GT) X(GE) X(EQ) X(NE)
+#define LABELS(name) [OP_##name] = &&i_stack_##name,                         \
+    [OP_K_FIRST + OP_##name - OP_ADD] = &&i_k_##name,                        \
+    [OP_S_FIRST + OP_##name - OP_ADD] = &&i_s_##name,
+  /* every other opcode bails: a default, then the opcodes it runs */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+  static const void *const labels[OP_COUNT] = {
+    [0 ... OP_COUNT - 1] = &&i_bail,
+    INT_BINOPS(LABELS)
+    [OP_CONST] = &&i_CONST, [OP_SLOT] = &&i_SLOT, [OP_NIP] = &&i_NIP,
+    [OP_CMPKEEP] = &&i_CMPKEEP, [OP_NEG] = &&i_NEG, [OP_POS] = &&i_POS,
+    [OP_INV] = &&i_INV, [OP_NOT] = &&i_NOT, [OP_JUMP] = &&i_JUMP,
+    [OP_JUMP_IF_FALSE_OR_POP] = &&i_JIFOP, [OP_JUMP_IF_TRUE_OR_POP] = &&i_JITOP,
+    [OP_POP_JUMP_IF_FALSE] = &&i_PJIF, [OP_RET] = &&i_RET};
+#pragma GCC diagnostic pop
+#undef LABELS
+  if ((size_t)p->depth + 1 > vm->icap) {
+    free(vm->istack);
+    vm->icap = 2 * ((size_t)p->depth + 1);
+    vm->istack = rt_malloc(vm->icap * sizeof *vm->istack);
+  }
+  int64_t *sp = vm->istack, a, b, z;
+  const sx_value *const k = p->consts;
+  const sx_ins *const code = p->code;
+  const sx_ins *ip = code, *in;
+#define NEXT do { in = ip++; goto *labels[in->op]; } while (0)
+/* slot ix as an int, or bail: SX_BOOL and SX_INT are 1 and 2 */
+#define SLOT_INT(ix, dst)                                                    \
+  do {                                                                       \
+    if ((unsigned)slots[ix].t - SX_BOOL > SX_INT - SX_BOOL) return -1;       \
+    dst = slots[ix].u.i;                                                     \
+  } while (0)
+/* the three operand forms of a binary opcode, then its body */
+#define OPERANDS(name)                                                       \
+  i_stack_##name: b = *--sp; a = sp[-1]; goto i_body_##name;                 \
+  i_k_##name: a = sp[-1]; b = k[in->arg].u.i; goto i_body_##name;            \
+  i_s_##name: a = sp[-1]; SLOT_INT(in->arg, b);                              \
+  i_body_##name:
+#define ARITH(name, FN) OPERANDS(name) if (FN(a, b, &z)) return -1; sp[-1] = z; NEXT;
+#define CMP(name, REL) OPERANDS(name) sp[-1] = a REL b; NEXT;
+  NEXT;
+  ARITH(ADD, __builtin_add_overflow)
+  ARITH(SUB, __builtin_sub_overflow)
+  ARITH(MUL, __builtin_mul_overflow)
+  OPERANDS(FDIV) if (b <= 0) return -1; sp[-1] = a / b - (a % b < 0); NEXT;
+  OPERANDS(MOD) if (b <= 0) return -1; z = a % b; sp[-1] = z < 0 ? z + b : z; NEXT;
+  CMP(LT, <) CMP(LE, <=) CMP(GT, >) CMP(GE, >=) CMP(EQ, ==) CMP(NE, !=)
+#undef ARITH
+#undef CMP
+#undef OPERANDS
+i_CONST: *sp++ = k[in->arg].u.i; NEXT;
+i_SLOT: SLOT_INT(in->arg, *sp); sp++; NEXT;
+i_NIP: sp[-2] = sp[-1]; sp--; NEXT;
+i_CMPKEEP:   /* [a b] -> [b (a sub b)]; sub is one of LT..NE (int_ok) */
+  a = sp[-2];
+  b = sp[-1];
+  sp[-2] = b;
+  switch (in->sub) {
+  case OP_LT: sp[-1] = a < b; break;
+  case OP_LE: sp[-1] = a <= b; break;
+  case OP_GT: sp[-1] = a > b; break;
+  case OP_GE: sp[-1] = a >= b; break;
+  case OP_EQ: sp[-1] = a == b; break;
+  case OP_NE: sp[-1] = a != b; break;
+  default: return -1;
+  }
+  NEXT;
+i_NEG: if (sp[-1] == INT64_MIN) return -1; sp[-1] = -sp[-1]; NEXT;
+i_POS: NEXT;
+i_INV: sp[-1] = ~sp[-1]; NEXT;
+i_NOT: sp[-1] = !sp[-1]; NEXT;
+i_JUMP: ip = code + in->arg; NEXT;
+i_JIFOP: if (!sp[-1]) ip = code + in->arg; else sp--; NEXT;
+i_JITOP: if (sp[-1]) ip = code + in->arg; else sp--; NEXT;
+i_PJIF: if (!*--sp) ip = code + in->arg; NEXT;
+i_RET: return sp[-1] != 0;
+i_bail: return -1;   /* not an int-path opcode (int_ok excludes it) */
+#undef NEXT
+#undef SLOT_INT
+#undef INT_BINOPS
+}
+
 int sx_eval_bool(sx_vm *vm, const sx_prog *p, const sx_value *slots) {
+  if (p->int_ok) {
+    int r = run_int(vm, p, slots);
+    if (r >= 0) return r;
+  }
   const sx_value *r = run(vm, p, slots, NULL, INT64_MAX);
   return r && truthy(r);
 }

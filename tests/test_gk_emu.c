@@ -37,7 +37,9 @@
 #include "tests/cuda_emu/emu_run.h"
 #include "tk_space.h"
 
-#define POOL 64          /* schedules sampled per workload to select from */
+#define POOL 256         /* schedules sampled per workload to select from
+                         ** (64 missed gemm's GROUP_M = 16, 2.5% of the
+                         ** M=130 space, about one draw in five) */
 #define NSEL 10          /* sampled schedules run per workload (+ default);
                          ** $TEST_GK_EMU_SAMPLES overrides it for a deeper
                          ** sweep (the pool grows to twice as many) */

@@ -13,7 +13,9 @@
 #include <cmocka.h>
 
 #include <gsl/gsl_cdf.h>
+#include <jansson.h>
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,6 +410,246 @@ static void test_large_spaces(void **state) {
   assert_non_null(strstr(err.msg, "2^128"));
 }
 
+/* ---- Order independence ----
+** Counting and sampling must not depend on the order in which the file
+** lists its parameters: the engine counts and samples in an order of its
+** own (sp_engine.c). Every space the project ships is loaded again with
+** its TuningParameters reversed and shuffled; the counts and the work they
+** took (sp_get_stats) must be equal and the same seed must draw the same
+** configurations (compared by parameter name). On spaces small enough to list, the permuted file's canonical
+** order (its own file order) is checked against the brute force, and its
+** configurations as a set against the original's. */
+
+static const struct { const char *file, *set; } every_space[] = {
+  {"data/t1/gemm_milo.json", NULL},
+  {"data/t1/convolution_milo.json", NULL},
+  {"data/t1/dedispersion_milo.json", NULL},
+  {"data/t1/pnpoly.json", NULL},
+  {"tests/data/hotspot_bat.json", NULL},
+  {"tests/data/cuda_gemm_space.json", "M=512,N=512,K=512"},
+  {"tests/data/cuda_reduction_space.json", "N=1048576"},
+  {"bench/spaces/hotspot.json", NULL},
+  {"bench/spaces/wide.json", NULL},
+  {"targets/host/gemm.json", "M=256,N=256,K=256"},
+  {"targets/host/conv2d.json", "N=1,H=32,W=32,C=16,K=16,R=3,S=3"},
+  {"targets/host/reduction.json", "N=4096"},
+  {"targets/host/stencil.json", "NX=256,NY=256,STEPS=4"},
+  {"targets/host/transpose.json", "M=512,N=512"},
+  {"targets/cuda/gemm.json", "M=512,N=512,K=512"},
+  {"targets/cuda/reduction.json", "N=1048576"},
+  {"targets/cuda/stencil.json", "NX=1024,NY=1024,STEPS=4"},
+  {"targets/cuda/transpose.json", "M=1024,N=1024"},
+  {"experiments/spaces/conv2d_slice.json", "N=1,H=32,W=32,C=16,K=16,R=3,S=3"},
+  {"experiments/spaces/gemm_slice.json", "M=256,N=256,K=256"},
+  {"experiments/spaces/transpose_slice.json", "M=512,N=512"},
+  {"experiments/spaces/transpose_tiny.json", "M=512,N=512"},
+  {"search_spaces/examples/host_gemm_tiles.json", "M=256,N=256,K=256"},
+};
+
+/* The space file at path (or the space text, when path is NULL) with its
+** TuningParameters reversed (seed 0) or shuffled by seed. Caller frees. */
+static char *permuted_text(const char *path, const char *text, unsigned long seed) {
+  json_error_t je;
+  json_t *root = path ? json_load_file(path, 0, &je) : json_loads(text, 0, &je);
+  if (!root) fail_msg("%s: %s", path ? path : text, je.text);
+  json_t *tp = json_object_get(json_object_get(root, "ConfigurationSpace"), "TuningParameters");
+  size_t n = json_array_size(tp);
+  json_t **item = malloc(n * sizeof *item);
+  for (size_t i = 0; i < n; i++) item[i] = json_incref(json_array_get(tp, i));
+  if (seed == 0) {
+    for (size_t i = 0; i < n / 2; i++) {
+      json_t *t = item[i];
+      item[i] = item[n - 1 - i];
+      item[n - 1 - i] = t;
+    }
+  } else {
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, seed);
+    for (size_t i = n - 1; i > 0; i--) {
+      size_t j = gsl_rng_uniform_int(rng, i + 1);
+      json_t *t = item[i];
+      item[i] = item[j];
+      item[j] = t;
+    }
+    gsl_rng_free(rng);
+  }
+  json_array_clear(tp);
+  for (size_t i = 0; i < n; i++) json_array_append_new(tp, item[i]);
+  free(item);
+  char *out = json_dumps(root, JSON_PRESERVE_ORDER);
+  json_decref(root);
+  return out;
+}
+
+/* Configurations cfgs (n, in a's parameter order) in b's order, via names. */
+static int *reorder(const sp_space *a, const sp_space *b, const int *cfgs, long n) {
+  int np = sp_nparams(a);
+  int *out = malloc((size_t)(n ? n : 1) * (size_t)np * sizeof *out);
+  for (int p = 0; p < np; p++) {
+    int q = sp_param_index(b, sp_param_name(a, p));
+    assert_true(q >= 0);
+    for (long i = 0; i < n; i++) out[(size_t)i * np + q] = cfgs[(size_t)i * np + p];
+  }
+  return out;
+}
+
+static int cmp_np;   /* qsort context: parameters per configuration */
+static int cmp_cfg(const void *x, const void *y) { return lex_cmp(x, y, cmp_np); }
+
+/* a and b (the same space, parameters in another order; b freshly
+** loaded) agree; want: the engine's work for a's first count. */
+static void check_same_space(sp_space *a, sp_space *b, const sp_stats *want, const char *what) {
+  int np = sp_nparams(a);
+  assert_int_equal(sp_nparams(b), np);
+  assert_true(sp_cartesian(a) == sp_cartesian(b));
+  assert_int_equal(sp_ngroups(a), sp_ngroups(b));
+  rt_count count = sp_count(a);
+  if (sp_count(b) != count) fail_msg("%s: counts differ", what);
+  sp_stats st;
+  sp_get_stats(b, &st);
+  if (st.evals != want->evals || st.memo_entries != want->memo_entries)
+    fail_msg("%s: the count took %llu evaluations and %zu memo entries, not %llu and %zu", what,
+             (unsigned long long)st.evals, st.memo_entries, (unsigned long long)want->evals,
+             want->memo_entries);
+  if (count == 0) return;
+  int n = count < 300 ? (int)count : 300;
+  int *sa = malloc((size_t)n * np * sizeof *sa), *sb = malloc((size_t)n * np * sizeof *sb);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  rt_err err = {0};
+  for (int distinct = 0; distinct < 2; distinct++) {
+    gsl_rng_set(rng, 4242 + (unsigned long)distinct);
+    assert_int_equal(sp_sample(a, rng, n, distinct, sa, &err), 0);
+    gsl_rng_set(rng, 4242 + (unsigned long)distinct);
+    assert_int_equal(sp_sample(b, rng, n, distinct, sb, &err), 0);
+    int *ma = reorder(a, b, sa, n);
+    if (memcmp(ma, sb, (size_t)n * np * sizeof *sb))
+      fail_msg("%s: the same seed drew different configurations (distinct=%d)", what, distinct);
+    for (int i = 0; i < n; i++) assert_true(sp_valid(b, sb + (size_t)i * np, NULL));
+    free(ma);
+  }
+  gsl_rng_free(rng);
+  free(sa);
+  free(sb);
+  if (sp_cartesian(b) > 1000000) return;
+  /* Small enough to list: b's canonical operations against the brute
+  ** force in b's own order, and b's configurations as a set equal to a's. */
+  check_against_naive(b);
+  int *ra, *rb;
+  long na = naive_enum(a, &ra);
+  int *cfg = malloc((size_t)np * sizeof *cfg);
+  rb = malloc((size_t)na * np * sizeof *rb);
+  long nb = 0;
+  assert_int_equal(sp_unrank(b, 0, cfg), 0);
+  do {
+    assert_true(nb < na);
+    memcpy(rb + (size_t)nb++ * np, cfg, (size_t)np * sizeof *cfg);
+  } while (sp_next(b, cfg));
+  assert_int_equal(nb, na);
+  int *back = reorder(b, a, rb, nb);
+  cmp_np = np;
+  qsort(back, (size_t)nb, (size_t)np * sizeof *back, cmp_cfg);
+  assert_memory_equal(back, ra, (size_t)na * np * sizeof *ra);
+  free(back);
+  free(cfg);
+  free(rb);
+  free(ra);
+}
+
+static void test_order_independence(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof every_space / sizeof *every_space; i++) {
+    sp_space *a = load(every_space[i].file, every_space[i].set);
+    sp_stats want;
+    sp_count(a);
+    sp_get_stats(a, &want);
+    for (unsigned long seed = 0; seed < 4; seed++) {
+      char *text = permuted_text(every_space[i].file, NULL, seed), what[300];
+      rt_err err = {0};
+      sp_space *b = load_str(text, every_space[i].set, &err);
+      if (!b) fail_msg("%s permuted (%lu): %s", every_space[i].file, seed, err.msg);
+      snprintf(what, sizeof what, "%s, parameters %s %lu", every_space[i].file,
+               seed ? "shuffled by seed" : "reversed", seed);
+      check_same_space(a, b, &want, what);
+      sp_free(b);
+      free(text);
+    }
+    sp_free(a);
+  }
+}
+
+/* Random spaces, each against 3 shuffles of itself (the property tests'
+** generator, so conditions interleave with parameters in every way). */
+static void test_order_independence_random(void **state) {
+  (void)state;
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 20261130);
+  for (int t = 0; t < 150; t++) {
+    char *text = random_space(rng);
+    rt_err err = {0};
+    sp_space *a = load_str(text, NULL, &err);
+    assert_non_null(a);
+    sp_stats want;
+    sp_count(a);
+    sp_get_stats(a, &want);
+    for (unsigned long seed = 1; seed <= 3; seed++) {
+      char *pt = permuted_text(NULL, text, seed + (unsigned long)t * 10);
+      sp_space *b = load_str(pt, NULL, &err);
+      assert_non_null(b);
+      check_same_space(a, b, &want, text);
+      sp_free(b);
+      free(pt);
+    }
+    sp_free(a);
+    free(text);
+  }
+  gsl_rng_free(rng);
+}
+
+/* Single-valued parameters are constants to the engine: they form groups
+** of their own, a condition they alone decide is decided at load, and one
+** that raises because of them still raises (is false) at evaluation;
+** sp_cond_params still lists every parameter an expression reads. */
+static void test_single_valued_folded(void **state) {
+  (void)state;
+  rt_err err = {0};
+#define PL(conds) "{\"ConfigurationSpace\": {\"TuningParameters\": ["                 \
+  "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[1, 2, 3, 4]\"},"                     \
+  "{\"Name\": \"L\", \"Type\": \"int\", \"Values\": \"[3]\"},"                               \
+  "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1, 2, 3, 4]\"}], \"Conditions\": [" conds "]}}"
+  sp_space *sp = load_str(PL("{\"Expression\": \"a * b <= L * 2\"}, {\"Expression\": \"L > 5 or a > 1\"}"),
+                          NULL, &err);
+  if (!sp) fail_msg("%s", err.msg);
+  assert_int_equal(sp_ngroups(sp), 2);            /* {a, b} and {L} */
+  assert_int_equal(sp_group_of(sp, 0), sp_group_of(sp, 2));
+  assert_int_not_equal(sp_group_of(sp, 0), sp_group_of(sp, 1));
+  int n;
+  const int *ps = sp_cond_params(sp, 0, &n);
+  assert_int_equal(n, 3);
+  assert_int_equal(ps[0], 0);
+  assert_int_equal(ps[1], 1);
+  assert_int_equal(ps[2], 2);
+  assert_true(sp_count(sp) == 3 + 2 + 1);   /* a*b <= 6, a > 1: a=2: b<=3; a=3: b<=2; a=4: b=1 */
+  check_against_naive(sp);
+  sp_free(sp);
+  /* decided at load: the space is empty, and says so */
+  sp = load_str(PL("{\"Expression\": \"L > 5 and a > 0\"}"), NULL, &err);
+  assert_non_null(sp);
+  assert_true(sp_count(sp) == 0);
+  assert_non_null(strstr(sp_warning(sp, 0), "is false for every configuration"));
+  sp_free(sp);
+  /* a / (L - 3) divides by zero for every a: false, as in Python */
+  sp = load_str(PL("{\"Expression\": \"a / (L - 3) > 0 or b == 4\"}"), NULL, &err);
+  assert_non_null(sp);
+  assert_true(sp_count(sp) == 0);
+  sp_free(sp);
+  sp = load_str(PL("{\"Expression\": \"b == 4 or a / (L - 3) > 0\"}"), NULL, &err);
+  assert_non_null(sp);
+  assert_true(sp_count(sp) == 4);
+  check_against_naive(sp);
+  sp_free(sp);
+#undef PL
+}
+
 /* ---- Problem variables ---- */
 
 static const char *pv_space =
@@ -523,6 +765,28 @@ static const struct { const char *text, *expect; int line, col; } bad_files[] = 
   {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"Parameters\": []}]}}",
    "missing field \"Expression\"", 0, 0},
   {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "]}, \"ConfigurationSpace\": 1}", "duplicate object key", 1, 0},
+  /* NaN and infinity have no JSON form and NaN never equals itself */
+  {TP("{\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[float('nan'), float('inf'), 1.0]\"}"),
+   "TuningParameters[0].Values (parameter 'a'): element 0 is nan: not a finite number", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[1.0, -float('inf')]\"}"), "element 1 is -inf: not a finite number", 0, 0},
+  {TP("{\"Name\": \"a\", \"Type\": \"float\", \"Values\": \"[2.0, 1e308 * 10]\"}"), "element 1 is inf: not a finite number", 0, 0},
+  /* the lowercase/snake_case spelling of T1's fields */
+  {"{\"configuration_space\": {\"tuning_parameters\": [" P_A "]}}",
+   "found field \"configuration_space\" where T1 has \"ConfigurationSpace\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"tuning_parameters\": [" P_A "]}}",
+   "ConfigurationSpace: found field \"tuning_parameters\" where T1 has \"TuningParameters\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"conditions\": [{\"Expression\": \"a > 1\"}]}}",
+   "ConfigurationSpace: found field \"conditions\" where T1 has \"Conditions\"", 0, 0},
+  {TP("{\"name\": \"a\", \"type\": \"int\", \"values\": \"[1]\"}"),
+   "TuningParameters[0]: found field \"name\" where T1 has \"Name\"", 0, 0},
+  {TP(P_A ",{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[1]\", \"DEFAULT\": 1}"),
+   "TuningParameters[1]: found field \"DEFAULT\" where T1 has \"Default\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"TuningParameters\": [" P_A "], \"Conditions\": [{\"expression\": \"a > 1\"}]}}",
+   "Conditions[0]: found field \"expression\" where T1 has \"Expression\"", 0, 0},
+  {"{\"ConfigurationSpace\": {\"problem_variables\": [{\"Name\": \"M\"}], \"TuningParameters\": [" P_A "]}}",
+   "ConfigurationSpace: found field \"problem_variables\" where T1 has \"ProblemVariables\"", 0, 0},
+  {"{\"General\": {\"benchmark_name\": \"x\"}, \"ConfigurationSpace\": {\"TuningParameters\": [" P_A "]}}",
+   "General: found field \"benchmark_name\" where T1 has \"BenchmarkName\"", 0, 0},
 };
 
 static void test_bad_files(void **state) {
@@ -600,6 +864,93 @@ static void test_duplicates_and_defaults(void **state) {
   sp_free(sp);
 }
 
+/* The duplicate rule on mixed lists: a value is dropped when an earlier one
+** has the same type and is == to it (so -0.0 repeats 0.0, but the int 1 and
+** the float 1.0 of a float parameter are two values); the first occurrence
+** keeps its place. Past 10 named duplicates per parameter the rest are
+** counted in one warning. */
+static void test_duplicate_rule(void **state) {
+  (void)state;
+  rt_err err = {0};
+  sp_space *sp = load_str(TP("{\"Name\": \"f\", \"Type\": \"float\", \"Values\": \"[0.5, 1, -0.0, 1.0, 0.0, 1, 0.5]\"},"
+                             "{\"Name\": \"s\", \"Type\": \"string\", \"Values\": [\"b\", \"a\", \"b\", \"ab\", \"a\"]}"),
+                          NULL, &err);
+  if (!sp) fail_msg("%s", err.msg);
+  assert_int_equal(sp_nvalues(sp, 0), 4);
+  static const struct { sx_type t; double f; } want[] = {{SX_FLOAT, 0.5}, {SX_INT, 1}, {SX_FLOAT, -0.0}, {SX_FLOAT, 1.0}};
+  for (int i = 0; i < 4; i++) {
+    const sx_value *v = sp_value(sp, 0, i);
+    assert_int_equal(v->t, want[i].t);
+    assert_true(v->t == SX_INT ? v->u.i == (int64_t)want[i].f : v->u.f == want[i].f);
+  }
+  assert_true(signbit(sp_value(sp, 0, 2)->u.f));   /* the first of -0.0 and 0.0 */
+  assert_int_equal(sp_nvalues(sp, 1), 3);
+  assert_string_equal(sp_value(sp, 1, 0)->u.s->s, "b");
+  assert_string_equal(sp_value(sp, 1, 1)->u.s->s, "a");
+  assert_string_equal(sp_value(sp, 1, 2)->u.s->s, "ab");
+  assert_int_equal(sp_nwarnings(sp), 5);
+  assert_non_null(strstr(sp_warning(sp, 0), "parameter 'f': duplicate value 0.0 dropped"));
+  assert_non_null(strstr(sp_warning(sp, 1), "duplicate value 1 dropped"));
+  assert_non_null(strstr(sp_warning(sp, 2), "duplicate value 0.5 dropped"));
+  assert_non_null(strstr(sp_warning(sp, 3), "parameter 's': duplicate value 'b' dropped"));
+  sp_free(sp);
+  sp = load_str(TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(5)) + [i % 5 for i in range(25)]\"}"),
+                NULL, &err);
+  assert_non_null(sp);
+  assert_int_equal(sp_nvalues(sp, 0), 5);
+  assert_int_equal(sp_nwarnings(sp), 11);
+  assert_non_null(strstr(sp_warning(sp, 10), "parameter 'a': 15 more duplicate values dropped"));
+  sp_free(sp);
+}
+
+/* A parameter of a million values (in a scrambled order, plus repeats)
+** loads: the duplicate check sorts instead of scanning the list for every
+** value, which took minutes. Expected values computed here directly. */
+static void test_million_values(void **state) {
+  (void)state;
+  enum { N = 1000000, P = 1000003, K = 7919 };
+  rt_err err = {0};
+  /* x*K mod P is one-to-one on 0..P-1 (P prime), so the first N are distinct */
+  sp_space *sp = load_str(TP("{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"[x * 7919 % 1000003 for x in range(1000000)] + list(range(12))\"},"
+                             "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"[0, 1]\"}"),
+                          NULL, &err);
+  if (!sp) fail_msg("%s", err.msg);
+  char *seen = calloc(P, 1);
+  long distinct = N;
+  for (long x = 0; x < N; x++) seen[x * K % P] = 1;
+  for (int v = 0; v < 12; v++) distinct += !seen[v];
+  free(seen);
+  assert_int_equal(sp_nvalues(sp, 0), distinct);
+  assert_true(sp_count(sp) == (rt_count)(2 * distinct));
+  static const long ranks[] = {0, 1, 2 * 123457 + 1, 2 * 999999, 2 * 999999 + 1};
+  for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) {
+    int cfg[2];
+    rt_count r;
+    assert_int_equal(sp_unrank(sp, (rt_count)ranks[i], cfg), 0);
+    assert_int_equal(cfg[0], ranks[i] / 2);
+    assert_int_equal(cfg[1], ranks[i] % 2);
+    assert_int_equal(sp_value(sp, 0, cfg[0])->u.i, (ranks[i] / 2) * K % P);
+    assert_int_equal(sp_rank(sp, cfg, &r), 0);
+    assert_true(r == (rt_count)ranks[i]);
+  }
+  sp_free(sp);
+}
+
+/* A problem variable bound to NaN or infinity is refused like a value. */
+static void test_nonfinite_variable(void **state) {
+  (void)state;
+  rt_err err = {0};
+  static const char *text = "{\"ConfigurationSpace\": {\"ProblemVariables\": [{\"Name\": \"X\"}],"
+                            "\"TuningParameters\": [" P_A "]}}";
+  assert_null(load_str(text, "X=float('nan')", &err));
+  assert_non_null(strstr(err.msg, "problem variable 'X' is nan (from --set): not a finite number"));
+  assert_null(load_str(text, "X=-1e400", &err));
+  assert_non_null(strstr(err.msg, "problem variable 'X' is -inf (from --set)"));
+  sp_space *sp = load_str(text, "X=1e300", &err);
+  assert_non_null(sp);
+  sp_free(sp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_shared_counts),
@@ -608,6 +959,9 @@ int main(void) {
     cmocka_unit_test(test_sample_properties),
     cmocka_unit_test(test_sample_uniform),
     cmocka_unit_test(test_neighbours),
+    cmocka_unit_test(test_order_independence),
+    cmocka_unit_test(test_order_independence_random),
+    cmocka_unit_test(test_single_valued_folded),
     cmocka_unit_test(test_large_spaces),
     cmocka_unit_test(test_problem_variables),
     cmocka_unit_test(test_config_json),
@@ -615,6 +969,9 @@ int main(void) {
     cmocka_unit_test(test_expression_error_column),
     cmocka_unit_test(test_empty_space),
     cmocka_unit_test(test_duplicates_and_defaults),
+    cmocka_unit_test(test_duplicate_rule),
+    cmocka_unit_test(test_million_values),
+    cmocka_unit_test(test_nonfinite_variable),
   };
   return cmocka_run_group_tests_name("search_spaces", tests, NULL, NULL);
 }

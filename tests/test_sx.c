@@ -18,7 +18,10 @@
 
 #include <cmocka.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "search_spaces/sx.h"
+#include "search_spaces/sx_int.h"   /* white-box: sx_prog.int_ok */
 
 #define TSV "tests/data/expr_cases.tsv"
 
@@ -485,6 +488,113 @@ static void test_eval_bool(void **state) {
   sx_vm_free(vm);
 }
 
+/* ---- the int fast path of sx_eval_bool ---------------------------- */
+
+/* A random expression over x, y, z and int/bool constants, from the
+** operators the int fast path runs and a few it does not (/, **, in). */
+static void random_expr(gsl_rng *rng, int depth, char *out, size_t cap) {
+  static const char *const leaves[] = {"x", "y", "z", "0", "1", "-1", "2", "3", "7", "True", "False",
+                                       "9223372036854775807", "4611686018427387904", "3037000500"};
+  static const char *const bin[] = {"+", "-", "*", "//", "%", "<", "<=", ">", ">=", "==", "!=",
+                                    "and", "or", "+", "*", "%", "//", "/", "**", "in"};
+  unsigned long r = gsl_rng_uniform_int(rng, 10);
+  if (depth == 0 || r < 3) {
+    snprintf(out, cap, "%s", leaves[gsl_rng_uniform_int(rng, sizeof leaves / sizeof *leaves)]);
+    return;
+  }
+  char a[512], b[512], c[512];
+  random_expr(rng, depth - 1, a, sizeof a);
+  random_expr(rng, depth - 1, b, sizeof b);
+  const char *op = bin[gsl_rng_uniform_int(rng, sizeof bin / sizeof *bin)];
+  if (r == 3) snprintf(out, cap, "not (%s)", a);
+  else if (r == 4) snprintf(out, cap, "-(%s)", a);
+  else if (r == 5) {
+    random_expr(rng, depth - 1, c, sizeof c);
+    snprintf(out, cap, "(%s) if (%s) else (%s)", a, b, c);
+  } else if (r == 6) {
+    random_expr(rng, depth - 1, c, sizeof c);
+    snprintf(out, cap, "(%s) < (%s) <= (%s)", a, b, c);   /* chained: CMPKEEP */
+  } else if (!strcmp(op, "in")) {
+    snprintf(out, cap, "(%s) in [%s]", a, b);
+  } else {
+    snprintf(out, cap, "(%s) %s (%s)", a, op, b);
+  }
+}
+
+/* sx_eval_bool takes an int-only path for programs of int arithmetic and
+** comparisons (and falls back on the full VM for overflow, division by a
+** non-positive number, non-int slots): on random expressions and values,
+** extremes included, it agrees with the truth of sx_eval's result (false
+** where sx_eval raises), and it is taken where it applies. */
+static void test_int_fast_path(void **state) {
+  (void)state;
+  const sx_name names[] = {{"x", 0, {0}}, {"y", 1, {0}}, {"z", 2, {0}}};
+  static const int64_t ints[] = {0, 1, -1, 2, -2, 3, 7, -7, 1000, 3037000499, 3037000500,
+                                 INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1};
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 15);
+  sx_vm *vm = sx_vm_new();
+  int fast = 0, cases = 0;
+  for (int t = 0; t < 3000; t++) {
+    char src[2048];
+    random_expr(rng, 4, src, sizeof src);
+    sx_prog *p = sx_compile(src, names, 3, NULL);
+    assert_non_null(p);
+    fast += p->int_ok;
+    for (int k = 0; k < 12; k++) {
+      sx_value slots[3];
+      for (int i = 0; i < 3; i++) {
+        unsigned long w = gsl_rng_uniform_int(rng, 20);
+        slots[i] = w < 15 ? sx_int(ints[w]) : w < 17 ? sx_bool((int)(w & 1))
+                 : w < 19 ? sx_float((double)w - 17.5) : sx_int((int64_t)gsl_rng_get(rng) - 2147483648);
+      }
+      sx_value v;
+      int want = sx_eval(vm, p, slots, &v, NULL) == 0 && sx_truth(&v);
+      int got = sx_eval_bool(vm, p, slots);
+      if (got != want)
+        fail_msg("%s with x=%lld y=%lld z=%lld (types %d %d %d): %d, expected %d", src,
+                 (long long)slots[0].u.i, (long long)slots[1].u.i, (long long)slots[2].u.i,
+                 slots[0].t, slots[1].t, slots[2].t, got, want);
+      cases++;
+    }
+    sx_prog_free(p);
+  }
+  assert_true(fast > 1000);   /* most draws are int-only programs */
+  assert_true(cases == 36000);
+  /* the edges, each with every pair of extreme values */
+  static const char *const edges[] = {"-x", "x + y", "x - y", "x * y", "x // y", "x % y",
+                                      "-x < 0", "x * y == 0", "x // y <= 0", "x % y >= 0",
+                                      "not -x", "~x < 0", "+x and y"};
+  for (size_t e = 0; e < sizeof edges / sizeof *edges; e++) {
+    sx_prog *p = sx_compile(edges[e], names, 3, NULL);
+    assert_non_null(p);
+    assert_true(p->int_ok);
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+      for (size_t j = 0; j < sizeof ints / sizeof *ints; j++) {
+        sx_value slots[3] = {sx_int(ints[i]), sx_int(ints[j]), sx_int(0)}, v;
+        int want = sx_eval(vm, p, slots, &v, NULL) == 0 && sx_truth(&v);
+        if (sx_eval_bool(vm, p, slots) != want)
+          fail_msg("%s with x=%lld y=%lld: expected %d", edges[e], (long long)ints[i],
+                   (long long)ints[j], want);
+      }
+    sx_prog_free(p);
+  }
+  /* which programs take the path */
+  static const struct { const char *src; int ok; } kinds[] = {
+    {"x * y + 3 <= z // 2 and not x % 4", 1}, {"1 < x < y != z", 1}, {"x if y else -z", 1},
+    {"x / 2 > 1", 0}, {"x ** 2 > 1", 0}, {"x in [1, 2]", 0}, {"x < 2.5", 0},
+    {"1 < x in [1]", 0}, {"x & 1", 0},
+  };
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+    sx_prog *p = sx_compile(kinds[i].src, names, 3, NULL);
+    assert_non_null(p);
+    if (p->int_ok != kinds[i].ok) fail_msg("%s: int_ok %d", kinds[i].src, p->int_ok);
+    sx_prog_free(p);
+  }
+  sx_vm_free(vm);
+  gsl_rng_free(rng);
+}
+
 /* ---- values --------------------------------------------------------- */
 
 static void test_repr(void **state) {
@@ -687,6 +797,7 @@ int main(void) {
     cmocka_unit_test(test_truth_equal_names),
     cmocka_unit_test(test_arena),
     cmocka_unit_test(test_malformed_input),
+    cmocka_unit_test(test_int_fast_path),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
