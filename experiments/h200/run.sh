@@ -13,6 +13,10 @@
 #          then the model-guided gemm campaign at 4096^3 with counters
 #   gemm   the model-guided gemm campaign at 4096^3 with counters
 #   mem    the memory-bound kernels (reduction, transpose, stencil)
+#   pins   the GPU tests, then the two 40-trial model-guided gemm campaigns
+#          that once pinned a schedule slower than the default (2048^3 and
+#          8192x8192x128), again under the conservative-pin rule, into
+#          pins.db (a copy of h200.db: its ceilings and calibrations)
 # A step interrupted at the call's deadline stops like Ctrl-C: a campaign
 # keeps what it stored and can be resumed (tune --resume).
 #
@@ -87,7 +91,17 @@ finish)   # what the mem phase's 10 minutes left: the winner counted, the campai
     step 170 "resume $id" "$RT" tune --resume "$id" --db "$DB"
   done
   ;;
-*) echo "usage: $0 smoke|main|gemm|mem|finish OUT" >&2; exit 2 ;;
+pins)
+  for t in test_gd test_ms_cuda test_ms_cupti test_cm_bench_cuda; do
+    step 120 "$t" "$B/tests/$t"
+  done
+  cp "$DB" "$out/pins.db"
+  DB="$out/pins.db"
+  for g in M=2048,N=2048,K=2048 M=8192,N=8192,K=128; do
+    step 200 "gemm model $g" "$RT" tune --target cuda:0 --kernel gemm --set "$g" --strategy model --budget 40 --seed 1 --flush --db "$DB" --json
+  done
+  ;;
+*) echo "usage: $0 smoke|main|gemm|mem|finish|pins OUT" >&2; exit 2 ;;
 esac
-cp "$DB" "$out/" 2>/dev/null
+[ "$DB" = "$out/$(basename "$DB")" ] || cp "$DB" "$out/" 2>/dev/null
 tail -n 60 "$log"
