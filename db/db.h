@@ -29,7 +29,11 @@
 **  8. While a writer has the file open it is in WAL mode; a writer that
 **     closes it while no other connection has it open leaves it in
 **     rollback-journal mode with no -wal/-shm, so readers can open it in
-**     read-only places (rtdb.h, rtdb_open).
+**     read-only places (rtdb.h, rtdb_open). Both switches rewrite the
+**     header's page without a journal (journal_mode OFF between), so a
+**     writer killed at any point leaves no hot journal, which a reader
+**     could not roll back. A writer that cannot make the WAL's -shm (a
+**     full disk) takes the file back to rollback-journal mode and fails.
 */
 #ifndef DB_H
 #define DB_H
