@@ -1,9 +1,9 @@
 /*
 ** cmd_db.c -- `rooftune db ...`: create and check a database, import T4
 ** results, query the best and ranked trials of a workload, pin a trial
-** (versions, rollback, history), tag releases, export trials and merge
-** other files. One table lists the subcommands and the options each
-** accepts.
+** (versions, rollback, history), tag releases, export trials, merge
+** other files and copy the whole file safely. One table lists the
+** subcommands and the options each accepts.
 */
 #include <getopt.h>
 #include <stdio.h>
@@ -52,6 +52,7 @@ static int dc_history(db *d, const dopts *o, const char *cmd);
 static int dc_tag(db *d, const dopts *o, const char *cmd);
 static int dc_export(db *d, const dopts *o, const char *cmd);
 static int dc_merge(db *d, const dopts *o, const char *cmd);
+static int dc_copy(db *d, const dopts *o, const char *cmd);
 static int dc_export_header(db *d, const dopts *o, const char *cmd);
 static int dc_lookup(db *d, const dopts *o, const char *cmd);
 
@@ -90,6 +91,8 @@ static const db_cmd subcommands[] = {
    "write the trials of a kernel (or one workload) as T4, JSON or CSV"},
   {"merge", dc_merge, D_DB, 0, DB_CREATE, 1, "[--db F] OTHER.db...",
    "copy campaigns and trials of other files (each all or nothing)"},
+  {"copy", dc_copy, D_DB | D_OUT, D_OUT, VIA_RTDB, 0, "[--db F] --out FILE",
+   "a consistent copy of the whole file (SQLite's backup; complete or not written)"},
   {"export-header", dc_export_header, D_DB | D_TARGET | D_KERNEL | D_TAG | D_OUT,
    D_TARGET | D_KERNEL, VIA_RTDB, 0, "[--db F] --target T --kernel K [--tag R] [--out FILE]",
    "a self-contained C header with the pinned schedules and a lookup function"},
@@ -592,6 +595,16 @@ static int dc_merge(db *d, const dopts *o, const char *cmd) {
     printf("%s: %d campaigns, %d trials merged, %d duplicate trials skipped\n", o->files[i],
            s.campaigns, s.trials, s.duplicates);
   }
+  return EXIT_OK;
+}
+
+/* The source is opened read-only by db_copy itself (any schema version). */
+static int dc_copy(db *d, const dopts *o, const char *cmd) {
+  (void)d;
+  rt_err err = {0};
+  int v;
+  if (db_copy(o->db, o->out, &v, &err)) return cli_fail(cmd, "%s (%s was not written)", err.msg, o->out);
+  printf("copied %s (schema version %d) to %s\n", o->db, v, o->out);
   return EXIT_OK;
 }
 

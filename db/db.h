@@ -270,6 +270,18 @@ int db_export(db *d, const char *target, const char *kernel, const char *workloa
 typedef struct db_merge_stats { int campaigns, trials, duplicates, ceilings, counters; } db_merge_stats;
 int db_merge(db *d, const char *path, db_merge_stats *stats, rt_err *err);
 
+/* ---- Copy (db_copy.c) ---- */
+
+/* Copy the database file src to dst as a consistent snapshot (SQLite's
+** backup, in one read transaction: what was committed when it began,
+** -wal included, whatever writers do meanwhile), in rollback-journal
+** mode, checked, written beside dst and renamed over it: dst is complete
+** or as it was. src is opened read-only; any rooftune schema version
+** (1..DB_SCHEMA_VERSION) is copied as it is (*version, when given). A dst
+** with a -wal or -journal beside it, a link, a folder, or src itself is
+** refused. */
+int db_copy(const char *src, const char *dst, int *version, rt_err *err);
+
 /* ---- What the cost model keeps (db_model.c; schema 5) ---- */
 
 /* The hex config_hash of a configuration's canonical JSON, as trials and

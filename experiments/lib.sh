@@ -13,8 +13,12 @@
 #   rt ARGS...             run rooftune; the command line is logged in
 #                          commands.txt (as `rooftune ...`, paths relative to
 #                          the project root); stops the experiment on failure
-#   copy SRC DST           cp SRC DST, logged in commands.txt the same way
-#                          (the databases the logged commands start from)
+#   copy SRC DST           copy database SRC to DST with `rooftune db copy`
+#                          (SQLite's backup: a consistent snapshot, -wal
+#                          included, even while a writer has SRC open; a
+#                          plain cp can miss committed trials or tear the
+#                          file), logged in commands.txt the same way (the
+#                          databases the logged commands start from)
 #   report_begin TITLE     start report.md: title, mode, date, the machine
 #                          (rooftune targets), rooftune's version and commit
 #   report TEXT...         append a paragraph (or a table) to report.md
@@ -50,7 +54,7 @@ log() {
   echo >> "$RT_OUT/commands.txt"
 }
 rt() { log rooftune "$@"; "$ROOFTUNE" "$@"; }
-copy() { log cp "$1" "$2"; cp "$1" "$2"; }
+copy() { rt db copy --db "$1" --out "$2" > /dev/null; }
 
 report() { printf '%s\n\n' "$*" >> "$REPORT"; }
 report_file() { cat "$1" >> "$REPORT"; echo >> "$REPORT"; }

@@ -89,5 +89,7 @@ finish)   # what the mem phase's 10 minutes left: the winner counted, the campai
   ;;
 *) echo "usage: $0 smoke|main|gemm|mem|finish OUT" >&2; exit 2 ;;
 esac
-cp "$DB" "$out/" 2>/dev/null
+# the database back through SQLite's backup: a step killed at its deadline
+# can leave committed trials in the -wal, which a plain cp would drop
+"$RT" db copy --db "$DB" --out "$out/$(basename "$DB")" >/dev/null
 tail -n 60 "$log"
