@@ -462,14 +462,23 @@ static int find_pin(void *ctx, const db_pin_info *p) {
   return 1;
 }
 
+/* The highest version of a pin so far, into c->want. */
+static int top_pin(void *ctx, const db_pin_info *p) {
+  pin_ctx *c = ctx;
+  if (p->version > c->want) c->want = p->version;
+  return 0;
+}
+
 static int dc_pin(db *d, const dopts *o, const char *cmd) {
   char *key = workload_key(d, o, cmd);
   if (!key) return EXIT_FAIL;
   db_pin_req r = {o->target, o->kernel, key, o->trial, o->by, o->reason};
   rt_err err = {0};
-  int64_t version;
+  int64_t version, top;
   pin_ctx c = {.n = 0};
-  int rc = db_pin(d, &r, &version, &err);
+  int rc = db_pin_history(d, o->target, o->kernel, key, top_pin, &c, &err) < 0 ||
+           db_pin(d, &r, &version, &err);
+  top = c.want;   /* the trial already current adds no version (db.h) */
   if (!rc) {
     c.want = version;
     rc = db_pin_history(d, o->target, o->kernel, key, find_pin, &c, &err) < 0 || c.n != 1;
@@ -486,7 +495,11 @@ static int dc_pin(db *d, const dopts *o, const char *cmd) {
     jw_key(&c.w, "trial"); jw_int(&c.w, c.trial);
     jw_key(&c.w, "time_s"); jw_double(&c.w, c.time_s);
     jw_key(&c.w, "foreign_origin"); jw_bool(&c.w, c.foreign);
+    jw_key(&c.w, "added"); jw_bool(&c.w, version > top);
     jw_end(&c.w, '}');
+  } else if (version <= top) {
+    printf("trial %lld is the current pin already (version %lld of %s on %s): nothing added\n",
+           (long long)c.trial, (long long)version, key, o->target);
   } else {
     printf("pinned trial %lld as version %lld of %s on %s%s\n", (long long)c.trial,
            (long long)version, key, o->target,

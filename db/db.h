@@ -18,8 +18,9 @@
 **     user data.
 **  4. Writers wait for each other (busy timeout) instead of failing.
 **  5. Pins are never edited: a pin adds version max + 1 of its (target,
-**     workload); pin and rollback only move pin_current. A tag is never
-**     changed once made.
+**     workload), or nothing when its trial is the current pin already;
+**     pin and rollback only move pin_current. A tag is never changed once
+**     made.
 **  6. Model coefficients are never edited either: a fit adds version
 **     max + 1 of its (target, kernel). Ceilings add a row per measurement
 **     (the latest is in force); counters keep one row per (target,
@@ -212,7 +213,9 @@ int db_workload_keys(db *d, const char *target, const char *kernel,
 ** max + 1 (config copied from the trial; foreign_origin when the trial's
 ** target fingerprint or kernel template_version is "external") and makes
 ** it current, in one transaction. by/reason NULL: defaults ($USER or
-** "rooftune"; "best of N verified trials"). *version gets the new one. */
+** "rooftune"; "best of N verified trials"). *version gets the new one;
+** a trial that is the current pin already adds nothing, and *version gets
+** its version (pinning is idempotent: a retry after a kill pins once). */
 typedef struct db_pin_req {
   const char *target, *kernel, *workload_key;
   int64_t trial_id;
