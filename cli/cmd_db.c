@@ -1,9 +1,9 @@
 /*
 ** cmd_db.c -- `rooftune db ...`: create and check a database, import T4
 ** results, query the best and ranked trials of a workload, pin a trial
-** (versions, rollback, history), tag releases, export trials and merge
-** other files. One table lists the subcommands and the options each
-** accepts.
+** (versions, rollback, history), tag releases, export trials, merge
+** other files and copy the whole file safely. One table lists the
+** subcommands and the options each accepts.
 */
 #include <getopt.h>
 #include <stdio.h>
@@ -53,6 +53,7 @@ static int dc_history(db *d, const dopts *o, const char *cmd);
 static int dc_tag(db *d, const dopts *o, const char *cmd);
 static int dc_export(db *d, const dopts *o, const char *cmd);
 static int dc_merge(db *d, const dopts *o, const char *cmd);
+static int dc_copy(db *d, const dopts *o, const char *cmd);
 static int dc_export_header(db *d, const dopts *o, const char *cmd);
 static int dc_lookup(db *d, const dopts *o, const char *cmd);
 
@@ -92,6 +93,8 @@ static const db_cmd subcommands[] = {
    "write the trials of a kernel (or one workload) as T4, JSON, CSV or a Kernel Tuner cache"},
   {"merge", dc_merge, D_DB, 0, DB_CREATE, 1, "[--db F] OTHER.db...",
    "copy campaigns and trials of other files (each all or nothing)"},
+  {"copy", dc_copy, D_DB | D_OUT, D_OUT, VIA_RTDB, 0, "[--db F] --out FILE",
+   "a consistent copy of the whole file (SQLite's backup; complete or not written)"},
   {"export-header", dc_export_header, D_DB | D_TARGET | D_KERNEL | D_TAG | D_OUT,
    D_TARGET | D_KERNEL, VIA_RTDB, 0, "[--db F] --target T --kernel K [--tag R] [--out FILE]",
    "a self-contained C header with the pinned schedules and a lookup function"},
@@ -488,14 +491,23 @@ static int find_pin(void *ctx, const db_pin_info *p) {
   return 1;
 }
 
+/* The highest version of a pin so far, into c->want. */
+static int top_pin(void *ctx, const db_pin_info *p) {
+  pin_ctx *c = ctx;
+  if (p->version > c->want) c->want = p->version;
+  return 0;
+}
+
 static int dc_pin(db *d, const dopts *o, const char *cmd) {
   char *key = workload_key(d, o, cmd);
   if (!key) return EXIT_FAIL;
   db_pin_req r = {o->target, o->kernel, key, o->trial, o->by, o->reason};
   rt_err err = {0};
-  int64_t version;
+  int64_t version, top;
   pin_ctx c = {.n = 0};
-  int rc = db_pin(d, &r, &version, &err);
+  int rc = db_pin_history(d, o->target, o->kernel, key, top_pin, &c, &err) < 0 ||
+           db_pin(d, &r, &version, &err);
+  top = c.want;   /* the trial already current adds no version (db.h) */
   if (!rc) {
     c.want = version;
     rc = db_pin_history(d, o->target, o->kernel, key, find_pin, &c, &err) < 0 || c.n != 1;
@@ -512,7 +524,11 @@ static int dc_pin(db *d, const dopts *o, const char *cmd) {
     jw_key(&c.w, "trial"); jw_int(&c.w, c.trial);
     jw_key(&c.w, "time_s"); jw_double(&c.w, c.time_s);
     jw_key(&c.w, "foreign_origin"); jw_bool(&c.w, c.foreign);
+    jw_key(&c.w, "added"); jw_bool(&c.w, version > top);
     jw_end(&c.w, '}');
+  } else if (version <= top) {
+    printf("trial %lld is the current pin already (version %lld of %s on %s): nothing added\n",
+           (long long)c.trial, (long long)version, key, o->target);
   } else {
     printf("pinned trial %lld as version %lld of %s on %s%s\n", (long long)c.trial,
            (long long)version, key, o->target,
@@ -625,6 +641,16 @@ static int dc_merge(db *d, const dopts *o, const char *cmd) {
     printf("%s: %d campaigns, %d trials merged, %d duplicate trials skipped\n", o->files[i],
            s.campaigns, s.trials, s.duplicates);
   }
+  return EXIT_OK;
+}
+
+/* The source is opened read-only by db_copy itself (any schema version). */
+static int dc_copy(db *d, const dopts *o, const char *cmd) {
+  (void)d;
+  rt_err err = {0};
+  int v;
+  if (db_copy(o->db, o->out, &v, &err)) return cli_fail(cmd, "%s (%s was not written)", err.msg, o->out);
+  printf("copied %s (schema version %d) to %s\n", o->db, v, o->out);
   return EXIT_OK;
 }
 

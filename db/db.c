@@ -139,8 +139,20 @@ static const char *const migrations[] = {
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
 _Static_assert(NMIGRATIONS == DB_SCHEMA_VERSION, "one migration per schema version");
 
+/* SQLite's message on h, with the system's reason for an I/O error ("disk
+** I/O error (No space left on device)"). */
+static const char *errmsg(sqlite3 *h, char *buf, size_t cap) {
+  int code = sqlite3_errcode(h) & 0xff, sys = sqlite3_system_errno(h);
+  if ((code == SQLITE_IOERR || code == SQLITE_FULL || code == SQLITE_CANTOPEN) && sys > 0)
+    snprintf(buf, cap, "%s (%s)", sqlite3_errmsg(h), strerror(sys));
+  else
+    snprintf(buf, cap, "%s", sqlite3_errmsg(h));
+  return buf;
+}
+
 int db__fail(db *d, rt_err *err, const char *what) {
-  rt_err_set(err, "%s: %s", what, sqlite3_errmsg(d->h));
+  char m[256];
+  rt_err_set(err, "%s: %s", what, errmsg(d->h, m, sizeof m));
   return -1;
 }
 
@@ -290,6 +302,57 @@ static int inspect(const char *path, db_mode mode, int version, sqlite3 **h, rt_
   return 0;
 }
 
+/* Run a journal_mode pragma (sql) and say whether its answer is "wal":
+** 1, 0, or -1 with err. */
+static int journal_mode(db *d, const char *sql, rt_err *err) {
+  sqlite3_stmt *st;
+  int wal = 0, rc = sqlite3_prepare_v2(d->h, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    wal = !sqlite3_stricmp((const char *)sqlite3_column_text(st, 0), "wal");
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_OK ? wal : db__fail(d, err, "journal mode");
+}
+
+/* Invariant 8: a writer works in WAL mode. The switch from rollback-
+** journal mode rewrites the header's mode bytes, one page; through
+** journal_mode OFF that write needs no journal, so a writer killed during
+** it leaves no hot journal (which no reader can roll back: rtdb.h). A file
+** in WAL mode already is left alone (OFF would leave WAL); where WAL is
+** refused (memory, a VFS without shared memory) the writer works in
+** rollback-journal mode, never OFF. 0, or -1 (-2: see below) with err. */
+static int enter_wal(db *d, rt_err *err) {
+  int wal = journal_mode(d, "PRAGMA journal_mode", err);
+  if (wal < 0) return -1;
+  if (wal || !d->writer) return journal_mode(d, "PRAGMA journal_mode = WAL", err) < 0 ? -1 : 0;
+  if (journal_mode(d, "PRAGMA journal_mode = OFF", err) < 0 ||
+      (wal = journal_mode(d, "PRAGMA journal_mode = WAL", err)) < 0)
+    return -1;
+  if (!wal) return journal_mode(d, "PRAGMA journal_mode = DELETE", err) < 0 ? -1 : 0;
+  /* The first read makes the WAL's -shm. Where it cannot (a full disk)
+  ** the file must not stay in WAL mode, which readers could not open
+  ** either: -2, and the caller closes d and takes the file back to
+  ** rollback-journal mode (leave_wal_alone). */
+  int v;
+  if (!read_version(d->h, &v, err)) return 0;
+  char m[256];
+  rt_err_set(err, "%s (the file was not changed)", errmsg(d->h, m, sizeof m));
+  return -2;
+}
+
+/* After enter_wal's -2, with its connection closed: back to rollback-
+** journal mode through a connection alone with the file in exclusive
+** locking mode (its WAL index in memory: no -shm needed). */
+static void leave_wal_alone(const char *path) {
+  sqlite3 *h = NULL;
+  if (open_rw(path, 0, &h) == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 0);   /* another connection: WAL mode is theirs now */
+    sqlite3_exec(h, "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = OFF", NULL, NULL, NULL);
+  }
+  sqlite3_close(h);
+}
+
 static db *open_at(const char *path, db_mode mode, int version, rt_err *err) {
   rt_err e = {0};
   if (mode != DB_READ && mode != DB_WRITE && mode != DB_CREATE) {
@@ -329,11 +392,13 @@ static db *open_at(const char *path, db_mode mode, int version, rt_err *err) {
   /* The mode and the version were checked above, read-only; a file that
   ** changed since is checked again under the migration's lock.
   ** journal_mode answers a row; exec ignores it. */
+  int wal = 0;
   if (exec(d, "PRAGMA foreign_keys = ON", &e) || migrate(d, path, version, err) ||
-      exec(d, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", &e)) {
+      (wal = enter_wal(d, &e)) || exec(d, "PRAGMA synchronous = NORMAL", &e)) {
     if (e.msg[0]) rt_err_set(err, "%s: %s", path, e.msg);
     d->writer = 0;
     db_close(d);
+    if (wal == -2) leave_wal_alone(path);
     return NULL;
   }
   return d;
@@ -343,11 +408,14 @@ void db_close(db *d) {
   if (!d) return;
   sqlite3_finalize(d->trial_ins);
   if (d->writer && sqlite3_get_autocommit(d->h)) {
-    /* Invariant 8: leave rollback-journal mode. It needs the only
+    /* Invariant 8: leave for rollback-journal mode. It needs the only
     ** connection to the file: with another one open it fails at once
-    ** (no busy wait) and the file stays in WAL mode, for them. */
+    ** (no busy wait) and the file stays in WAL mode, for them. Through
+    ** OFF, as enter_wal: the header's one-page rewrite after the
+    ** checkpoint needs no journal, so a writer killed here leaves none
+    ** hot (the file then reads as rollback mode; OFF is not stored). */
     sqlite3_busy_timeout(d->h, 0);
-    sqlite3_exec(d->h, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+    sqlite3_exec(d->h, "PRAGMA journal_mode = OFF", NULL, NULL, NULL);
   }
   sqlite3_close(d->h);
   free(d);

@@ -18,8 +18,9 @@
 **     user data.
 **  4. Writers wait for each other (busy timeout) instead of failing.
 **  5. Pins are never edited: a pin adds version max + 1 of its (target,
-**     workload); pin and rollback only move pin_current. A tag is never
-**     changed once made.
+**     workload), or nothing when its trial is the current pin already;
+**     pin and rollback only move pin_current. A tag is never changed once
+**     made.
 **  6. Model coefficients are never edited either: a fit adds version
 **     max + 1 of its (target, kernel). Ceilings add a row per measurement
 **     (the latest is in force); counters keep one row per (target,
@@ -29,7 +30,11 @@
 **  8. While a writer has the file open it is in WAL mode; a writer that
 **     closes it while no other connection has it open leaves it in
 **     rollback-journal mode with no -wal/-shm, so readers can open it in
-**     read-only places (rtdb.h, rtdb_open).
+**     read-only places (rtdb.h, rtdb_open). Both switches rewrite the
+**     header's page without a journal (journal_mode OFF between), so a
+**     writer killed at any point leaves no hot journal, which a reader
+**     could not roll back. A writer that cannot make the WAL's -shm (a
+**     full disk) takes the file back to rollback-journal mode and fails.
 */
 #ifndef DB_H
 #define DB_H
@@ -283,7 +288,9 @@ int db_data_targets(db *d, const char *name, const char *fp_prefix, const char *
 ** max + 1 (config copied from the trial; foreign_origin when the trial's
 ** target fingerprint or kernel template_version is "external") and makes
 ** it current, in one transaction. by/reason NULL: defaults ($USER or
-** "rooftune"; "best of N verified trials"). *version gets the new one. */
+** "rooftune"; "best of N verified trials"). *version gets the new one;
+** a trial that is the current pin already adds nothing, and *version gets
+** its version (pinning is idempotent: a retry after a kill pins once). */
 typedef struct db_pin_req {
   const char *target, *kernel, *workload_key;
   int64_t trial_id;
@@ -344,6 +351,18 @@ int db_export(db *d, const char *target, const char *kernel, const char *workloa
 ** coefficients are not. */
 typedef struct db_merge_stats { int campaigns, trials, duplicates, ceilings, counters; } db_merge_stats;
 int db_merge(db *d, const char *path, db_merge_stats *stats, rt_err *err);
+
+/* ---- Copy (db_copy.c) ---- */
+
+/* Copy the database file src to dst as a consistent snapshot (SQLite's
+** backup, in one read transaction: what was committed when it began,
+** -wal included, whatever writers do meanwhile), in rollback-journal
+** mode, checked, written beside dst and renamed over it: dst is complete
+** or as it was. src is opened read-only; any rooftune schema version
+** (1..DB_SCHEMA_VERSION) is copied as it is (*version, when given). A dst
+** with a -wal or -journal beside it, a link, a folder, or src itself is
+** refused. */
+int db_copy(const char *src, const char *dst, int *version, rt_err *err);
 
 /* ---- What the cost model keeps (db_model.c; schema 5) ---- */
 

@@ -111,6 +111,24 @@ static int choose(db *d, const db_pin_req *r, chosen *c, rt_err *err) {
 static int pin_in(db *d, const db_pin_req *r, int64_t *version, rt_err *err) {
   chosen c = {0};
   if (choose(d, r, &c, err)) return -1;
+  /* The trial already current: no new winner, no new version (a campaign
+  ** resumed after a kill between its pin and its end pins it again). */
+  sqlite3_stmt *cur = db__query(d, err, "SELECT p.version, p.trial_id FROM pin_current cp"
+                                        " JOIN pins p ON p.id = cp.pin_id"
+                                        " WHERE cp.target_id = ?1 AND cp.workload_id = ?2",
+                                "ii", c.target, c.workload);
+  int step = cur ? sqlite3_step(cur) : SQLITE_ERROR, same = 0;
+  if (step == SQLITE_ROW && sqlite3_column_int64(cur, 1) == c.trial) {
+    *version = sqlite3_column_int64(cur, 0);
+    same = 1;
+  } else if (step != SQLITE_ROW && step != SQLITE_DONE && cur) {
+    db__fail(d, err, "read");
+  }
+  sqlite3_finalize(cur);
+  if (same || (step != SQLITE_ROW && step != SQLITE_DONE)) {
+    free(c.config);
+    return same ? 0 : -1;
+  }
   const char *by = r->by;
   if (!by) by = getenv("USER");
   if (!by || !*by) by = "rooftune";

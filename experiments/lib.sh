@@ -15,8 +15,16 @@
 #   rt ARGS...             run rooftune; the command line is logged in
 #                          commands.txt (as `rooftune ...`, paths relative to
 #                          the project root); stops the experiment on failure
-#   copy SRC DST           cp SRC DST, logged in commands.txt the same way
-#                          (the databases the logged commands start from)
+#   copy SRC DST           copy database SRC to DST with `rooftune db copy`
+#                          (SQLite's backup: a consistent snapshot, -wal
+#                          included, even while a writer has SRC open; a
+#                          plain cp can miss committed trials or tear the
+#                          file), then `rooftune db init` on DST: the copy
+#                          is the experiment's own and is brought to this
+#                          rooftune's schema (recorded databases may be
+#                          older; read-only commands refuse an older
+#                          schema); both logged in commands.txt (the
+#                          databases the logged commands start from)
 #   report_begin TITLE     start report.md: title, mode, date, the machine
 #                          (rooftune targets), rooftune's version and commit
 #   report_data DB         append "## The data": the targets of DB holding
@@ -56,7 +64,7 @@ log() {
   echo >> "$RT_OUT/commands.txt"
 }
 rt() { log rooftune "$@"; "$ROOFTUNE" "$@"; }
-copy() { log cp "$1" "$2"; cp "$1" "$2"; }
+copy() { rt db copy --db "$1" --out "$2" > /dev/null && rt db init --db "$2" > /dev/null; }
 
 report() { printf '%s\n\n' "$*" >> "$REPORT"; }
 report_file() { cat "$1" >> "$REPORT"; echo >> "$REPORT"; }

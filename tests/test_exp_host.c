@@ -248,7 +248,7 @@ static void vendor(void **state) {
   char *cmds = tk_exp_file(d, "commands.txt");
   for (int r = 1; r <= R; r++) {
     char cp[9000];
-    snprintf(cp, sizeof cp, "cp %s/base.db %s/vendor_seed%d.db\n", d, d, r);
+    snprintf(cp, sizeof cp, "rooftune db copy --db %s/base.db --out %s/vendor_seed%d.db\n", d, d, r);
     if (!strstr(cmds, cp)) fail_msg("commands.txt lacks \"%s\"", cp);
   }
   free(cmds);

@@ -95,7 +95,7 @@ pins)
   for t in test_gd test_ms_cuda test_ms_cupti test_cm_bench_cuda; do
     step 120 "$t" "$B/tests/$t"
   done
-  cp "$DB" "$out/pins.db"
+  "$RT" db copy --db "$DB" --out "$out/pins.db" >/dev/null
   DB="$out/pins.db"
   for g in M=2048,N=2048,K=2048 M=8192,N=8192,K=128; do
     step 200 "gemm model $g" "$RT" tune --target cuda:0 --kernel gemm --set "$g" --strategy model --budget 40 --seed 1 --flush --db "$DB" --json
@@ -103,5 +103,7 @@ pins)
   ;;
 *) echo "usage: $0 smoke|main|gemm|mem|finish|pins OUT" >&2; exit 2 ;;
 esac
-[ "$DB" = "$out/$(basename "$DB")" ] || cp "$DB" "$out/" 2>/dev/null
+# the database back through SQLite's backup: a step killed at its deadline
+# can leave committed trials in the -wal, which a plain cp would drop
+[ "$DB" = "$out/$(basename "$DB")" ] || "$RT" db copy --db "$DB" --out "$out/$(basename "$DB")" >/dev/null
 tail -n 60 "$log"
