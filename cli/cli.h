@@ -80,7 +80,8 @@ int cli_key_matches(const char *key, const struct sp_binding *set, int nset);
 **     a value outside a fixed list of choices (with "did you mean"), a
 **     flag given a value, an option given twice that is not a list.
 **  4. Values are stored only through the row's pointer; nothing is
-**     allocated but a list's array (cli_strv_free).
+**     allocated but a list's array (cli_strv_free after a 0 return; on
+**     any other return cli_parse has freed it).
 **  5. Options and operands may be mixed; "--" ends the options. Long
 **     options are never abbreviated (a prefix is an unknown option with
 **     a suggestion): a script means what it says.

@@ -287,6 +287,9 @@ int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd) {
     }
     rc = store(s, o, shown, arg);
   }
+  if (rc)   /* help or an error: the command returns at once, owning nothing */
+    for (const cli_opt *o = s->opts; o->kind != CLI_END; o++)
+      if (o->kind == CLI_LIST) cli_strv_free(o->value);
   if (!rc) {
     for (int k = 0; k < nop; k++) argv[1 + k] = opnd[k];
     if (1 + nop < argc) argv[1 + nop] = NULL;
