@@ -71,19 +71,19 @@ static int parse(int argc, char **argv, bench_args *a) {
       return -1;
     case B_THREADS:
       if (cli_double(optarg, 1, &d) || d != floor(d) || d > 256)
-        return cli_usage("bench", bench_usage, "--threads: expected an integer from 1 to 256, got '%s'", optarg);
+        return cli_usage_text("bench", bench_usage, "--threads: expected an integer from 1 to 256, got '%s'", optarg);
       a->threads = (int)d;
       break;
     default:
-      return cli_usage("bench", bench_usage, "unknown option or missing value: %s", argv[optind - 1]);
+      return cli_usage_text("bench", bench_usage, "unknown option or missing value: %s", argv[optind - 1]);
     }
   }
-  if (optind < argc) return cli_usage("bench", bench_usage, "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return cli_usage_text("bench", bench_usage, "unexpected argument '%s'", argv[optind]);
   int dev = gd_target_device(a->target);
   if (!tg_find(a->target) && dev < 0)
-    return cli_usage("bench", bench_usage, "unknown target '%s' (rooftune targets lists them)", a->target);
+    return cli_usage_text("bench", bench_usage, "unknown target '%s' (rooftune targets lists them)", a->target);
   if (dev >= 0 && a->threads)
-    return cli_usage("bench", bench_usage, "--threads applies to the host only, not to '%s'", a->target);
+    return cli_usage_text("bench", bench_usage, "--threads applies to the host only, not to '%s'", a->target);
   return 0;
 }
 

@@ -169,9 +169,9 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
         if (c->opts & option_table[i].bit) printf("  %s\n", option_table[i].help);
       return -1;
     }
-    if (ch == '?') return cli_usage(cmd, c->args, "unknown option or missing value: %s", argv[optind - 1]);
+    if (ch == '?') return cli_usage_text(cmd, c->args, "unknown option or missing value: %s", argv[optind - 1]);
     if (!(c->opts & (unsigned)ch))
-      return cli_usage(cmd, c->args, "option %s does not apply here", argv[optind - 1]);
+      return cli_usage_text(cmd, c->args, "option %s does not apply here", argv[optind - 1]);
     seen |= (unsigned)ch;
     switch (ch) {
     case D_DB: o->db = optarg; break;
@@ -185,14 +185,14 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
       char *end;
       long v = strtol(optarg, &end, 10);
       if (*end || end == optarg || v < 0 || v > 1000000000)
-        return cli_usage(cmd, c->args, "--limit: expected a non-negative integer, got '%s'", optarg);
+        return cli_usage_text(cmd, c->args, "--limit: expected a non-negative integer, got '%s'", optarg);
       o->limit = (int)v;
       break;
     }
     case D_TRIAL:
     case D_VERSION: {
       int64_t v = positive(optarg);
-      if (!v) return cli_usage(cmd, c->args, "%s: expected a positive integer, got '%s'",
+      if (!v) return cli_usage_text(cmd, c->args, "%s: expected a positive integer, got '%s'",
                                argv[optind - 1], optarg);
       *(ch == D_TRIAL ? &o->trial : &o->version) = v;
       break;
@@ -214,20 +214,20 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
   if (c->files) {
     o->files = argv + optind;
     o->nfiles = argc - optind;
-    if (!o->nfiles) return cli_usage(cmd, c->args, "expected at least one database file");
+    if (!o->nfiles) return cli_usage_text(cmd, c->args, "expected at least one database file");
   } else if (optind < argc) {
-    return cli_usage(cmd, c->args, "unexpected argument '%s'", argv[optind]);
+    return cli_usage_text(cmd, c->args, "unexpected argument '%s'", argv[optind]);
   }
   if ((seen & D_TRIAL) && (seen & D_BEST))
-    return cli_usage(cmd, c->args, "--trial and --best exclude each other");
+    return cli_usage_text(cmd, c->args, "--trial and --best exclude each other");
   if ((c->opts & D_LIST) && !!(seen & D_NAME) + !!(seen & D_LIST) + !!(seen & D_SHOW) != 1)
-    return cli_usage(cmd, c->args, "expected exactly one of --name, --list, --show");
-  if ((seen & D_NOTE) && !(seen & D_NAME)) return cli_usage(cmd, c->args, "--note goes with --name");
+    return cli_usage_text(cmd, c->args, "expected exactly one of --name, --list, --show");
+  if ((seen & D_NOTE) && !(seen & D_NAME)) return cli_usage_text(cmd, c->args, "--note goes with --name");
   if ((c->opts & D_KT) && !!(seen & D_T4) + !!(seen & D_KT) != 1)
-    return cli_usage(cmd, c->args, "expected exactly one of --t4 and --kt-cache");
+    return cli_usage_text(cmd, c->args, "expected exactly one of --t4 and --kt-cache");
   for (size_t i = 0; i < sizeof option_table / sizeof *option_table; i++)
     if ((c->required & option_table[i].bit) && !(seen & option_table[i].bit))
-      return cli_usage(cmd, c->args, "--%s is required", option_table[i].name);
+      return cli_usage_text(cmd, c->args, "--%s is required", option_table[i].name);
   return 0;
 }
 
@@ -235,7 +235,7 @@ static db_import *import_read(const dopts *o, const char *cmd, sp_space **space)
 
 int cmd_db(int argc, char **argv) {
   int rc;
-  const db_cmd *c = cli_pick("db", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
+  const db_cmd *c = cli_pick_old("db", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
   if (!c) return rc;
   char cmd[32];
   snprintf(cmd, sizeof cmd, "db %s", c->name);

@@ -87,7 +87,7 @@ static const char usage[] = "list [--json] | run NAME [--quick] [--out DIR] [--f
 
 static int list(int argc, char **argv) {
   int json = argc > 1 && !strcmp(argv[1], "--json");
-  if (argc > 1 + json) return cli_usage("experiment list", "[--json]", "unexpected argument '%s'",
+  if (argc > 1 + json) return cli_usage_text("experiment list", "[--json]", "unexpected argument '%s'",
                                         argv[1 + json]);
   jw w;
   jw_init(&w, stdout);
@@ -415,14 +415,14 @@ static int run(int argc, char **argv) {
              run_usage);
       return EXIT_OK;
     } else {
-      return cli_usage("experiment run", run_usage, "unknown option or missing value: %s",
+      return cli_usage_text("experiment run", run_usage, "unknown option or missing value: %s",
                        argv[optind - 1]);
     }
   }
-  if (optind >= argc) return cli_usage("experiment run", run_usage, "NAME is required");
+  if (optind >= argc) return cli_usage_text("experiment run", run_usage, "NAME is required");
   const experiment *e = find(argv[optind]);
   if (!e)
-    return cli_usage("experiment run", run_usage, "unknown experiment '%s' (rooftune experiment "
+    return cli_usage_text("experiment run", run_usage, "unknown experiment '%s' (rooftune experiment "
                      "list)", argv[optind]);
   optind++;   /* what follows NAME (after --) goes to the script */
   /* The host's fingerprint names the results folder. */
@@ -498,5 +498,5 @@ int cmd_experiment(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "list")) return list(argc - 1, argv + 1);
   if (!strcmp(argv[1], "run")) return run(argc - 1, argv + 1);
-  return cli_usage("experiment", usage, "unknown subcommand '%s'", argv[1]);
+  return cli_usage_text("experiment", usage, "unknown subcommand '%s'", argv[1]);
 }

@@ -85,20 +85,20 @@ static int parse_hopts(int argc, char **argv, const char *cmd, const char *usage
     case H_FLUSH: o->ms.flush_cache = 1; break;
     case H_CI:
       if (cli_double(optarg, 1e-6, &d) || d >= 1)
-        return cli_usage(cmd, usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
+        return cli_usage_text(cmd, usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
       o->ms.ci_target = d;
       break;
     case H_CAP:
     case H_TIMEOUT:
       if (cli_double(optarg, 0.001, &d))
-        return cli_usage(cmd, usage, "--%s: expected seconds > 0, got '%s'",
+        return cli_usage_text(cmd, usage, "--%s: expected seconds > 0, got '%s'",
                          ch == H_CAP ? "time-cap" : "timeout", optarg);
       *(ch == H_CAP ? &o->ms.time_cap : &o->ms.timeout) = d;
       break;
     case H_PIN:
     case H_REPS:
       if (cli_double(optarg, ch == H_PIN ? 0 : 1, &d) || d != (int)d)
-        return cli_usage(cmd, usage, "--%s: expected an integer, got '%s'",
+        return cli_usage_text(cmd, usage, "--%s: expected an integer, got '%s'",
                          ch == H_PIN ? "pin" : "min-reps", optarg);
       *(ch == H_PIN ? &o->ms.pin_cpu : &o->ms.min_reps) = (int)d;
       break;
@@ -106,20 +106,20 @@ static int parse_hopts(int argc, char **argv, const char *cmd, const char *usage
       printf("usage: rooftune %s %s\n\noptions:\n%s", cmd, usage, measure_help);
       return -1;
     default:
-      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
+      return cli_usage_text(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
     }
   }
-  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return cli_usage_text(cmd, usage, "unexpected argument '%s'", argv[optind]);
   const tg_target *t = tg_find(o->target);
   if (!t)
-    return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets lists them)", o->target);
+    return cli_usage_text(cmd, usage, "unknown target '%s' (rooftune targets lists them)", o->target);
   o->ms.device = tg_device(o->target);
-  if (!o->kernel) return cli_usage(cmd, usage, "--kernel K is required (rooftune kernels lists them)");
+  if (!o->kernel) return cli_usage_text(cmd, usage, "--kernel K is required (rooftune kernels lists them)");
   if (!tg_kernel(t, o->kernel))
-    return cli_usage(cmd, usage, "unknown kernel '%s' on target %s (rooftune kernels --target %s "
+    return cli_usage_text(cmd, usage, "unknown kernel '%s' on target %s (rooftune kernels --target %s "
                      "lists them)", o->kernel, t->name, t->name);
   if (need_config && !o->config)
-    return cli_usage(cmd, usage, "--config JSON (or --config default) is required");
+    return cli_usage_text(cmd, usage, "--config JSON (or --config default) is required");
   return 0;
 }
 
@@ -326,7 +326,7 @@ int cmd_targets(int argc, char **argv) {
            "hardware description and fingerprint.\n");
     return EXIT_OK;
   }
-  if (argc > 1 && !json) return cli_usage("targets", "[--json]", "unexpected argument '%s'", argv[1]);
+  if (argc > 1 && !json) return cli_usage_text("targets", "[--json]", "unexpected argument '%s'", argv[1]);
   jw w;
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
@@ -370,13 +370,13 @@ int cmd_kernels(int argc, char **argv) {
     if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
       if (!(t = tg_find(argv[++i])))
-        return cli_usage("kernels", "[--target T] [--json]", "unknown target '%s'", argv[i]);
+        return cli_usage_text("kernels", "[--target T] [--json]", "unknown target '%s'", argv[i]);
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       printf("usage: rooftune kernels [--target T] [--json]\n\nThe kernel templates of a "
              "target (default host) with their problem variables (bind them with --set).\n");
       return EXIT_OK;
     } else {
-      return cli_usage("kernels", "[--target T] [--json]", "unexpected argument '%s'", argv[i]);
+      return cli_usage_text("kernels", "[--target T] [--json]", "unexpected argument '%s'", argv[i]);
     }
   }
   jw w;

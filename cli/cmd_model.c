@@ -152,7 +152,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
       return -1;
     }
     if (ch <= 0 || ch >= O_HELP || !(c->opts & opt_bit[ch]))
-      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
+      return cli_usage_text(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
     given |= opt_bit[ch];
     double d;
     switch (ch) {
@@ -161,7 +161,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
     case O_FP: o->fingerprint = optarg; break;
     case O_KERNEL: o->kernel = optarg; break;
     case O_SET:
-      if (o->nset == MAXSET) return cli_usage(cmd, usage, "--set: at most %d workloads", MAXSET);
+      if (o->nset == MAXSET) return cli_usage_text(cmd, usage, "--set: at most %d workloads", MAXSET);
       o->set[o->nset++] = optarg;
       break;
     case O_CONFIG: o->config = optarg; break;
@@ -172,34 +172,34 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
     case O_CSV: o->csv = optarg; break;
     case O_VERSION:
       if (cli_double(optarg, 1, &d) || d != floor(d) || d > 1e9)
-        return cli_usage(cmd, usage, "--version: expected a version number >= 1, got '%s'", optarg);
+        return cli_usage_text(cmd, usage, "--version: expected a version number >= 1, got '%s'", optarg);
       o->version = (int)d;
       break;
     case O_HOLDOUT:
       if (cli_double(optarg, 0, &d) || d >= 1)
-        return cli_usage(cmd, usage, "--holdout: expected a share in [0, 1), got '%s'", optarg);
+        return cli_usage_text(cmd, usage, "--holdout: expected a share in [0, 1), got '%s'", optarg);
       o->holdout = d;
       break;
     case O_SEED:
       if (cli_double(optarg, 0, &d) || d != floor(d) || d > 4e18)
-        return cli_usage(cmd, usage, "--seed: expected a whole number, got '%s'", optarg);
+        return cli_usage_text(cmd, usage, "--seed: expected a whole number, got '%s'", optarg);
       o->seed = (unsigned long)d;
       break;
     case O_COUNTERS:
       if (cli_double(optarg, 0, &d) || d != floor(d) || d > 1000)
-        return cli_usage(cmd, usage, "--counters: expected a count from 0 to 1000, got '%s'", optarg);
+        return cli_usage_text(cmd, usage, "--counters: expected a count from 0 to 1000, got '%s'", optarg);
       o->counters = (int)d;
       break;
     }
   }
-  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return cli_usage_text(cmd, usage, "unexpected argument '%s'", argv[optind]);
   for (size_t i = 0; i < sizeof option_help / sizeof *option_help; i++)
     if ((c->required & option_help[i].bit) && !(given & option_help[i].bit))
-      return cli_usage(cmd, usage, "--%s is required", option_help[i].name);
+      return cli_usage_text(cmd, usage, "--%s is required", option_help[i].name);
   if (o->version && o->defaults)
-    return cli_usage(cmd, usage, "--version and --defaults exclude each other");
+    return cli_usage_text(cmd, usage, "--version and --defaults exclude each other");
   if (o->target && !tg_find(o->target))
-    return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets)", o->target);
+    return cli_usage_text(cmd, usage, "unknown target '%s' (rooftune targets)", o->target);
   return 0;
 }
 
@@ -1138,7 +1138,7 @@ static int mc_history(const mopts *o, const char *cmd) {
 int cmd_model(int argc, char **argv) {
   int rc;
   if (argc >= 2 && !strcmp(argv[1], "roofline")) return cmd_model_roofline(argc - 1, argv + 1);
-  const model_cmd *c = cli_pick("model", subcommands, sizeof *subcommands, argc, argv, model_help, &rc);
+  const model_cmd *c = cli_pick_old("model", subcommands, sizeof *subcommands, argc, argv, model_help, &rc);
   if (!c) return rc;
   mopts o;
   char cmd[64];

@@ -130,7 +130,7 @@ static int parse(int argc, char **argv, ropts *o) {
       errno = 0;
       long long v = strtoll(optarg, &end, 10);
       if (errno || *end || end == optarg || v < 1)
-        return cli_usage(CMD, usage, "--campaign: expected a campaign id (a positive integer), got '%s'",
+        return cli_usage_text(CMD, usage, "--campaign: expected a campaign id (a positive integer), got '%s'",
                          optarg);
       o->campaign = v;
       break;
@@ -139,19 +139,19 @@ static int parse(int argc, char **argv, ropts *o) {
       printf("usage: rooftune %s %s\n\n%s", CMD, usage, help_text);
       return -1;
     default:
-      return cli_usage(CMD, usage, "unknown option or missing value: %s", argv[optind - 1]);
+      return cli_usage_text(CMD, usage, "unknown option or missing value: %s", argv[optind - 1]);
     }
   }
-  if (optind < argc) return cli_usage(CMD, usage, "unexpected argument '%s'", argv[optind]);
-  if (!!o->campaign == !!o->kernel) return cli_usage(CMD, usage, "give exactly one of --campaign ID and --kernel K");
-  if (o->set && !o->kernel) return cli_usage(CMD, usage, "--set selects a workload of --kernel K");
+  if (optind < argc) return cli_usage_text(CMD, usage, "unexpected argument '%s'", argv[optind]);
+  if (!!o->campaign == !!o->kernel) return cli_usage_text(CMD, usage, "give exactly one of --campaign ID and --kernel K");
+  if (o->set && !o->kernel) return cli_usage_text(CMD, usage, "--set selects a workload of --kernel K");
   if (o->fingerprint && !o->kernel)
-    return cli_usage(CMD, usage, "--fingerprint selects the target of --kernel K's trials (a --campaign "
+    return cli_usage_text(CMD, usage, "--fingerprint selects the target of --kernel K's trials (a --campaign "
                      "names its own)");
-  if (!o->out) return cli_usage(CMD, usage, "-o FILE.png or -o FILE.svg is required");
+  if (!o->out) return cli_usage_text(CMD, usage, "-o FILE.png or -o FILE.svg is required");
   const char *dot = strrchr(o->out, '.'), *slash = strrchr(o->out, '/');
   if (!dot || (slash && dot < slash) || (strcasecmp(dot, ".png") && strcasecmp(dot, ".svg")))
-    return cli_usage(CMD, usage, "-o %s: the extension picks the format: expected .png or .svg", o->out);
+    return cli_usage_text(CMD, usage, "-o %s: the extension picks the format: expected .png or .svg", o->out);
   o->svg = !strcasecmp(dot, ".svg");
   if (o->data) {   /* three outputs, three files */
     char *gp = sibling(o->out, ".gp");
@@ -159,7 +159,7 @@ static int parse(int argc, char **argv, ropts *o) {
                rt_same_file(o->data, gp);
     free(gp);
     if (same)
-      return cli_usage(CMD, usage, "--data %s: is also the plot or its script; name another file", o->data);
+      return cli_usage_text(CMD, usage, "--data %s: is also the plot or its script; name another file", o->data);
   }
   return 0;
 }

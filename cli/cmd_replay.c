@@ -130,7 +130,7 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_STRATEGY:
     case R_STRATEGIES:
       if ((ch == R_STRATEGIES) != is_compare)
-        return cli_usage(cmd, usage, "--%s is for %s", ch == R_STRATEGY ? "strategy" : "strategies",
+        return cli_usage_text(cmd, usage, "--%s is for %s", ch == R_STRATEGY ? "strategy" : "strategies",
                          ch == R_STRATEGY ? "replay (compare takes --strategies)" : "compare");
       o->strategy = optarg;
       break;
@@ -139,7 +139,7 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_REPEATS:
     case R_BATCH:
       if (parse_int(optarg, ch == R_SEED ? 0 : 1, &v) || (ch != R_SEED && ch != R_CAMPAIGN && v > 100000))
-        return cli_usage(cmd, usage, "--%s: expected %s, got '%s'", cli_optname(rlong, ch),
+        return cli_usage_text(cmd, usage, "--%s: expected %s, got '%s'", cli_optname(rlong, ch),
                          ch == R_SEED ? "an integer >= 0" : "a positive integer", optarg);
       if (ch == R_CAMPAIGN) o->campaign = v;
       else if (ch == R_SEED) o->seed = (uint64_t)v;
@@ -150,36 +150,36 @@ static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage
     case R_CAP: {
       double *d = ch == R_TIME ? &o->time_limit : &o->time_cap;
       if (cli_double(optarg, 0, d) || !(*d > 0))
-        return cli_usage(cmd, usage, "--%s: expected seconds > 0, got '%s'", cli_optname(rlong, ch), optarg);
+        return cli_usage_text(cmd, usage, "--%s: expected seconds > 0, got '%s'", cli_optname(rlong, ch), optarg);
       break;
     }
     case R_HELP:
       printf("usage: rooftune %s %s\n\noptions:\n%s", cmd, usage, replay_help);
       return -1;
     default:
-      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
+      return cli_usage_text(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
     }
   }
-  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return cli_usage_text(cmd, usage, "unexpected argument '%s'", argv[optind]);
   o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && !o->fingerprint && o->target &&
             tg_find(o->target);
-  if (o->live && !o->kernel) return cli_usage(cmd, usage, "a live comparison needs --kernel K");
+  if (o->live && !o->kernel) return cli_usage_text(cmd, usage, "a live comparison needs --kernel K");
   if (!o->live && (o->reference || o->time_cap != 0.5))
-    return cli_usage(cmd, usage, "--reference and --time-cap are for live comparisons (--target host)");
+    return cli_usage_text(cmd, usage, "--reference and --time-cap are for live comparisons (--target host)");
   if (!o->live && !!o->t4 == !!o->db)
-    return cli_usage(cmd, usage, "give exactly one of --t4 FILE and --db F%s",
+    return cli_usage_text(cmd, usage, "give exactly one of --t4 FILE and --db F%s",
                      is_compare ? " (or --target host --kernel K to compare on live measurements)" : "");
-  if (o->t4 && !o->space) return cli_usage(cmd, usage, "--t4 needs --space T1 (the space it was recorded on)");
+  if (o->t4 && !o->space) return cli_usage_text(cmd, usage, "--t4 needs --space T1 (the space it was recorded on)");
   if (o->db && !o->kernel && !o->campaign)
-    return cli_usage(cmd, usage, "--db needs --kernel K (or --campaign ID)");
+    return cli_usage_text(cmd, usage, "--db needs --kernel K (or --campaign ID)");
   if (o->fingerprint && (!o->db || o->campaign))
-    return cli_usage(cmd, usage, "--fingerprint selects the target of --db's trials of --kernel K "
+    return cli_usage_text(cmd, usage, "--fingerprint selects the target of --db's trials of --kernel K "
                      "(a --campaign names its own)");
   if (!o->strategy)
-    return cli_usage(cmd, usage, "%s is required", is_compare ? "--strategies LIST" : "--strategy S");
-  if (o->csv && !is_compare) return cli_usage(cmd, usage, "--csv is for compare");
+    return cli_usage_text(cmd, usage, "%s is required", is_compare ? "--strategies LIST" : "--strategy S");
+  if (o->csv && !is_compare) return cli_usage_text(cmd, usage, "--csv is for compare");
   if (o->time_limit > 0 && is_compare)
-    return cli_usage(cmd, usage, "compare counts its budget in evaluations (--budget)");
+    return cli_usage_text(cmd, usage, "compare counts its budget in evaluations (--budget)");
   return 0;
 }
 
@@ -383,14 +383,14 @@ int cmd_replay(int argc, char **argv) {
   int rc = parse_ropts(argc, argv, "replay", replay_usage, &o);
   if (rc) return rc < 0 ? EXIT_OK : rc;
   const tu_strategy *S = tu_strategy_find(o.strategy);
-  if (!S) return cli_usage("replay", replay_usage, "unknown strategy '%s'", o.strategy);
+  if (!S) return cli_usage_text("replay", replay_usage, "unknown strategy '%s'", o.strategy);
   replay_in in;
   if ((rc = load_input(&o, "replay", &in))) return rc;
   int64_t budget = 0;
   if (!o.time_limit || o.budget_set) {   /* a time limit alone: no evaluation cap */
     if (parse_budget(o.budget, in.n, &budget)) {
       replay_in_free(&in);
-      return cli_usage("replay", replay_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+      return cli_usage_text("replay", replay_usage, "--budget: expected N or P%%, got '%s'", o.budget);
     }
   }
   tu_run *r = replay_run(&in, S, o.seed, budget, &o, "replay");
@@ -765,7 +765,7 @@ int cmd_compare(int argc, char **argv) {
   if (rc) return rc < 0 ? EXIT_OK : rc;
   const tu_strategy *list[64];
   int ns = parse_strategies(o.strategy, list, 64);
-  if (ns <= 0) return cli_usage("compare", compare_usage, "--strategies: unknown strategy in '%s'", o.strategy);
+  if (ns <= 0) return cli_usage_text("compare", compare_usage, "--strategies: unknown strategy in '%s'", o.strategy);
   cmp_src src = {.o = &o};
   replay_in in = {0};
   int64_t budget;
@@ -781,7 +781,7 @@ int cmd_compare(int argc, char **argv) {
     rt_count count = sp_count(sp);
     sp_free(sp);
     if (parse_budget(o.budget, count > (rt_count)INT64_MAX ? INT64_MAX : (int64_t)count, &budget))
-      return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+      return cli_usage_text("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
     char ref[32];
     if (!o.reference) snprintf(ref, sizeof ref, "%lld", (long long)(budget * 4 > 100 ? budget * 4 : 100));
     if ((rc = live_reference(&src, o.reference ? o.reference : ref))) {
@@ -798,7 +798,7 @@ int cmd_compare(int argc, char **argv) {
     }
     if (parse_budget(o.budget, in.n, &budget)) {
       replay_in_free(&in);
-      return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+      return cli_usage_text("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
     }
     src = (cmp_src){.run = replay_curve, .name = tu_rec_name(in.rec), .n = in.n, .values = in.values,
                     .opt = in.opt, .worst = in.worst, .exact = (rt_count)in.n == sp_count(in.sp),

@@ -125,13 +125,13 @@ static int parse_opts(const space_cmd *c, int argc, char **argv, sopts *o,
       return -1;
     }
     if (ch == '?')
-      return cli_usage(cmd, c->args, "unknown option or missing value: %s",
+      return cli_usage_text(cmd, c->args, "unknown option or missing value: %s",
                        argv[optind - 1]);
     unsigned bit = 0;
     for (size_t i = 0; i < sizeof bits / sizeof *bits; i++)
       if (bits[i].ch == ch) bit = bits[i].bit;
     if (!(c->opts & bit))
-      return cli_usage(cmd, c->args, "option %s does not apply here", argv[optind - 1]);
+      return cli_usage_text(cmd, c->args, "option %s does not apply here", argv[optind - 1]);
     char *end;
     switch (ch) {
     case 's': o->set = optarg; break;
@@ -141,46 +141,46 @@ static int parse_opts(const space_cmd *c, int argc, char **argv, sopts *o,
     case 'f':
       if (!strcmp(optarg, "csv")) o->csv = 1;
       else if (strcmp(optarg, "jsonl"))
-        return cli_usage(cmd, c->args, "--format: expected jsonl or csv, got '%s'", optarg);
+        return cli_usage_text(cmd, c->args, "--format: expected jsonl or csv, got '%s'", optarg);
       break;
     case 'o':
     case 'l':
       if (parse_count(optarg, ch == 'o' ? &o->offset : &o->limit))
-        return cli_usage(cmd, c->args, "--%s: expected a non-negative integer, got '%s'",
+        return cli_usage_text(cmd, c->args, "--%s: expected a non-negative integer, got '%s'",
                          ch == 'o' ? "offset" : "limit", optarg);
       o->has_limit |= ch == 'l';
       break;
     case 'n':
       o->n = strtol(optarg, &end, 10);
       if (*end || end == optarg || o->n < 0 || o->n > 100000000)
-        return cli_usage(cmd, c->args, "-n: expected an integer in 0..1e8, got '%s'", optarg);
+        return cli_usage_text(cmd, c->args, "-n: expected an integer in 0..1e8, got '%s'", optarg);
       o->has_n = 1;
       break;
     case 'S':
       o->seed = strtoul(optarg, &end, 10);
       if (*end || end == optarg || optarg[0] == '-')
-        return cli_usage(cmd, c->args, "--seed: expected a non-negative integer, got '%s'", optarg);
+        return cli_usage_text(cmd, c->args, "--seed: expected a non-negative integer, got '%s'", optarg);
       o->has_seed = 1;
       break;
     }
   }
   int need = 1 + c->takes_arg;
   if (argc - optind != need)
-    return cli_usage(cmd, c->args, "expected %s, got %d argument%s",
+    return cli_usage_text(cmd, c->args, "expected %s, got %d argument%s",
                      need == 1 ? "FILE" : "FILE and one more argument",
                      argc - optind, argc - optind == 1 ? "" : "s");
   o->file = argv[optind];
   o->arg = c->takes_arg ? argv[optind + 1] : NULL;
   if ((c->opts & O_N) && !o->has_n)
-    return cli_usage(cmd, c->args, "-n N is required");
+    return cli_usage_text(cmd, c->args, "-n N is required");
   if ((c->opts & O_SEED) && !o->has_seed)
-    return cli_usage(cmd, c->args, "--seed S is required (results are reproducible only with a fixed seed)");
+    return cli_usage_text(cmd, c->args, "--seed S is required (results are reproducible only with a fixed seed)");
   return 0;
 }
 
 int cmd_space(int argc, char **argv) {
   int rc;
-  const space_cmd *c = cli_pick("space", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
+  const space_cmd *c = cli_pick_old("space", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
   if (!c) return rc;
   char cmd[64];
   snprintf(cmd, sizeof cmd, "space %s", c->name);
@@ -194,7 +194,7 @@ int cmd_space(int argc, char **argv) {
   int nset = o.set ? sp_parse_bindings(o.set, arena, &set, &err) : 0;
   sp_space *sp = NULL;
   if (nset < 0) {
-    rc = cli_usage(cmd, c->args, "%s", err.msg);
+    rc = cli_usage_text(cmd, c->args, "%s", err.msg);
   } else if (!(sp = sp_load_file(o.file, set, nset, &err))) {
     rc = cli_fail(cmd, "%s", err.msg);
   } else {
@@ -375,7 +375,7 @@ static int sc_rank(sp_space *sp, const sopts *o) {
 static int sc_unrank(sp_space *sp, const sopts *o) {
   rt_count r;
   if (rt_count_parse(o->arg, &r))
-    return cli_usage("space unrank", "FILE RANK", "RANK: expected a non-negative integer, got '%s'", o->arg);
+    return cli_usage_text("space unrank", "FILE RANK", "RANK: expected a non-negative integer, got '%s'", o->arg);
   int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   int rc = EXIT_OK;
   if (sp_unrank(sp, r, cfg)) {

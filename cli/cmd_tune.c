@@ -107,12 +107,12 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_CAP:
     case T_TIMEOUT:
       if (cli_double(optarg, 0.001, &d))
-        return cli_usage("tune", tune_usage, "--%s: expected seconds > 0, got '%s'", cli_optname(tlong, ch), optarg);
+        return cli_usage_text("tune", tune_usage, "--%s: expected seconds > 0, got '%s'", cli_optname(tlong, ch), optarg);
       *(ch == T_TIME ? &o->time_limit : ch == T_CAP ? &o->ms.time_cap : &o->ms.timeout) = d;
       break;
     case T_CI:
       if (cli_double(optarg, 1e-6, &d) || d >= 1)
-        return cli_usage("tune", tune_usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
+        return cli_usage_text("tune", tune_usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
       o->ms.ci_target = d;
       break;
     case T_SEED:
@@ -120,7 +120,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     case T_BATCH:
     case T_REPS:
       if (cli_double(optarg, ch == T_SEED ? 0 : 1, &d) || d != floor(d) || d > 9e15)
-        return cli_usage("tune", tune_usage, "--%s: expected an integer%s, got '%s'", cli_optname(tlong, ch),
+        return cli_usage_text("tune", tune_usage, "--%s: expected an integer%s, got '%s'", cli_optname(tlong, ch),
                          ch == T_SEED ? " >= 0" : " >= 1", optarg);
       if (ch == T_SEED) o->seed = (uint64_t)d;
       else if (ch == T_RESUME) o->resume = (int64_t)d;
@@ -128,19 +128,19 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
       else o->ms.min_reps = (int)d;
       break;
     default:
-      return cli_usage("tune", tune_usage, "unknown option or missing value: %s", argv[optind - 1]);
+      return cli_usage_text("tune", tune_usage, "unknown option or missing value: %s", argv[optind - 1]);
     }
   }
-  if (optind < argc) return cli_usage("tune", tune_usage, "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return cli_usage_text("tune", tune_usage, "unexpected argument '%s'", argv[optind]);
   if (o->resume) {
     if (other)
-      return cli_usage("tune", tune_usage, "--resume takes the campaign's own options; only --db, "
+      return cli_usage_text("tune", tune_usage, "--resume takes the campaign's own options; only --db, "
                        "--no-pin and --json may accompany it");
     return 0;
   }
-  if (!o->kernel) return cli_usage("tune", tune_usage, "--kernel K is required (rooftune kernels lists them)");
+  if (!o->kernel) return cli_usage_text("tune", tune_usage, "--kernel K is required (rooftune kernels lists them)");
   if (!tu_strategy_find(o->strategy))
-    return cli_usage("tune", tune_usage, "unknown strategy '%s' (rooftune tune --help lists them)", o->strategy);
+    return cli_usage_text("tune", tune_usage, "unknown strategy '%s' (rooftune tune --help lists them)", o->strategy);
   return 0;
 }
 
