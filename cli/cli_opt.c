@@ -76,7 +76,11 @@ static void opt_label(const cli_opt *o, char *buf, size_t cap) {
   if (o->short_name && o->name) n = snprintf(buf, cap, "-%c, --%s", o->short_name, o->name);
   else if (o->short_name) n = snprintf(buf, cap, "-%c", o->short_name);
   else n = snprintf(buf, cap, "--%s", o->name);
-  if (o->kind != CLI_FLAG && o->arg && n > 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, " %s", o->arg);
+  if (o->kind == CLI_CHOICE)   /* the choices are the value's name: "--format jsonl|csv" */
+    for (const char *const *c = o->choices; *c && n > 0 && (size_t)n < cap; c++)
+      n += snprintf(buf + n, cap - (size_t)n, "%c%s", c == o->choices ? ' ' : '|', *c);
+  else if (o->kind != CLI_FLAG && o->arg && n > 0 && (size_t)n < cap)
+    snprintf(buf + n, cap - (size_t)n, " %s", o->arg);
 }
 
 void cli_help(FILE *f, const cli_spec *s) {
@@ -100,14 +104,9 @@ void cli_help(FILE *f, const cli_spec *s) {
     else fprintf(f, "%*s", HELP_COL - w, "");
     for (const char *p = h; *p; p++) {
       fputc(*p, f);
-      if (*p == '\n') fprintf(f, "%*s", HELP_COL + 2, "");
+      if (*p == '\n') fprintf(f, "%*s", HELP_COL, "");
     }
-    if (o->kind == CLI_CHOICE && o->choices) {
-      fprintf(f, "%s(", *h ? " " : "");
-      for (const char *const *c = o->choices; *c; c++) fprintf(f, "%s%s", c == o->choices ? "" : ", ", *c);
-      fputc(')', f);
-    }
-    if (required(s, o)) fprintf(f, "%srequired", *h || o->kind == CLI_CHOICE ? "; " : "");
+    if (required(s, o)) fprintf(f, "%srequired", *h ? "; " : "");
     fputc('\n', f);
   }
   fprintf(f, "%s  -h, --help%*sthis help\n", any ? "" : "\noptions:\n", HELP_COL - 12, "");

@@ -20,7 +20,7 @@ static int cmd_version(int argc, char **argv) {
 /* A group's summary is followed by its subcommands' names, taken from its
 ** table (NULL: not a group). */
 static const cli_cmd commands[] = {
-  {"space", cmd_space, "search spaces", NULL},
+  {"space", cmd_space, "search spaces", &cmd_space_group},
   {"targets", cmd_targets, "targets available here, their hardware and fingerprint", NULL},
   {"kernels", cmd_kernels, "kernel templates and their problem variables", NULL},
   {"measure", cmd_measure, "build, verify and time one schedule in an isolated worker", NULL},

@@ -288,7 +288,7 @@ static void test_help(void **state) {
   assert_int_equal(run(&v, 1, &out, 2, "-h"), CLI_HELP);
   const char *want[] = {"usage: rooftune test sub [options] FILE\n", "\nA test.\n", "  --db F ", "  --json ",
                         "  --min-reps N ", "second line", "  -s, --seed S ", "  --set VAR=VAL ",
-                        "\noutput:\n", "  --format FMT", "(jsonl, csv)", "  --even N ", "  -h, --help "};
+                        "\noutput:\n", "  --format jsonl|csv ", "  --even N ", "  -h, --help "};
   for (size_t i = 0; i < sizeof want / sizeof *want; i++)
     if (!strstr(out, want[i])) fail_msg("help lacks '%s':\n%s", want[i], out);
   assert_null(strstr(out, "--ci"));                 /* not an option of subcommand 1 */
@@ -298,7 +298,8 @@ static void test_help(void **state) {
   assert_non_null(strstr(out, "  --trial ID         an id, required by 2; required\n"));   /* required here */
   assert_int_equal(run(&v, 1, &out, 2, "--help"), CLI_HELP);
   assert_non_null(strstr(out, "  --trial ID         an id, required by 2\n"));              /* not here */
-  /* every help line's text starts in one column */
+  /* every help line's text starts in one column, continuation lines too */
+  assert_non_null(strstr(out, "at least N repeats\n                     second line\n"));
   const char *l = strstr(out, "  --db F"), *t = strstr(l, "the database");
   const char *l2 = strstr(out, "  --json"), *t2 = strstr(l2, "JSON on");
   assert_int_equal(t - l, t2 - l2);
