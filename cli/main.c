@@ -25,7 +25,7 @@ static const cli_cmd commands[] = {
   {"kernels", cmd_kernels, "kernel templates and their problem variables", NULL},
   {"measure", cmd_measure, "build, verify and time one schedule in an isolated worker", NULL},
   {"baseline", cmd_baseline, "the vendor library (or best available code) through the same harness", NULL},
-  {"db", cmd_db, "the tuned-config database", NULL},
+  {"db", cmd_db, "the tuned-config database", &cmd_db_group},
   {"tune", cmd_tune, "a tuning campaign: search, measure, store every trial, pin the winner", NULL},
   {"replay", cmd_replay, "run a strategy against recorded results (simulation: no hardware needed)", NULL},
   {"compare", cmd_compare, "score strategies over repeats against random search and the optimum", NULL},
