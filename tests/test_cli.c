@@ -820,6 +820,105 @@ static void t900_replay(void **state) {
   done(&r);
 }
 
+/* The recorded configurations of a T4 file, read here with jansson: a set
+** (JSON object) keyed by each configuration with sorted keys. */
+static json_t *t4_configs(const char *path) {
+  size_t n;
+  char *text = tk_gunzip(path, &n);
+  json_error_t je;
+  json_t *root = json_loads(text, 0, &je), *set = json_object(), *res;
+  size_t i;
+  json_array_foreach(json_object_get(root, "results"), i, res) {
+    char *key = json_dumps(json_object_get(res, "configuration"), JSON_COMPACT | JSON_SORT_KEYS);
+    json_object_set_new(set, key, json_true());
+    free(key);
+  }
+  json_decref(root);
+  free(text);
+  return set;
+}
+
+/* replay and compare on a T4 file without --space: the space inferred from
+** the file is exactly the recorded configurations (issue 15 part 3). */
+static void t905_replay_t4_without_space(void **state) {
+  (void)state;
+  /* pnpoly's recording holds every combination of its values, in the T1
+  ** file's order: the same run, with or without the T1 file */
+  result a = run("replay", "--t4", T4 "pnpoly_RTX_3090_T4.json.gz", "--space", T1 "pnpoly.json",
+                 "--strategy", "annealing", "--seed", "5", "--json", NULL);
+  result b = run("replay", "--t4", T4 "pnpoly_RTX_3090_T4.json.gz", "--strategy", "annealing", "--seed", "5",
+                 "--json", NULL);
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(b.rc, 0);
+  json_error_t je;
+  json_t *ja = json_loads(a.out, 0, &je), *jb = json_loads(b.out, 0, &je);
+  assert_non_null(ja);
+  assert_non_null(jb);
+  json_object_del(ja, "framework_ms_per_eval");   /* a timing */
+  json_object_del(jb, "framework_ms_per_eval");
+  assert_true(json_equal(ja, jb));
+  json_decref(ja);
+  json_decref(jb);
+  done(&a);
+  done(&b);
+  /* convolution's recording holds 4362 of the 10240 combinations of its
+  ** values: an exhaustive replay evaluates exactly those, each once, and
+  ** finds the optimum the T1 file's replay finds */
+  json_t *want = t4_configs(T4 "convolution_milo_A100_T4.json.gz");
+  assert_int_equal(json_object_size(want), 4362);
+  a = run("replay", "--t4", T4 "convolution_milo_A100_T4.json.gz", "--strategy", "exhaustive", "--budget",
+          "100%", "--json", NULL);
+  assert_int_equal(a.rc, 0);
+  json_t *j = json_loads(a.out, 0, &je), *e, *seen = json_object();
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "evaluations")), 4362);
+  assert_string_equal(json_string_value(json_object_get(j, "ended")), "space exhausted");
+  size_t i;
+  json_array_foreach(json_object_get(j, "trace"), i, e) {
+    char *key = json_dumps(json_object_get(e, "config"), JSON_COMPACT | JSON_SORT_KEYS);
+    if (!json_object_get(want, key)) fail_msg("evaluation %zu: %s is not a recorded configuration", i, key);
+    if (json_object_get(seen, key)) fail_msg("evaluation %zu: %s evaluated twice", i, key);
+    json_object_set_new(seen, key, json_true());
+    free(key);
+  }
+  assert_int_equal(json_object_size(seen), 4362);
+  double opt = json_real_value(json_object_get(j, "optimum_s"));
+  json_decref(seen);
+  json_decref(j);
+  json_decref(want);
+  done(&a);
+  b = run("replay", "--t4", T4 "convolution_milo_A100_T4.json.gz", "--space", T1 "convolution_milo.json",
+          "--strategy", "random", "--json", NULL);
+  assert_int_equal(b.rc, 0);
+  j = json_loads(b.out, 0, &je);
+  assert_true(json_real_value(json_object_get(j, "optimum_s")) == opt);
+  json_decref(j);
+  done(&b);
+  /* compare: random search's expectation is over the whole (inferred) space */
+  a = run("compare", "--t4", T4 "convolution_milo_A100_T4.json.gz", "--strategies", "random,annealing",
+          "--budget", "20", "--repeats", "2", "--json", NULL);
+  assert_int_equal(a.rc, 0);
+  j = json_loads(a.out, 0, &je);
+  assert_non_null(j);
+  assert_true(json_is_true(json_object_get(j, "reference_is_whole_space")));
+  assert_int_equal(json_integer_value(json_object_get(j, "reference_configurations")), 4362);
+  assert_null(strstr(a.err, "warning"));
+  json_decref(j);
+  done(&a);
+  /* a file whose space cannot be inferred: the reason, exit 1 */
+  char path[] = "/tmp/rooftune-t4-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  const char *empty = "{\"schema_version\": \"1.0.0\", \"results\": []}";
+  assert_int_equal(write(fd, empty, strlen(empty)), (int)strlen(empty));
+  close(fd);
+  a = run("replay", "--t4", path, "--strategy", "random", NULL);
+  assert_int_equal(a.rc, 1);
+  assert_non_null(strstr(a.err, "a space cannot be inferred from an empty file"));
+  done(&a);
+  unlink(path);
+}
+
 static void t901_compare(void **state) {
   (void)state;
   char dir[64], path[128];
@@ -1056,7 +1155,7 @@ static void t903_tune_usage(void **state) {
   done(&r);
   r = run("replay", "--t4", "x", "--space", "y", "--strategy", "random", "--seed", "-3", NULL);
   assert_int_equal(r.rc, 2);
-  assert_non_null(strstr(r.err, "--seed: expected an integer >= 0, got '-3'"));
+  assert_non_null(strstr(r.err, "--seed: expected a whole number >= 0, got '-3'"));
   done(&r);
   /* a budget's form is a usage error (as in replay and compare), found before the database is made */
   r = run("tune", "--kernel", "reduction", "--set", "N=1000", "--budget", "0", "--db", "/tmp/rooftune-never.db", NULL);
@@ -2057,6 +2156,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t902_tune_stop_kill_resume_reuse),
     cmocka_unit_test(t903_tune_usage),
     cmocka_unit_test(t904_compare_live),
+    cmocka_unit_test(t905_replay_t4_without_space),
     cmocka_unit_test(t1000_bench_stores_and_reuses),
     cmocka_unit_test(t1001_bench_usage),
     cmocka_unit_test(t1100_model_roofline),
