@@ -1228,7 +1228,7 @@ static void t1001_bench_usage(void **state) {
   done(&r);
   r = run("bench", "--threads", "0", NULL);
   assert_int_equal(r.rc, 2);
-  assert_non_null(strstr(r.err, "--threads: expected an integer from 1 to 256, got '0'"));
+  assert_non_null(strstr(r.err, "--threads: expected a whole number in [1, 256], got '0'"));
   done(&r);
   r = run("bench", "--target", "nowhere", NULL);
   assert_int_equal(r.rc, 2);
