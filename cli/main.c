@@ -31,7 +31,7 @@ static const cli_cmd commands[] = {
   {"compare", cmd_compare, "score strategies over repeats against random search and the optimum", NULL},
   {"bench", cmd_bench, "measure the target's ceilings (peak FLOP/s, bandwidth per memory level) and store them",
    NULL},
-  {"model", cmd_model, "the cost model", NULL},
+  {"model", cmd_model, "the cost model", &cmd_model_group},
   {"experiment", cmd_experiment,
    "the reproducible experiments: data, plots and a report under experiments/results/", NULL},
   {"version", cmd_version, "print the version", NULL},
