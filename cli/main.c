@@ -33,7 +33,7 @@ static const cli_cmd commands[] = {
    NULL},
   {"model", cmd_model, "the cost model", &cmd_model_group},
   {"experiment", cmd_experiment,
-   "the reproducible experiments: data, plots and a report under experiments/results/", NULL},
+   "the reproducible experiments: data, plots and a report under experiments/results/", &cmd_experiment_group},
   {"version", cmd_version, "print the version", NULL},
   {NULL, NULL, NULL, NULL},
 };
