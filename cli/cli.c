@@ -11,7 +11,6 @@
 #include "../tuner/tu.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <jansson.h>
 #include <math.h>
@@ -252,49 +251,4 @@ int cli_key_matches(const char *key, const sp_binding *set, int nset) {
   free(text);
   sx_arena_free(a);
   return ok;
-}
-
-/* ---- Transitional: what the commands not yet parsed by a table use ---- */
-
-const void *cli_pick_old(const char *group, const void *table, size_t stride, int argc,
-                         char **argv, void (*help)(FILE *f), int *rc) {
-  *rc = EXIT_USAGE;
-  if (argc < 2) {
-    help(stderr);
-    return NULL;
-  }
-  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    help(stdout);
-    *rc = EXIT_OK;
-    return NULL;
-  }
-  for (const char *row = table; *(const char *const *)row; row += stride)
-    if (!strcmp(*(const char *const *)row, argv[1])) return row;
-  const char *near = cli_suggest_rows(argv[1], table, stride);
-  if (near) fprintf(stderr, "rooftune %s: unknown subcommand '%s'; did you mean '%s'?\n\n", group, argv[1], near);
-  else fprintf(stderr, "rooftune %s: unknown subcommand '%s'\n\n", group, argv[1]);
-  help(stderr);
-  return NULL;
-}
-
-int cli_double(const char *s, double lo, double *out) {
-  char *end;
-  *out = strtod(s, &end);
-  return *end || end == s || !(*out >= lo) ? -1 : 0;
-}
-
-const char *cli_optname(const struct option *table, int val) {
-  for (; table->name; table++)
-    if (table->val == val) return table->name;
-  return "";
-}
-
-int cli_usage_text(const char *cmd, const char *usage, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "rooftune %s: ", cmd);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\nusage: rooftune %s %s\n", cmd, usage);
-  va_end(ap);
-  return EXIT_USAGE;
 }

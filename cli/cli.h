@@ -221,15 +221,6 @@ const struct hk_kernel *cli_kernel(const cli_spec *s, const char *target, const 
 struct tu_strategy;
 const struct tu_strategy *cli_strategy(const cli_spec *s, const char *name, int *rc);
 
-/* Transitional (cli.c): what the commands not yet parsed by a table use. */
-const void *cli_pick_old(const char *group, const void *table, size_t stride, int argc,
-                         char **argv, void (*help)(FILE *f), int *rc);
-int cli_double(const char *s, double lo, double *out);
-struct option;
-const char *cli_optname(const struct option *table, int val);
-int cli_usage_text(const char *cmd, const char *usage, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* ---- The target of recorded data (cli_target.c) ---- */
 
 /* What a command on recorded data asks for: --target and --fingerprint as

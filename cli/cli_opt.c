@@ -84,7 +84,7 @@ static void opt_label(const cli_opt *o, char *buf, size_t cap) {
 }
 
 void cli_help(FILE *f, const cli_spec *s) {
-  fprintf(f, "usage: rooftune %s %s\n", s->cmd, s->usage ? s->usage : "");
+  fprintf(f, "usage: rooftune %s%s%s\n", s->cmd, s->usage && *s->usage ? " " : "", s->usage ? s->usage : "");
   if (s->about) fprintf(f, "\n%s\n", s->about);
   int any = 0;
   for (const cli_opt *o = s->opts; o->kind != CLI_END; o++) {
@@ -118,8 +118,8 @@ void cli_help(FILE *f, const cli_spec *s) {
 static void vusage(const cli_spec *s, const char *fmt, va_list ap) {
   fprintf(stderr, "rooftune %s: ", s->cmd);
   vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\nusage: rooftune %s %s\n(rooftune %s --help lists the options)\n", s->cmd,
-          s->usage ? s->usage : "", s->cmd);
+  fprintf(stderr, "\nusage: rooftune %s%s%s\n(rooftune %s --help lists the options)\n", s->cmd,
+          s->usage && *s->usage ? " " : "", s->usage ? s->usage : "", s->cmd);
 }
 
 int cli_usage(const cli_spec *s, const char *fmt, ...) {

@@ -1,9 +1,10 @@
 /*
 ** main.c -- the `rooftune` program: the top-level command table. Adding a
-** command: write cmd_NAME(argc, argv) in cli/cmd_NAME.c returning an exit
-** code (0 ok, 1 the thing asked failed, 2 usage), declare it in cli.h, add
-** one row below, add a CLI test family in tests/test_cli.c, and document it
-** in README.md.
+** command: write cmd_NAME(argc, argv) in cli/cmd_NAME.c parsing argv with
+** an option table (cli_parse, cli.h) and returning an exit code (0 ok, 1
+** the thing asked failed, 2 usage), declare it in cli.h, add one row
+** below, add a CLI test family in tests/test_cli.c (t15xx checks -h and
+** usage errors of every command by itself), and document it in README.md.
 */
 #include <stdio.h>
 #include <string.h>
@@ -11,8 +12,10 @@
 #include "cli.h"
 
 static int cmd_version(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  const cli_opt none[] = {CLI_OPT_END};
+  cli_spec spec = {.cmd = "version", .usage = "", .about = "Print rooftune's version.", .opts = none};
+  int nop, rc = argv ? cli_parse(&spec, argc, argv, &nop) : 0;
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   printf("rooftune %s\n", RT_VERSION);
   return EXIT_OK;
 }
