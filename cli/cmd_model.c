@@ -1070,7 +1070,9 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
     jw_key(&h->w, "version"); jw_int(&h->w, version);
     jw_key(&h->w, "created"); jw_str(&h->w, created);
     jw_key(&h->w, "coefficients"); jw_raw(&h->w, coefs);
-    jw_key(&h->w, "fit"); jw_raw(&h->w, fit);
+    jw_key(&h->w, "fit");
+    if (fj) jw_raw(&h->w, fit);
+    else jw_str(&h->w, fit);   /* not JSON (written by hand before, a NaN as nan): as text */
     jw_end(&h->w, '}');
   } else {
     printf("%-10s %3d  %s  %3lld schedules  spearman %.3f (first workload, held out %lld)\n", kernel, version, created,

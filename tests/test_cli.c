@@ -1652,6 +1652,43 @@ static void t1200_model_commands(void **state) {
   rm_db(db);
 }
 
+/* model history --json stays JSON when a stored fit is not: calibrations
+** written by hand before (a NaN figure printed as nan) come out as text. */
+static void t1202_model_history_json(void **state) {
+  (void)state;
+  char db[64];
+  snprintf(db, sizeof db, "/tmp/rooftune-model-h-%d.db", (int)getpid());
+  rm_db(db);
+  result r = run("db", "init", "--db", db, NULL);
+  assert_int_equal(r.rc, 0);
+  done(&r);
+  static const char fp[] = "0123456789abcdef0123456789abcdef";
+  static const char bad_fit[] = "{\"workloads\": [\"gemm f32 M=64\"], \"rms_log_before\": nan, \"accuracy\": []}";
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  char *sql = sqlite3_mprintf("INSERT INTO targets(name, fingerprint, description) VALUES ('host', %Q, '{}');"
+                              "INSERT INTO models(target_id, kernel, version, coefs, fit) VALUES (1, 'gemm', 1, "
+                              "'{\"eff_L1\": 0.5}', %Q);"
+                              "INSERT INTO models(target_id, kernel, version, coefs, fit) VALUES (1, 'gemm', 2, "
+                              "'{\"eff_L1\": 0.5}', '{\"schedules\": 3}');", fp, bad_fit);
+  assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_free(sql);
+  sqlite3_close(h);
+  setenv("ROOFTUNE_TEST_HOST_FINGERPRINT", fp, 1);   /* this machine is the stored host */
+  r = run("model", "history", "--db", db, "--kernel", "gemm", "--json", NULL);
+  unsetenv("ROOFTUNE_TEST_HOST_FINGERPRINT");
+  assert_int_equal(r.rc, 0);
+  json_error_t je;
+  json_t *j = json_loads(r.out, 0, &je);
+  if (!j) fail_msg("not JSON (%s): %s", je.text, r.out);
+  assert_int_equal(json_array_size(j), 2);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(j, 0), "fit")), bad_fit);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(json_array_get(j, 1), "fit"), "schedules")), 3);
+  json_decref(j);
+  done(&r);
+  rm_db(db);
+}
+
 static void t1201_model_errors(void **state) {
   (void)state;
   char db[64];
@@ -2570,6 +2607,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(t1101_model_roofline_usage),
     cmocka_unit_test(t1200_model_commands),
     cmocka_unit_test(t1201_model_errors),
+    cmocka_unit_test(t1202_model_history_json),
     cmocka_unit_test(t1400_experiment_out_no_shell),
     cmocka_unit_test(t1401_experiment_out_stamped_folders),
     cmocka_unit_test(t1402_experiment_out_home_and_wd),
