@@ -1,7 +1,8 @@
 /*
 ** cli.h -- what the command-line front end's files share: the command
-** table entry, exit codes, error/usage reporting (the JSON writer is
-** common/jw.h).
+** table and subcommand groups, exit codes, error reporting, the option
+** tables every command parses by (cli_opt.c), the target of recorded data
+** (cli_target.c) (the JSON writer is common/jw.h).
 */
 #ifndef CLI_H
 #define CLI_H

@@ -2549,7 +2549,7 @@ static void t1502_readme_documents_the_options(void **state) {
       if (strcmp(l[i].cmd, cmd)) continue;
       if (l[i].sub[0]) {   /* "predict|explain" names two */
         char subs[64];
-        snprintf(subs, sizeof subs, "|%s|", sub);
+        snprintf(subs, sizeof subs, "|%.60s|", sub);
         char want[40];
         snprintf(want, sizeof want, "|%s|", l[i].sub);
         if (!strstr(subs, want)) continue;

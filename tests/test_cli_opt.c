@@ -106,6 +106,7 @@ static void test_values(void **state) {
   assert_int_equal(run(&v, 1, &out, 13, "a.json", "--db", "x.db", "--json", "--min-reps=7", "-s", "42",
                        "--set", "M=1", "b", "--set=N=2", "--format"), EXIT_USAGE);
   assert_non_null(strstr(out, "--format needs a value"));
+  cli_strv_free(&v.set);   /* what was stored before the error */
   assert_int_equal(run(&v, 1, NULL, 14, "a.json", "--db", "x.db", "--json", "--min-reps=7", "-s", "42",
                        "--set", "M=1", "b", "--set=N=2", "--format", "csv"), -102);
   assert_string_equal(v.db, "x.db");
