@@ -2442,6 +2442,14 @@ static void t1501_same_mistake_same_exit_code(void **state) {
   };
   expect_all(set_type, sizeof set_type / sizeof *set_type, 1,
              "problem variable 'M' is float 1.5, but its Type is int (from --set)", NULL, 0);
+  /* a configuration that is not JSON: 1, read against the space */
+  const mistake config[] = {
+    {{"space", "check", gemm, "{bad", "--set", "M=64,N=64,K=64"}},
+    {{"measure", "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", "{bad"}},
+    {{"model", "predict", "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", "{bad", "--db", db}},
+    {{"model", "explain", "--kernel", "gemm", "--set", "M=64,N=64,K=64", "--config", "{bad", "--db", db}},
+  };
+  expect_all(config, sizeof config / sizeof *config, 1, "configuration: JSON syntax error at line 1 column 4", NULL, 0);
   rm_db(db);
 }
 
