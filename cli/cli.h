@@ -1,7 +1,8 @@
 /*
 ** cli.h -- what the command-line front end's files share: the command
-** table entry, exit codes, error/usage reporting (the JSON writer is
-** common/jw.h).
+** table and subcommand groups, exit codes, error reporting, the option
+** tables every command parses by (cli_opt.c), the target of recorded data
+** (cli_target.c) (the JSON writer is common/jw.h).
 */
 #ifndef CLI_H
 #define CLI_H
@@ -14,32 +15,44 @@
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
-/* One entry of a command table: `rooftune NAME ...` or a subcommand. */
+/* The rows of a command group's subcommand table (space, db, model,
+** experiment) start with this; a NULL name ends the table. */
+typedef struct cli_sub {
+  const char *name;
+  const char *usage;     /* after "usage: rooftune GROUP NAME " */
+  const char *summary;   /* one line for the lists */
+} cli_sub;
+/* A subcommand table: rows of stride bytes, each starting with a cli_sub. */
+typedef struct cli_group {
+  const void *rows;
+  size_t stride;
+} cli_group;
+#define CLI_GROUP_OF(table) {(table), sizeof *(table)}
+
+/* One entry of the top-level command table: `rooftune NAME ...`. */
 typedef struct cli_cmd {
   const char *name;
   int (*fn)(int argc, char **argv);  /* argv[0] is the command's name */
-  const char *args;                  /* usage after the name */
   const char *summary;               /* one line for the command list */
+  const cli_group *group;            /* a group's subcommands, named after the
+                                     ** summary in the list (NULL: none) */
 } cli_cmd;
 
-/* Dispatch argv[1] among cmds (prefix is "rooftune space" etc. for
-** messages); handles --help/-h/help and unknown names. */
+/* Dispatch argv[1] among cmds (prefix is "rooftune"); handles
+** --help/-h/help and unknown names ("did you mean"). */
 int cli_dispatch(const char *prefix, const cli_cmd *cmds, int argc, char **argv);
 void cli_list(FILE *f, const char *prefix, const cli_cmd *cmds);
 
-/* The row of a subcommand table for `rooftune GROUP SUB ...` (rows of
-** stride bytes whose first member is the name; a NULL name ends the table).
-** Handles a missing name, --help and unknown names: then NULL, with the
-** exit code in *rc. */
-const void *cli_pick(const char *group, const void *table, size_t stride, int argc,
-                     char **argv, void (*help)(FILE *f), int *rc);
+/* The row of group g for `rooftune GROUP SUB ...`. Handles a missing
+** name, --help/-h/help (the list of g's rows) and unknown names ("did you
+** mean"): then NULL, with the exit code in *rc. */
+const void *cli_pick(const char *group, const cli_group *g, int argc, char **argv, int *rc);
+/* The i-th row of g (no bounds check). */
+const cli_sub *cli_group_row(const cli_group *g, int i);
 
 /* Report "rooftune CMD: message" on stderr; return EXIT_FAIL. */
 int cli_fail(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Report a usage error and the usage line; return EXIT_USAGE. */
-int cli_usage(const char *cmd, const char *usage, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* rt_out_open(o, path) for an output file of command cmd, refusing its
 ** inputs: the database db (NULL: none) with SQLite's files beside it (-wal,
@@ -48,16 +61,6 @@ int cli_usage(const char *cmd, const char *usage, const char *fmt, ...)
 ** reporting "rooftune CMD: why". */
 int cli_out_open(rt_out *o, const char *cmd, const char *path, const char *db,
                  const char *const *inputs);
-
-/* A number >= lo from option text: 0 with *out set, -1 when the text is
-** not a whole number literal or is below lo (NaN included). */
-int cli_double(const char *s, double lo, double *out);
-
-/* The long name of option value `val` in a getopt_long table ("" if
-** absent): for messages, since argv[optind - 1] is the option's value when
-** it was given as a separate word. */
-struct option;
-const char *cli_optname(const struct option *table, int val);
 
 /* Workload keys ("KERNEL DTYPE VAR=VALUE ...", db_workload_key): the
 ** bindings text "VAR=VALUE,..." of a key (NULL when it has no variables;
@@ -71,36 +74,53 @@ int cli_key_matches(const char *key, const struct sp_binding *set, int nset);
 ** One table per command produces both its parsing and its --help, as git's
 ** parse-options does. Invariants:
 **  1. Every option is one row; the help text is generated from the rows,
-**     so what a command accepts and what its help says cannot drift.
-**  2. Every command parsed by a table accepts -h and --help (help on
-**     stdout, exit 0).
-**  3. A usage error prints "rooftune CMD: message" and "usage: ..." on
-**     stderr and gives EXIT_USAGE: an unknown option (with "did you mean"),
-**     a missing value, a value that is not of the option's type or range,
-**     a value outside a fixed list of choices (with "did you mean"), a
-**     flag given a value, an option given twice that is not a list.
+**     so what a command accepts and what its help says cannot drift. A
+**     group's subcommands share one table, each row naming the
+**     subcommands it applies to (mask) and those that require it.
+**  2. Every command and subcommand accepts -h and --help (help on stdout,
+**     exit 0), wherever they appear before "--".
+**  3. A usage error prints "rooftune CMD: message", "usage: ..." and
+**     "(rooftune CMD --help lists the options)" on stderr and gives
+**     EXIT_USAGE: an unknown option (with "did you mean"), a missing
+**     value, a value that is not of the option's type or range, a value
+**     outside a fixed list of choices (with "did you mean"), a value its
+**     check refuses, a flag given a value, an option given twice that is
+**     not a list, a required option missing, an operand missing or one
+**     too many. A command's own checks after parsing report through
+**     cli_usage, in the same shape.
 **  4. Values are stored only through the row's pointer; nothing is
 **     allocated but a list's array (cli_strv_free after a 0 return; on
 **     any other return cli_parse has freed it).
 **  5. Options and operands may be mixed; "--" ends the options. Long
 **     options are never abbreviated (a prefix is an unknown option with
 **     a suggestion): a script means what it says.
-** Exit codes across commands: EXIT_USAGE (2) for anything wrong in how a
-** command was called that is found without reading its input files or
-** database (above, plus unknown kernel/strategy/target/experiment names);
-** EXIT_FAIL (1) when what was asked fails on its inputs. */
+** Exit codes across commands (the README's "The command line"): EXIT_USAGE
+** (2) for anything wrong in how a command was called that is found without
+** reading its input files or database: the above, plus unknown kernel,
+** strategy, target and experiment names (cli_kernel, cli_strategy: with
+** "did you mean"), the syntax of --set (cli_check_set), --budget and
+** --fingerprint. EXIT_FAIL (1) when what was asked fails on its inputs: a
+** file or database that cannot be read or is wrong, a --set value the
+** space refuses (an unknown variable, a float for an int), a configuration
+** that is not one of the space's, no data matching the request. */
 typedef enum cli_kind {
   CLI_END = 0,
   CLI_FLAG,      /* int*: set to 1 */
   CLI_STRING,    /* const char**: the argument as given */
-  CLI_INT,       /* int*: a whole number in [lo, hi] */
-  CLI_ULONG,     /* unsigned long*: a whole number in [lo, hi] (hi 0: none) */
-  CLI_DOUBLE,    /* double*: a finite number in [lo, hi] (hi 0: none) */
+  CLI_INT,       /* int*: a whole number in [lo, hi] (hi <= lo: INT_MAX) */
+  CLI_INT64,     /* int64_t*: a whole number in [lo, hi] (hi <= lo: INT64_MAX) */
+  CLI_UINT64,    /* uint64_t*: a whole number in [lo, hi] (hi <= lo: UINT64_MAX) */
+  CLI_DOUBLE,    /* double*: a finite number in [lo, hi] (hi <= lo: none);
+                 ** flags CLI_OPEN_LO/HI exclude an end */
   CLI_LIST,      /* cli_strv*: every occurrence, in order */
   CLI_CHOICE,    /* int*: the index of the argument in choices[] */
   CLI_CALLBACK,  /* cb(row, arg, msg) checks and stores; value is its own */
   CLI_GROUP,     /* a heading in the help; name is the heading */
 } cli_kind;
+
+enum { CLI_OPEN_LO = 1, CLI_OPEN_HI = 2 };
+/* .required of an option every command of its table requires. */
+#define CLI_ALL (~0u)
 
 typedef struct cli_strv {
   const char **v;
@@ -117,10 +137,15 @@ struct cli_opt {
   const char *arg;           /* the value's name in help: "FILE", "N" */
   const char *help;          /* '\n' starts an indented continuation line */
   double lo, hi;             /* numeric range */
+  int flags;                 /* CLI_OPEN_LO, CLI_OPEN_HI */
   const char *const *choices;  /* CLI_CHOICE: NULL-terminated */
   /* CLI_CALLBACK: 0, or -1 with a message (without the option's name) */
   int (*cb)(const cli_opt *o, const char *arg, char *msg, size_t cap);
+  /* CLI_STRING, CLI_LIST: the text is refused (-1 with a message, without
+  ** the option's name) before it is stored; NULL: any text */
+  int (*check)(const char *arg, char *msg, size_t cap);
   unsigned mask;             /* subcommands that accept it (0: all) */
+  unsigned required;         /* subcommands that require it (CLI_ALL: every one) */
   int *given;                /* optional: set to 1 when the option appears */
 };
 
@@ -129,8 +154,10 @@ struct cli_opt {
   {.kind = CLI_STRING, .name = (n), .value = (v), .arg = (a), .help = (h), __VA_ARGS__}
 #define CLI_OPT_INT(n, v, a, l, u, h, ...) \
   {.kind = CLI_INT, .name = (n), .value = (v), .arg = (a), .lo = (l), .hi = (u), .help = (h), __VA_ARGS__}
-#define CLI_OPT_ULONG(n, v, a, h, ...) \
-  {.kind = CLI_ULONG, .name = (n), .value = (v), .arg = (a), .help = (h), __VA_ARGS__}
+#define CLI_OPT_INT64(n, v, a, l, u, h, ...) \
+  {.kind = CLI_INT64, .name = (n), .value = (v), .arg = (a), .lo = (l), .hi = (u), .help = (h), __VA_ARGS__}
+#define CLI_OPT_UINT64(n, v, a, h, ...) \
+  {.kind = CLI_UINT64, .name = (n), .value = (v), .arg = (a), .help = (h), __VA_ARGS__}
 #define CLI_OPT_DOUBLE(n, v, a, l, u, h, ...) \
   {.kind = CLI_DOUBLE, .name = (n), .value = (v), .arg = (a), .lo = (l), .hi = (u), .help = (h), __VA_ARGS__}
 #define CLI_OPT_LIST(n, v, a, h, ...) \
@@ -139,7 +166,7 @@ struct cli_opt {
   {.kind = CLI_CHOICE, .name = (n), .value = (v), .arg = (a), .choices = (c), .help = (h), __VA_ARGS__}
 #define CLI_OPT_CALLBACK(n, v, a, f, h, ...) \
   {.kind = CLI_CALLBACK, .name = (n), .value = (v), .arg = (a), .cb = (f), .help = (h), __VA_ARGS__}
-#define CLI_OPT_GROUP(heading) {.kind = CLI_GROUP, .name = (heading)}
+#define CLI_OPT_GROUP(heading, ...) {.kind = CLI_GROUP, .name = (heading), __VA_ARGS__}
 #define CLI_OPT_END {.kind = CLI_END}
 
 /* What a command says about itself, for its help and its errors. */
@@ -150,6 +177,10 @@ typedef struct cli_spec {
   const cli_opt *opts;       /* ends with CLI_OPT_END */
   unsigned mask;             /* this subcommand's bit (0: every row applies) */
   const char *epilog;        /* printed after the options (NULL: none) */
+  /* The operands' names in order, blank-separated (NULL: none): a name in
+  ** brackets is optional, one ending in "..." takes the rest
+  ** ("FILE CONFIG_JSON", "NAME [ARGS...]", "OTHER.db..."). */
+  const char *operands;
 } cli_spec;
 
 /* Parse argv (argv[0] is the command's name) by the table. Operands keep
@@ -160,12 +191,37 @@ enum { CLI_HELP = -1 };
 int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd);
 /* The help text of a spec, as -h prints it. */
 void cli_help(FILE *f, const cli_spec *s);
+/* Report a usage error of command s in invariant 3's shape; EXIT_USAGE. */
+int cli_usage(const cli_spec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The candidate closest to word (an edit distance of at most a third of
 ** its length, at least 1, or word a prefix of it), or NULL: for "did you
 ** mean". cands is NULL-terminated, or strided rows as cli_pick's. */
 const char *cli_suggest(const char *word, const char *const *cands);
 const char *cli_suggest_rows(const char *word, const void *table, size_t stride);
+/* "unknown WHAT 'name'; did you mean 'x'? (hint)" as a usage error of s
+** (cands: NULL-terminated; hint NULL: none); EXIT_USAGE. */
+int cli_unknown(const cli_spec *s, const char *what, const char *name, const char *const *cands,
+                const char *hint);
+
+/* Checks of option texts (cli_opt.check), found without reading any
+** input: --set VAR=VALUE,... (sp_parse_bindings' syntax), --budget N|P%
+** (N >= 1 evaluations, 0 < P <= 100), --fingerprint P (1 to 32 letters
+** or digits: hex, or "external"). */
+int cli_check_set(const char *arg, char *msg, size_t cap);
+int cli_check_budget(const char *arg, char *msg, size_t cap);
+int cli_check_fingerprint(const char *arg, char *msg, size_t cap);
+
+/* The target (tg.h: "host", "cuda", "cuda:N") and the kernel template of
+** names given to command s: NULL after a usage error (an unknown target or
+** kernel, with "did you mean"), *rc set. */
+struct tg_target;
+const struct tg_target *cli_find_target(const cli_spec *s, const char *name, int *rc);
+struct hk_kernel;
+const struct hk_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc);
+/* The strategy of a name: NULL after a usage error, *rc set. */
+struct tu_strategy;
+const struct tu_strategy *cli_strategy(const cli_spec *s, const char *name, int *rc);
 
 /* ---- The target of recorded data (cli_target.c) ---- */
 
@@ -219,5 +275,7 @@ int cmd_model(int argc, char **argv);     /* cmd_model.c */
 int cmd_experiment(int argc, char **argv);   /* cmd_experiment.c */
 /* model subcommands (cli/cmd_model*.c) */
 int cmd_model_roofline(int argc, char **argv);   /* cmd_model_plot.c */
+/* The subcommand tables of the groups, for `rooftune --help`. */
+extern const cli_group cmd_space_group, cmd_db_group, cmd_model_group, cmd_experiment_group;
 
 #endif

@@ -6,7 +6,9 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,16 +67,24 @@ static int applies(const cli_spec *s, const cli_opt *o) {
   return !s->mask || !o->mask || (o->mask & s->mask);
 }
 
+static int required(const cli_spec *s, const cli_opt *o) {
+  return s->mask ? (o->required & s->mask) != 0 : o->required != 0;
+}
+
 static void opt_label(const cli_opt *o, char *buf, size_t cap) {
   int n = 0;
   if (o->short_name && o->name) n = snprintf(buf, cap, "-%c, --%s", o->short_name, o->name);
   else if (o->short_name) n = snprintf(buf, cap, "-%c", o->short_name);
   else n = snprintf(buf, cap, "--%s", o->name);
-  if (o->kind != CLI_FLAG && o->arg && n > 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, " %s", o->arg);
+  if (o->kind == CLI_CHOICE)   /* the choices are the value's name: "--format jsonl|csv" */
+    for (const char *const *c = o->choices; *c && n > 0 && (size_t)n < cap; c++)
+      n += snprintf(buf + n, cap - (size_t)n, "%c%s", c == o->choices ? ' ' : '|', *c);
+  else if (o->kind != CLI_FLAG && o->arg && n > 0 && (size_t)n < cap)
+    snprintf(buf + n, cap - (size_t)n, " %s", o->arg);
 }
 
 void cli_help(FILE *f, const cli_spec *s) {
-  fprintf(f, "usage: rooftune %s %s\n", s->cmd, s->usage ? s->usage : "");
+  fprintf(f, "usage: rooftune %s%s%s\n", s->cmd, s->usage && *s->usage ? " " : "", s->usage ? s->usage : "");
   if (s->about) fprintf(f, "\n%s\n", s->about);
   int any = 0;
   for (const cli_opt *o = s->opts; o->kind != CLI_END; o++) {
@@ -90,31 +100,44 @@ void cli_help(FILE *f, const cli_spec *s) {
     opt_label(o, label, sizeof label);
     int w = fprintf(f, "  %s", label);
     const char *h = o->help ? o->help : "";
-    fprintf(f, "%*s", w < HELP_COL ? HELP_COL - w : 1, "");
+    if (w >= HELP_COL) fprintf(f, "\n%*s", HELP_COL, "");
+    else fprintf(f, "%*s", HELP_COL - w, "");
     for (const char *p = h; *p; p++) {
       fputc(*p, f);
-      if (*p == '\n') fprintf(f, "%*s", HELP_COL + 2, "");
+      if (*p == '\n') fprintf(f, "%*s", HELP_COL, "");
     }
-    if (o->kind == CLI_CHOICE && o->choices) {
-      fprintf(f, "%s(", *h ? " " : "");
-      for (const char *const *c = o->choices; *c; c++) fprintf(f, "%s%s", c == o->choices ? "" : ", ", *c);
-      fputc(')', f);
-    }
+    if (required(s, o)) fprintf(f, "%srequired", *h ? "; " : "");
     fputc('\n', f);
   }
   fprintf(f, "%s  -h, --help%*sthis help\n", any ? "" : "\noptions:\n", HELP_COL - 12, "");
   if (s->epilog) fprintf(f, "\n%s", s->epilog);
 }
 
-/* ---- parsing ---- */
+/* ---- usage errors ---- */
 
-static int usage_error(const cli_spec *s, const char *fmt, const char *a, const char *b, const char *c) {
+static void vusage(const cli_spec *s, const char *fmt, va_list ap) {
   fprintf(stderr, "rooftune %s: ", s->cmd);
-  fprintf(stderr, fmt, a, b, c);
-  fprintf(stderr, "\nusage: rooftune %s %s\n(rooftune %s --help lists the options)\n", s->cmd,
-          s->usage ? s->usage : "", s->cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nusage: rooftune %s%s%s\n(rooftune %s --help lists the options)\n", s->cmd,
+          s->usage && *s->usage ? " " : "", s->usage ? s->usage : "", s->cmd);
+}
+
+int cli_usage(const cli_spec *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vusage(s, fmt, ap);
+  va_end(ap);
   return EXIT_USAGE;
 }
+
+int cli_unknown(const cli_spec *s, const char *what, const char *name, const char *const *cands,
+                const char *hint) {
+  const char *near = cands ? cli_suggest(name, cands) : NULL;
+  return cli_usage(s, "unknown %s '%s'%s%s%s%s%s%s", what, name, near ? "; did you mean '" : "",
+                   near ? near : "", near ? "'?" : "", hint ? " (" : "", hint ? hint : "", hint ? ")" : "");
+}
+
+/* ---- parsing ---- */
 
 static const cli_opt *find_long(const cli_spec *s, const char *name, size_t len) {
   for (const cli_opt *o = s->opts; o->kind != CLI_END; o++)
@@ -143,55 +166,111 @@ static const char **names_of(const cli_spec *s) {
   return v;
 }
 
-static int whole_number(const char *t, double lo, double hi, double *out) {
+/* "a whole number in [lo, hi]" or "a whole number >= lo". */
+static void whole_range(char *buf, size_t cap, const char *lo, const char *hi) {
+  if (hi) snprintf(buf, cap, "a whole number in [%s, %s]", lo, hi);
+  else snprintf(buf, cap, "a whole number >= %s", lo);
+}
+
+/* A decimal integer literal (an optional sign, then digits) into *neg and
+** *mag; -1 if t is not one or does not fit 64 bits. */
+static int int_literal(const char *t, int *neg, unsigned long long *mag) {
+  *neg = *t == '-';
+  if (*t == '-' || *t == '+') t++;
+  if (*t < '0' || *t > '9') return -1;
+  char *end;
+  errno = 0;
+  *mag = strtoull(t, &end, 10);
+  return *end || errno == ERANGE ? -1 : 0;
+}
+
+/* A whole number written as an integer or as a number with no fraction
+** ("7.0", "1e3"), exactly: 0 with *neg and *mag, -1 otherwise. */
+static int whole_number(const char *t, int *neg, unsigned long long *mag) {
+  if (!int_literal(t, neg, mag)) return 0;
   char *end;
   errno = 0;
   double d = strtod(t, &end);
-  if (end == t || *end || errno == ERANGE || !isfinite(d) || d != floor(d)) return -1;
-  if (d < lo || (hi > lo && d > hi)) return -1;
-  *out = d;
+  if (end == t || *end || errno == ERANGE || !isfinite(d) || d != floor(d) || fabs(d) > 9007199254740992.0)
+    return -1;   /* beyond 2^53 a double is not exact: write the integer */
+  *neg = d < 0;
+  *mag = (unsigned long long)fabs(d);
   return 0;
+}
+
+/* Store a whole-number option; 0, or -1 with msg. */
+static int store_whole(const cli_opt *o, const char *arg, char *msg, size_t cap) {
+  int neg = 0;
+  unsigned long long mag = 0;
+  char lo[32], hi[32], range[96];
+  int ok = !whole_number(arg, &neg, &mag);
+  if (o->kind == CLI_UINT64) {
+    unsigned long long l = o->lo > 0 ? (unsigned long long)o->lo : 0,
+                       h = o->hi > o->lo ? (unsigned long long)o->hi : ULLONG_MAX;
+    ok = ok && (!neg || !mag) && mag >= l && mag <= h;
+    snprintf(lo, sizeof lo, "%llu", l);
+    snprintf(hi, sizeof hi, "%llu", h);
+    whole_range(range, sizeof range, lo, o->hi > o->lo ? hi : NULL);
+    if (ok) *(uint64_t *)o->value = mag;
+  } else {
+    long long l = (long long)o->lo,
+              h = o->hi > o->lo ? (long long)o->hi : o->kind == CLI_INT ? INT_MAX : LLONG_MAX;
+    long long v = 0;
+    if (ok && neg) ok = mag <= (unsigned long long)LLONG_MAX + 1, v = ok ? (long long)(0 - mag) : 0;
+    else if (ok) ok = mag <= (unsigned long long)LLONG_MAX, v = (long long)mag;
+    ok = ok && v >= l && v <= h;
+    snprintf(lo, sizeof lo, "%lld", l);
+    snprintf(hi, sizeof hi, "%lld", h);
+    whole_range(range, sizeof range, lo, o->hi > o->lo ? hi : NULL);
+    if (ok && o->kind == CLI_INT) *(int *)o->value = (int)v;
+    else if (ok) *(int64_t *)o->value = v;
+  }
+  if (!ok) snprintf(msg, cap, "expected %s, got '%s'", range, arg);
+  return ok ? 0 : -1;
+}
+
+/* Store a number option; 0, or -1 with msg. */
+static int store_double(const cli_opt *o, const char *arg, char *msg, size_t cap) {
+  char *end;
+  errno = 0;
+  double d = strtod(arg, &end);
+  int lo_open = o->flags & CLI_OPEN_LO, hi_open = o->flags & CLI_OPEN_HI, bounded = o->hi > o->lo;
+  int ok = end != arg && !*end && errno != ERANGE && isfinite(d) && (lo_open ? d > o->lo : d >= o->lo) &&
+           (!bounded || (hi_open ? d < o->hi : d <= o->hi));
+  if (ok) {
+    *(double *)o->value = d;
+    return 0;
+  }
+  if (bounded)
+    snprintf(msg, cap, "expected a number in %c%g, %g%c, got '%s'", lo_open ? '(' : '[', o->lo, o->hi,
+             hi_open ? ')' : ']', arg);
+  else
+    snprintf(msg, cap, "expected a number %s %g, got '%s'", lo_open ? ">" : ">=", o->lo, arg);
+  return -1;
 }
 
 /* Store arg into o's value; 0, or EXIT_USAGE after reporting. */
 static int store(const cli_spec *s, const cli_opt *o, const char *shown, const char *arg) {
-  char range[96] = "", msg[256] = "";
-  double d;
+  char msg[512] = "";
+  int bad = 0;
   switch (o->kind) {
   case CLI_FLAG: *(int *)o->value = 1; return 0;
-  case CLI_STRING: *(const char **)o->value = arg; return 0;
-  case CLI_LIST: {
-    cli_strv *l = o->value;
-    l->v = rt_realloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
-    l->v[l->n++] = arg;
-    return 0;
-  }
+  case CLI_STRING:
+  case CLI_LIST:
+    if (o->check && o->check(arg, msg, sizeof msg)) {
+      bad = 1;
+    } else if (o->kind == CLI_STRING) {
+      *(const char **)o->value = arg;
+    } else {
+      cli_strv *l = o->value;
+      l->v = rt_realloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
+      l->v[l->n++] = arg;
+    }
+    break;
   case CLI_INT:
-  case CLI_ULONG: {
-    double lo = o->lo, hi = o->hi;
-    if (o->kind == CLI_INT && !(hi > lo)) hi = 2147483647.0;
-    if (o->kind == CLI_ULONG && lo < 0) lo = 0;
-    if (o->kind == CLI_ULONG && !(hi > lo)) hi = 9007199254740992.0;   /* exact in a double */
-    if (whole_number(arg, lo, hi, &d)) {
-      snprintf(range, sizeof range, "a whole number in [%.17g, %.17g]", lo, hi);
-      return usage_error(s, "%s: expected %s, got '%s'", shown, range, arg);
-    }
-    if (o->kind == CLI_INT) *(int *)o->value = (int)d;
-    else *(unsigned long *)o->value = (unsigned long)d;
-    return 0;
-  }
-  case CLI_DOUBLE: {
-    char *end;
-    errno = 0;
-    d = strtod(arg, &end);
-    if (end == arg || *end || errno == ERANGE || !isfinite(d) || d < o->lo || (o->hi > o->lo && d > o->hi)) {
-      if (o->hi > o->lo) snprintf(range, sizeof range, "a number in [%g, %g]", o->lo, o->hi);
-      else snprintf(range, sizeof range, "a number >= %g", o->lo);
-      return usage_error(s, "%s: expected %s, got '%s'", shown, range, arg);
-    }
-    *(double *)o->value = d;
-    return 0;
-  }
+  case CLI_INT64:
+  case CLI_UINT64: bad = store_whole(o, arg, msg, sizeof msg); break;
+  case CLI_DOUBLE: bad = store_double(o, arg, msg, sizeof msg); break;
   case CLI_CHOICE:
     for (int i = 0; o->choices[i]; i++)
       if (!strcmp(o->choices[i], arg)) {
@@ -206,13 +285,34 @@ static int store(const cli_spec *s, const cli_opt *o, const char *shown, const c
       if (near) snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
       snprintf(msg, sizeof msg, "'%s' is not one of %s%s", arg, list.s, hint);
       free(list.s);
-      return usage_error(s, "%s: %s%s", shown, msg, "");
+      bad = 1;
     }
-  case CLI_CALLBACK:
-    if (o->cb(o, arg, msg, sizeof msg)) return usage_error(s, "%s: %s%s", shown, msg, "");
-    return 0;
-  default: return 0;
+    break;
+  case CLI_CALLBACK: bad = o->cb(o, arg, msg, sizeof msg) != 0; break;
+  default: break;
   }
+  return bad ? cli_usage(s, "%s: %s", shown, msg) : 0;
+}
+
+/* Check the operands against s->operands (invariant 3); 0 or EXIT_USAGE. */
+static int check_operands(const cli_spec *s, char **opnd, int nop) {
+  char words[256];
+  snprintf(words, sizeof words, "%s", s->operands ? s->operands : "");
+  int k = 0, rest = 0;
+  for (char *save, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+    int optional = *w == '[';
+    char *name = w + optional;
+    size_t len = strlen(name) - (size_t)optional;   /* without the brackets */
+    rest = len > 3 && !strncmp(name + len - 3, "...", 3);
+    if (k >= nop && !optional) {
+      name[len - (rest ? 3 : 0)] = 0;
+      return cli_usage(s, "%s is required", name);
+    }
+    k++;
+    if (rest) break;
+  }
+  if (!rest && nop > k) return cli_usage(s, "unexpected argument '%s'", opnd[k]);
+  return 0;
 }
 
 int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd) {
@@ -251,7 +351,7 @@ int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd) {
     }
     if (!o || !applies(s, o)) {
       if (o) {
-        rc = usage_error(s, "%s does not apply to '%s'%s", shown, s->cmd, "");
+        rc = cli_usage(s, "%s does not apply to '%s'", shown, s->cmd);
         break;
       }
       const char **names = names_of(s);
@@ -261,12 +361,12 @@ int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd) {
       char hint[120] = "";
       if (near) snprintf(hint, sizeof hint, "; did you mean --%s?", near);
       free(names);
-      rc = usage_error(s, "unknown option %s%s%s", shown, hint, "");
+      rc = cli_usage(s, "unknown option %s%s", shown, hint);
       break;
     }
     size_t row = (size_t)(o - s->opts);
     if (seen[row] && o->kind != CLI_LIST) {
-      rc = usage_error(s, "%s given twice%s%s", shown, "", "");
+      rc = cli_usage(s, "%s given twice", shown);
       break;
     }
     seen[row] = 1;
@@ -274,7 +374,7 @@ int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd) {
     const char *arg = NULL;
     if (o->kind == CLI_FLAG) {
       if (inl) {
-        rc = usage_error(s, "%s takes no value (got '%s')%s", shown, inl, "");
+        rc = cli_usage(s, "%s takes no value (got '%s')", shown, inl);
         break;
       }
     } else if (inl) {
@@ -282,11 +382,18 @@ int cli_parse(const cli_spec *s, int argc, char **argv, int *nopnd) {
     } else if (i + 1 < argc) {
       arg = argv[++i];
     } else {
-      rc = usage_error(s, "%s needs a value (%s)%s", shown, o->arg ? o->arg : "an argument", "");
+      rc = cli_usage(s, "%s needs a value (%s)", shown, o->arg ? o->arg : "an argument");
       break;
     }
     rc = store(s, o, shown, arg);
   }
+  for (const cli_opt *o = s->opts; !rc && o->kind != CLI_END; o++)
+    if (o->kind != CLI_GROUP && applies(s, o) && required(s, o) && !seen[o - s->opts]) {
+      char label[96];
+      opt_label(o, label, sizeof label);
+      rc = cli_usage(s, "%s is required", label);
+    }
+  if (!rc) rc = check_operands(s, opnd, nop);
   if (rc)   /* help or an error: the command returns at once, owning nothing */
     for (const cli_opt *o = s->opts; o->kind != CLI_END; o++)
       if (o->kind == CLI_LIST) cli_strv_free(o->value);

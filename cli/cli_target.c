@@ -95,9 +95,9 @@ int cli_data_target(db *d, const char *dbpath, const cli_target_req *q, cli_targ
   char prefix[33] = "";
   if (q->fingerprint) {
     size_t n = strlen(q->fingerprint);   /* hex, or "external" (imported results) */
-    if (!n || n > 32 || strspn(q->fingerprint, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != n) {
-      cli_fail(cmd, "--fingerprint: expected the start of a stored target's fingerprint (1 to 32 hex "
-               "digits, or external for imported results), got '%s'", q->fingerprint);
+    char msg[256];
+    if (cli_check_fingerprint(q->fingerprint, msg, sizeof msg)) {   /* the commands check it first */
+      cli_fail(cmd, "--fingerprint: %s", msg);
       return EXIT_USAGE;
     }
     for (size_t i = 0; i <= n; i++) prefix[i] = (char)tolower((unsigned char)q->fingerprint[i]);

@@ -7,7 +7,6 @@
 ** CUDA target (cuda:N; "cuda" is cuda:0) the figures are one SM and all
 ** SMs (cost_model/cm_bench_cuda.c).
 */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,70 +19,40 @@
 #include "../targets/tg.h"
 #include "cli.h"
 
-static const char bench_usage[] = "[--target host|cuda:N] [--db F] [--json] [--quick] [--threads N] [--force]";
-
-static const char bench_help[] =
-    "Measure the target's ceilings -- peak FP32 FLOP/s of each instruction class and\n"
-    "read bandwidth of each memory level, on one thread and on all -- and store them\n"
-    "with the target in the database. Stored ceilings of the same target (name and\n"
-    "fingerprint) are shown instead of measuring again, whatever --quick and\n"
-    "--threads say, unless --force is given. On cuda:N the figures are one SM and\n"
-    "all SMs, and L1 is shared memory.\n\n"
-    "options:\n"
-    "  --target T     the target: host (default) or cuda:N (cuda is cuda:0)\n"
-    "  --db F         the database (default rooftune.db, created when missing)\n"
-    "  --json         the ceilings as JSON on stdout\n"
-    "  --quick        a short, coarse run (host: a sweep to 64 MiB; cuda: to 256 MiB;\n"
-    "                 10 ms points)\n"
-    "  --threads N    threads of the multi-thread figures (default: every CPU; host only)\n"
-    "  --force        measure even when ceilings are stored\n";
-
-enum { B_TARGET = 1, B_DB, B_JSON, B_QUICK, B_THREADS, B_FORCE, B_HELP };
-
-static const struct option blong[] = {
-  {"target", required_argument, 0, B_TARGET}, {"db", required_argument, 0, B_DB},
-  {"json", no_argument, 0, B_JSON}, {"quick", no_argument, 0, B_QUICK},
-  {"threads", required_argument, 0, B_THREADS}, {"force", no_argument, 0, B_FORCE},
-  {"help", no_argument, 0, B_HELP}, {0, 0, 0, 0},
-};
-
 typedef struct bench_args {
   const char *target, *db_path;
   int json, quick, threads, force;
 } bench_args;
 
-/* Parse into *a; -1: --help printed; > 0: a usage error's exit code. */
+/* Parse into *a; 0, CLI_HELP or a usage error's exit code. */
 static int parse(int argc, char **argv, bench_args *a) {
   *a = (bench_args){.target = "host", .db_path = "rooftune.db"};
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", blong, NULL)) != -1) {
-    double d;
-    switch (ch) {
-    case B_TARGET: a->target = optarg; break;
-    case B_DB: a->db_path = optarg; break;
-    case B_JSON: a->json = 1; break;
-    case B_QUICK: a->quick = 1; break;
-    case B_FORCE: a->force = 1; break;
-    case B_HELP:
-      printf("usage: rooftune bench %s\n\n%s", bench_usage, bench_help);
-      return -1;
-    case B_THREADS:
-      if (cli_double(optarg, 1, &d) || d != floor(d) || d > 256)
-        return cli_usage("bench", bench_usage, "--threads: expected an integer from 1 to 256, got '%s'", optarg);
-      a->threads = (int)d;
-      break;
-    default:
-      return cli_usage("bench", bench_usage, "unknown option or missing value: %s", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return cli_usage("bench", bench_usage, "unexpected argument '%s'", argv[optind]);
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("target", &a->target, "T", "the target: host (default) or cuda:N (cuda is cuda:0)"),
+    CLI_OPT_STRING("db", &a->db_path, "F", "the database (default rooftune.db, created when missing)"),
+    CLI_OPT_FLAG("json", &a->json, "the ceilings as JSON on stdout"),
+    CLI_OPT_FLAG("quick", &a->quick, "a short, coarse run (host: a sweep to 64 MiB; cuda: to\n"
+                 "256 MiB; 10 ms points)"),
+    CLI_OPT_INT("threads", &a->threads, "N", 1, 256, "threads of the multi-thread figures (default: every\n"
+                "CPU; host only)"),
+    CLI_OPT_FLAG("force", &a->force, "measure even when ceilings are stored"),
+    CLI_OPT_END,
+  };
+  cli_spec spec = {
+    .cmd = "bench", .usage = "[--target host|cuda:N] [--db F] [--json] [--quick] [--threads N] [--force]",
+    .about = "Measure the target's ceilings -- peak FP32 FLOP/s of each instruction class and\n"
+             "read bandwidth of each memory level, on one thread and on all -- and store them\n"
+             "with the target in the database. Stored ceilings of the same target (name and\n"
+             "fingerprint) are shown instead of measuring again, whatever --quick and\n"
+             "--threads say, unless --force is given. On cuda:N the figures are one SM and\n"
+             "all SMs, and L1 is shared memory.",
+    .opts = opts};
+  int nop, rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc;
   int dev = gd_target_device(a->target);
-  if (!tg_find(a->target) && dev < 0)
-    return cli_usage("bench", bench_usage, "unknown target '%s' (rooftune targets lists them)", a->target);
+  if (dev < 0 && !cli_find_target(&spec, a->target, &rc)) return rc;
   if (dev >= 0 && a->threads)
-    return cli_usage("bench", bench_usage, "--threads applies to the host only, not to '%s'", a->target);
+    return cli_usage(&spec, "--threads applies to the host only, not to '%s'", a->target);
   return 0;
 }
 
@@ -157,7 +126,7 @@ static void print_table(const cm_ceilings *c, const char *target, const char *fi
 int cmd_bench(int argc, char **argv) {
   bench_args a;
   int rc = parse(argc, argv, &a);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   int dev = gd_target_device(a.target);
   if (dev < 0 && strcmp(a.target, "host"))
     return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host and cuda:N", a.target);

@@ -5,7 +5,6 @@
 ** other files and copy the whole file safely. One table lists the
 ** subcommands and the options each accepts.
 */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,29 +15,30 @@
 #include "../db/rtdb.h"
 #include "cli.h"
 
-enum { D_DB = 1 << 0, D_T4 = 1 << 1, D_SPACE = 1 << 2, D_TARGET = 1 << 3, D_KERNEL = 1 << 4,
-       D_SET = 1 << 5, D_JSON = 1 << 6, D_LIMIT = 1 << 7, D_TRIAL = 1 << 8, D_BEST = 1 << 9,
-       D_REASON = 1 << 10, D_BY = 1 << 11, D_VERSION = 1 << 12, D_NAME = 1 << 13,
-       D_NOTE = 1 << 14, D_LIST = 1 << 15, D_SHOW = 1 << 16, D_FORMAT = 1 << 17, D_OUT = 1 << 18,
-       D_TAG = 1 << 19, D_KT = 1 << 20, D_DTYPE = 1 << 21 };
+/* The subcommands, as bits: each option row names those that accept it
+** (and those that require it). */
+enum {
+  D_INIT = 1 << 0, D_CHECK = 1 << 1, D_STATS = 1 << 2, D_IMPORT = 1 << 3, D_BEST = 1 << 4,
+  D_LIST = 1 << 5, D_PIN = 1 << 6, D_ROLLBACK = 1 << 7, D_HISTORY = 1 << 8, D_TAG = 1 << 9,
+  D_EXPORT = 1 << 10, D_MERGE = 1 << 11, D_HEADER = 1 << 12, D_LOOKUP = 1 << 13, D_COPY = 1 << 14,
+};
 
 typedef struct dopts {
   const char *db, *t4, *space, *target, *kernel, *set, *reason, *by, *name, *note, *show,
       *format, *out, *tag, *kt, *dtype;
   db_import *import;   /* import: its input, read before the database is opened */
-  int json, limit, best, list;
+  int json, limit, best, list, fmt;
   int64_t trial, version;
   char **files;   /* positional arguments (merge) */
   int nfiles;
 } dopts;
 
 typedef struct db_cmd {
-  const char *name;
+  cli_sub sub;
   int (*fn)(db *d, const dopts *o, const char *cmd);
-  unsigned opts, required;
+  unsigned bit;
   int mode;     /* how db_open opens the file (db.h), or VIA_RTDB */
-  int files;    /* takes one or more positional FILE arguments */
-  const char *args, *summary;
+  const char *operands;
 } db_cmd;
 
 static int dc_init(db *d, const dopts *o, const char *cmd);
@@ -57,180 +57,114 @@ static int dc_copy(db *d, const dopts *o, const char *cmd);
 static int dc_export_header(db *d, const dopts *o, const char *cmd);
 static int dc_lookup(db *d, const dopts *o, const char *cmd);
 
-#define D_WORKLOAD (D_DB | D_TARGET | D_KERNEL | D_SET)
+/* The subcommands on one workload (--target, --kernel, --set). */
+#define D_WORKLOAD (D_BEST | D_LIST | D_PIN | D_ROLLBACK | D_HISTORY | D_EXPORT | D_LOOKUP)
 /* Modes: only commands that store something write (db.h, invariant 1);
 ** `tag --name` is a writer too. VIA_RTDB: the command reads through the
 ** reader library (rtdb.h), as a code generator does. */
 #define VIA_RTDB (-1)
 
 static const db_cmd subcommands[] = {
-  {"init", dc_init, D_DB, 0, DB_CREATE, 0, "[--db F]", "create a database (or migrate an older one)"},
-  {"check", dc_check, D_DB | D_JSON, 0, DB_READ, 0, "[--db F] [--json]",
-   "integrity and rooftune's invariants (exit 1 if a problem is found)"},
-  {"stats", dc_stats, D_DB | D_JSON, 0, DB_READ, 0, "[--db F] [--json]", "rows per table, trials per status"},
-  {"import", dc_import, D_DB | D_T4 | D_KT | D_SPACE | D_TARGET | D_KERNEL | D_SET | D_DTYPE,
-   D_TARGET, DB_CREATE, 0,
-   "[--db F] (--t4 FILE | --kt-cache FILE) [--space T1] --target NAME [--kernel NAME] "
-   "[--set VAR=VAL,...] [--dtype D]",
-   "import T4 results or a Kernel Tuner cache (all or nothing) as one campaign"},
-  {"best", dc_best, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, DB_READ, 0,
-   "[--db F] --target T --kernel K [--set ...] [--json]", "the fastest verified trial of a workload"},
-  {"list", dc_list, D_WORKLOAD | D_JSON | D_LIMIT, D_TARGET | D_KERNEL, DB_READ, 0,
-   "[--db F] --target T --kernel K [--set ...] [--limit N] [--json]",
-   "verified trials of a workload, fastest first"},
-  {"pin", dc_pin, D_WORKLOAD | D_TRIAL | D_BEST | D_REASON | D_BY | D_JSON, D_TARGET | D_KERNEL, DB_WRITE, 0,
-   "[--db F] --target T --kernel K [--set ...] [--trial ID | --best] [--reason TEXT] [--by WHO] [--json]",
-   "pin a verified trial (default the fastest) as a workload's next version"},
-  {"rollback", dc_rollback, D_WORKLOAD | D_VERSION, D_TARGET | D_KERNEL | D_VERSION, DB_WRITE, 0,
-   "[--db F] --target T --kernel K [--set ...] --version V", "make pin version V current again"},
-  {"history", dc_history, D_WORKLOAD | D_JSON, D_TARGET | D_KERNEL, DB_READ, 0,
-   "[--db F] --target T --kernel K [--set ...] [--json]", "every pin version of a workload"},
-  {"tag", dc_tag, D_DB | D_NAME | D_NOTE | D_LIST | D_SHOW | D_JSON, 0, DB_READ, 0,
-   "[--db F] (--name R [--note TEXT] | --list | --show R) [--json]",
-   "bind the current pins to release R (immutable), or list/show tags"},
-  {"export", dc_export, D_WORKLOAD | D_FORMAT | D_OUT, D_TARGET | D_KERNEL, DB_READ, 0,
-   "[--db F] --target T --kernel K [--set ...] [--format t4|json|csv|kt-cache] [--out FILE]",
-   "write the trials of a kernel (or one workload) as T4, JSON, CSV or a Kernel Tuner cache"},
-  {"merge", dc_merge, D_DB, 0, DB_CREATE, 1, "[--db F] OTHER.db...",
-   "copy campaigns and trials of other files (each all or nothing)"},
-  {"copy", dc_copy, D_DB | D_OUT, D_OUT, VIA_RTDB, 0, "[--db F] --out FILE",
-   "a consistent copy of the whole file (SQLite's backup; complete or not written)"},
-  {"export-header", dc_export_header, D_DB | D_TARGET | D_KERNEL | D_TAG | D_OUT,
-   D_TARGET | D_KERNEL, VIA_RTDB, 0, "[--db F] --target T --kernel K [--tag R] [--out FILE]",
-   "a self-contained C header with the pinned schedules and a lookup function"},
-  {"lookup", dc_lookup, D_WORKLOAD | D_TAG | D_JSON, D_TARGET | D_KERNEL, VIA_RTDB, 0,
-   "[--db F] --target T --kernel K --set VAR=VAL,... [--tag R] [--json]",
-   "what a code generator gets from the reader library: exact, nearest or default"},
-  {NULL, NULL, 0, 0, 0, 0, NULL, NULL},
+  {{"init", "[--db F]", "create a database (or migrate an older one)"}, dc_init, D_INIT, DB_CREATE, NULL},
+  {{"check", "[--db F] [--json]", "integrity and rooftune's invariants (exit 1 if a problem is found)"},
+   dc_check, D_CHECK, DB_READ, NULL},
+  {{"stats", "[--db F] [--json]", "rows per table, trials per status"}, dc_stats, D_STATS, DB_READ, NULL},
+  {{"import",
+    "[--db F] (--t4 FILE | --kt-cache FILE) [--space T1] --target NAME [--kernel NAME]\n"
+    "       [--set VAR=VAL,...] [--dtype D]",
+    "import T4 results or a Kernel Tuner cache (all or nothing) as one campaign"},
+   dc_import, D_IMPORT, DB_CREATE, NULL},
+  {{"best", "[--db F] --target T --kernel K [--set ...] [--json]", "the fastest verified trial of a workload"},
+   dc_best, D_BEST, DB_READ, NULL},
+  {{"list", "[--db F] --target T --kernel K [--set ...] [--limit N] [--json]",
+    "verified trials of a workload, fastest first"}, dc_list, D_LIST, DB_READ, NULL},
+  {{"pin",
+    "[--db F] --target T --kernel K [--set ...] [--trial ID | --best] [--reason TEXT] [--by WHO]\n"
+    "       [--json]",
+    "pin a verified trial (default the fastest) as a workload's next version"}, dc_pin, D_PIN, DB_WRITE, NULL},
+  {{"rollback", "[--db F] --target T --kernel K [--set ...] --version V", "make pin version V current again"},
+   dc_rollback, D_ROLLBACK, DB_WRITE, NULL},
+  {{"history", "[--db F] --target T --kernel K [--set ...] [--json]", "every pin version of a workload"},
+   dc_history, D_HISTORY, DB_READ, NULL},
+  {{"tag", "[--db F] (--name R [--note TEXT] | --list | --show R) [--json]",
+    "bind the current pins to release R (immutable), or list/show tags"}, dc_tag, D_TAG, DB_READ, NULL},
+  {{"export", "[--db F] --target T --kernel K [--set ...] [--format t4|json|csv|kt-cache] [--out FILE]",
+    "write the trials of a kernel (or one workload) as T4, JSON, CSV or a Kernel Tuner cache"},
+   dc_export, D_EXPORT, DB_READ, NULL},
+  {{"merge", "[--db F] OTHER.db...", "copy campaigns and trials of other files (each all or nothing)"},
+   dc_merge, D_MERGE, DB_CREATE, "OTHER.db..."},
+  {{"copy", "[--db F] --out FILE",
+    "a consistent copy of the whole file (SQLite's backup; complete or not written)"},
+   dc_copy, D_COPY, VIA_RTDB, NULL},
+  {{"export-header", "[--db F] --target T --kernel K [--tag R] [--out FILE]",
+    "a self-contained C header with the pinned schedules and a lookup function"},
+   dc_export_header, D_HEADER, VIA_RTDB, NULL},
+  {{"lookup", "[--db F] --target T --kernel K --set VAR=VAL,... [--tag R] [--json]",
+    "what a code generator gets from the reader library: exact, nearest or default"},
+   dc_lookup, D_LOOKUP, VIA_RTDB, NULL},
+  {{NULL, NULL, NULL}, NULL, 0, 0, NULL},
 };
+const cli_group cmd_db_group = CLI_GROUP_OF(subcommands);
 
-static const struct { unsigned bit; const char *name, *help; } option_table[] = {
-  {D_DB, "db", "--db F             the database file (default rooftune.db)"},
-  {D_T4, "t4", "--t4 FILE          T4 results, plain or gzip"},
-  {D_KT, "kt-cache", "--kt-cache FILE    a Kernel Tuner cache file (tune_kernel(cachefile=...)), plain or gzip"},
-  {D_SPACE, "space", "--space FILE       the T1 space the results were recorded on (default: inferred from the file)"},
-  {D_TARGET, "target", "--target NAME      the target (for imports: a name for the machine)"},
-  {D_KERNEL, "kernel", "--kernel NAME      kernel name (imports: default the space's BenchmarkName, else the cache's kernel_name)"},
-  {D_DTYPE, "dtype", "--dtype D          the data type (default: the file's, else " DB_DEFAULT_DTYPE ")"},
-  {D_SET, "set", "--set VAR=VAL,...  problem variables of the workload"},
-  {D_JSON, "json", "--json             machine-readable output"},
-  {D_LIMIT, "limit", "--limit N          at most N rows (default 20; 0: all)"},
-  {D_TRIAL, "trial", "--trial ID         pin this trial (an ok trial of the workload)"},
-  {D_BEST, "best", "--best             pin the fastest verified trial (the default)"},
-  {D_REASON, "reason", "--reason TEXT      why (default \"best of N verified trials\")"},
-  {D_BY, "by", "--by WHO           who pins (default $USER, else rooftune)"},
-  {D_VERSION, "version", "--version V        the pin version to make current"},
-  {D_NAME, "name", "--name R           create release tag R"},
-  {D_NOTE, "note", "--note TEXT        a note stored with the tag"},
-  {D_LIST, "list", "--list             list the tags"},
-  {D_SHOW, "show", "--show R           the pins tag R binds"},
-  {D_FORMAT, "format", "--format FMT       t4 (default), json, csv or kt-cache"},
-  {D_OUT, "out", "--out FILE         write there (default stdout)"},
-  {D_TAG, "tag", "--tag R            the pins of release R (default: the current pins)"},
-};
+static const char *const export_formats[] = {"t4", "json", "csv", "kt-cache", NULL};
 
-/* A positive integer option value; 0 when it is not one. */
-static int64_t positive(const char *s) {
-  char *end;
-  long long v = strtoll(s, &end, 10);
-  return *end || end == s || v <= 0 ? 0 : (int64_t)v;
-}
-
-static void print_help(FILE *f) {
-  fprintf(f, "usage: rooftune db SUBCOMMAND [options]\n\nsubcommands:\n");
-  for (const db_cmd *c = subcommands; c->name; c++) fprintf(f, "  %-14s %s\n", c->name, c->summary);
-  fprintf(f, "\nRun 'rooftune db SUBCOMMAND --help' for its options.\n");
-}
-
+/* Parse argv (argv[0] the subcommand) for c into *o, with the checks
+** between options; 0, CLI_HELP or a usage error's exit code. */
 static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *cmd) {
-  static const struct option longopts[] = {
-    {"db", required_argument, 0, D_DB}, {"t4", required_argument, 0, D_T4},
-    {"space", required_argument, 0, D_SPACE}, {"target", required_argument, 0, D_TARGET},
-    {"kernel", required_argument, 0, D_KERNEL}, {"set", required_argument, 0, D_SET},
-    {"json", no_argument, 0, D_JSON}, {"limit", required_argument, 0, D_LIMIT},
-    {"trial", required_argument, 0, D_TRIAL}, {"best", no_argument, 0, D_BEST},
-    {"reason", required_argument, 0, D_REASON}, {"by", required_argument, 0, D_BY},
-    {"version", required_argument, 0, D_VERSION}, {"name", required_argument, 0, D_NAME},
-    {"note", required_argument, 0, D_NOTE}, {"list", no_argument, 0, D_LIST},
-    {"show", required_argument, 0, D_SHOW}, {"format", required_argument, 0, D_FORMAT},
-    {"out", required_argument, 0, D_OUT}, {"tag", required_argument, 0, D_TAG},
-    {"kt-cache", required_argument, 0, D_KT}, {"dtype", required_argument, 0, D_DTYPE},
-    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-  };
   memset(o, 0, sizeof *o);
   o->db = "rooftune.db";
   o->limit = 20;
-  o->format = "t4";
-  optind = 0;
-  opterr = 0;
-  unsigned seen = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    if (ch == 'h') {
-      printf("usage: rooftune %s %s\n\n%s\n\noptions:\n", cmd, c->args, c->summary);
-      for (size_t i = 0; i < sizeof option_table / sizeof *option_table; i++)
-        if (c->opts & option_table[i].bit) printf("  %s\n", option_table[i].help);
-      return -1;
-    }
-    if (ch == '?') return cli_usage(cmd, c->args, "unknown option or missing value: %s", argv[optind - 1]);
-    if (!(c->opts & (unsigned)ch))
-      return cli_usage(cmd, c->args, "option %s does not apply here", argv[optind - 1]);
-    seen |= (unsigned)ch;
-    switch (ch) {
-    case D_DB: o->db = optarg; break;
-    case D_T4: o->t4 = optarg; break;
-    case D_SPACE: o->space = optarg; break;
-    case D_TARGET: o->target = optarg; break;
-    case D_KERNEL: o->kernel = optarg; break;
-    case D_SET: o->set = optarg; break;
-    case D_JSON: o->json = 1; break;
-    case D_LIMIT: {
-      char *end;
-      long v = strtol(optarg, &end, 10);
-      if (*end || end == optarg || v < 0 || v > 1000000000)
-        return cli_usage(cmd, c->args, "--limit: expected a non-negative integer, got '%s'", optarg);
-      o->limit = (int)v;
-      break;
-    }
-    case D_TRIAL:
-    case D_VERSION: {
-      int64_t v = positive(optarg);
-      if (!v) return cli_usage(cmd, c->args, "%s: expected a positive integer, got '%s'",
-                               argv[optind - 1], optarg);
-      *(ch == D_TRIAL ? &o->trial : &o->version) = v;
-      break;
-    }
-    case D_BEST: o->best = 1; break;
-    case D_REASON: o->reason = optarg; break;
-    case D_BY: o->by = optarg; break;
-    case D_NAME: o->name = optarg; break;
-    case D_NOTE: o->note = optarg; break;
-    case D_LIST: o->list = 1; break;
-    case D_SHOW: o->show = optarg; break;
-    case D_FORMAT: o->format = optarg; break;
-    case D_OUT: o->out = optarg; break;
-    case D_TAG: o->tag = optarg; break;
-    case D_KT: o->kt = optarg; break;
-    case D_DTYPE: o->dtype = optarg; break;
-    }
-  }
-  if (c->files) {
-    o->files = argv + optind;
-    o->nfiles = argc - optind;
-    if (!o->nfiles) return cli_usage(cmd, c->args, "expected at least one database file");
-  } else if (optind < argc) {
-    return cli_usage(cmd, c->args, "unexpected argument '%s'", argv[optind]);
-  }
-  if ((seen & D_TRIAL) && (seen & D_BEST))
-    return cli_usage(cmd, c->args, "--trial and --best exclude each other");
-  if ((c->opts & D_LIST) && !!(seen & D_NAME) + !!(seen & D_LIST) + !!(seen & D_SHOW) != 1)
-    return cli_usage(cmd, c->args, "expected exactly one of --name, --list, --show");
-  if ((seen & D_NOTE) && !(seen & D_NAME)) return cli_usage(cmd, c->args, "--note goes with --name");
-  if ((c->opts & D_KT) && !!(seen & D_T4) + !!(seen & D_KT) != 1)
-    return cli_usage(cmd, c->args, "expected exactly one of --t4 and --kt-cache");
-  for (size_t i = 0; i < sizeof option_table / sizeof *option_table; i++)
-    if ((c->required & option_table[i].bit) && !(seen & option_table[i].bit))
-      return cli_usage(cmd, c->args, "--%s is required", option_table[i].name);
+  int trial = 0;
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("db", &o->db, "F", "the database file (default rooftune.db)"),
+    CLI_OPT_STRING("t4", &o->t4, "FILE", "T4 results, plain or gzip", .mask = D_IMPORT),
+    CLI_OPT_STRING("kt-cache", &o->kt, "FILE", "a Kernel Tuner cache file (tune_kernel(cachefile=...)),\n"
+                   "plain or gzip", .mask = D_IMPORT),
+    CLI_OPT_STRING("space", &o->space, "FILE", "the T1 space the results were recorded on (default:\n"
+                   "inferred from the file)", .mask = D_IMPORT),
+    CLI_OPT_STRING("target", &o->target, "NAME", "the target (for imports: a name for the machine)",
+                   .mask = D_IMPORT | D_WORKLOAD | D_HEADER, .required = D_IMPORT | D_WORKLOAD | D_HEADER),
+    CLI_OPT_STRING("kernel", &o->kernel, "NAME", "kernel name (imports: default the space's BenchmarkName,\n"
+                   "else the cache's kernel_name)", .mask = D_IMPORT | D_WORKLOAD | D_HEADER,
+                   .required = D_WORKLOAD | D_HEADER),
+    CLI_OPT_STRING("dtype", &o->dtype, "D", "the data type (default: the file's, else " DB_DEFAULT_DTYPE ")",
+                   .mask = D_IMPORT),
+    CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "problem variables of the workload", .check = cli_check_set,
+                   .mask = D_IMPORT | D_WORKLOAD),
+    CLI_OPT_FLAG("json", &o->json, "machine-readable output",
+                 .mask = D_CHECK | D_STATS | D_BEST | D_LIST | D_PIN | D_HISTORY | D_TAG | D_LOOKUP),
+    CLI_OPT_INT("limit", &o->limit, "N", 0, 1000000000, "at most N rows (default 20; 0: all)", .mask = D_LIST),
+    CLI_OPT_INT64("trial", &o->trial, "ID", 1, 0, "pin this trial (an ok trial of the workload)", .mask = D_PIN,
+                  .given = &trial),
+    CLI_OPT_FLAG("best", &o->best, "pin the fastest verified trial (the default)", .mask = D_PIN),
+    CLI_OPT_STRING("reason", &o->reason, "TEXT", "why (default \"best of N verified trials\")", .mask = D_PIN),
+    CLI_OPT_STRING("by", &o->by, "WHO", "who pins (default $USER, else rooftune)", .mask = D_PIN),
+    CLI_OPT_INT64("version", &o->version, "V", 1, 0, "the pin version to make current", .mask = D_ROLLBACK,
+                  .required = D_ROLLBACK),
+    CLI_OPT_STRING("name", &o->name, "R", "create release tag R", .mask = D_TAG),
+    CLI_OPT_STRING("note", &o->note, "TEXT", "a note stored with the tag (with --name)", .mask = D_TAG),
+    CLI_OPT_FLAG("list", &o->list, "list the tags", .mask = D_TAG),
+    CLI_OPT_STRING("show", &o->show, "R", "the pins tag R binds", .mask = D_TAG),
+    CLI_OPT_CHOICE("format", &o->fmt, NULL, export_formats, "the format (default t4)", .mask = D_EXPORT),
+    CLI_OPT_STRING("out", &o->out, "FILE", "write there (export, export-header: default stdout)",
+                   .mask = D_EXPORT | D_HEADER | D_COPY, .required = D_COPY),
+    CLI_OPT_STRING("tag", &o->tag, "R", "the pins of release R (default: the current pins)",
+                   .mask = D_HEADER | D_LOOKUP),
+    CLI_OPT_END,
+  };
+  cli_spec spec = {.cmd = cmd, .usage = c->sub.usage, .about = c->sub.summary, .opts = opts, .mask = c->bit,
+                   .operands = c->operands};
+  int nop, rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc;
+  o->format = export_formats[o->fmt];
+  o->files = argv + 1;
+  o->nfiles = nop;
+  if (trial && o->best) return cli_usage(&spec, "--trial and --best exclude each other");
+  if (c->bit == D_TAG && !!o->name + !!o->list + !!o->show != 1)
+    return cli_usage(&spec, "expected exactly one of --name, --list, --show");
+  if (o->note && !o->name) return cli_usage(&spec, "--note goes with --name");
+  if (c->bit == D_IMPORT && !!o->t4 + !!o->kt != 1)
+    return cli_usage(&spec, "expected exactly one of --t4 and --kt-cache");
   return 0;
 }
 
@@ -238,13 +172,13 @@ static db_import *import_read(const dopts *o, const char *cmd, sp_space **space)
 
 int cmd_db(int argc, char **argv) {
   int rc;
-  const db_cmd *c = cli_pick("db", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
+  const db_cmd *c = cli_pick("db", &cmd_db_group, argc, argv, &rc);
   if (!c) return rc;
   char cmd[32];
-  snprintf(cmd, sizeof cmd, "db %s", c->name);
+  snprintf(cmd, sizeof cmd, "db %s", c->sub.name);
   dopts o;
   rc = parse(c, argc - 1, argv + 1, &o, cmd);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   rt_err err = {0};
   /* import reads and checks its input before the database is opened: a
   ** file that cannot be read, or is wrong, creates and changes nothing */

@@ -35,7 +35,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -83,12 +82,28 @@ static const experiment *find(const char *name) {
   return NULL;
 }
 
-static const char usage[] = "list [--json] | run NAME [--quick] [--out DIR] [--force] [-- ARGS...]";
+/* The subcommands: list and run. */
+static int list(int argc, char **argv);
+static int run(int argc, char **argv);
+typedef struct experiment_cmd {
+  cli_sub sub;
+  int (*fn)(int argc, char **argv);
+} experiment_cmd;
+static const experiment_cmd subcommands[] = {
+  {{"list", "[--json]", "the experiments, and whether their scripts are here"}, list},
+  {{"run", "NAME [--quick] [--out DIR] [--force] [-- ARGS...]",
+    "run experiment NAME end to end: data, plots and report.md"}, run},
+  {{NULL, NULL, NULL}, NULL},
+};
+const cli_group cmd_experiment_group = CLI_GROUP_OF(subcommands);
 
 static int list(int argc, char **argv) {
-  int json = argc > 1 && !strcmp(argv[1], "--json");
-  if (argc > 1 + json) return cli_usage("experiment list", "[--json]", "unexpected argument '%s'",
-                                        argv[1 + json]);
+  int json = 0, nop;
+  const cli_opt opts[] = {CLI_OPT_FLAG("json", &json, "machine-readable output"), CLI_OPT_END};
+  cli_spec spec = {.cmd = "experiment list", .usage = subcommands[0].sub.usage, .about = subcommands[0].sub.summary,
+                   .opts = opts};
+  int rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   jw w;
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
@@ -388,43 +403,40 @@ static int prepare_out(const char *dir, const char *name, int force, const char 
 }
 
 static int run(int argc, char **argv) {
-  static const struct option opts[] = {
-    {"quick", no_argument, 0, 'q'}, {"out", required_argument, 0, 'o'},
-    {"force", no_argument, 0, 'f'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-  };
-  int quick = 0, force = 0, ch;
+  int quick = 0, force = 0, nop;
   const char *out = NULL;
-  optind = 0;
-  opterr = 0;
-  static const char run_usage[] = "NAME [--quick] [--out DIR] [--force] [-- ARGS...]";
-  while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (ch == 'q') quick = 1;
-    else if (ch == 'o') out = optarg;
-    else if (ch == 'f') force = 1;
-    else if (ch == 'h') {
-      printf("usage: rooftune experiment run %s\n\nRun experiment NAME end to end (experiments/NAME/"
-             "run.sh); ARGS after -- go to the script (see its README: other inputs).\n"
-             "  --quick    fewer repeats, smaller sizes (minutes; what the tests run)\n"
-             "  --out DIR  the output folder (default experiments/results/<fingerprint>/NAME): a\n"
-             "             new or empty folder, or one an experiment made (marked by its file\n"
-             "             " STAMP "), which is emptied first\n"
-             "  --force    write into an existing folder rooftune did not make, deleting\n"
-             "             nothing in it (files of the names the experiment writes are replaced)\n"
-             "`/`, $HOME, the project root, the working directory and the folders above them\n"
-             "are refused, --force or not.\n",
-             run_usage);
-      return EXIT_OK;
-    } else {
-      return cli_usage("experiment run", run_usage, "unknown option or missing value: %s",
-                       argv[optind - 1]);
-    }
+  const cli_opt opts[] = {
+    CLI_OPT_FLAG("quick", &quick, "fewer repeats, smaller sizes (minutes; what the tests run)"),
+    CLI_OPT_STRING("out", &out, "DIR", "the output folder (default experiments/results/<fingerprint>/NAME):\n"
+                   "a new or empty folder, or one an experiment made (marked\nby its file " STAMP
+                   "), which is emptied first"),
+    CLI_OPT_FLAG("force", &force, "write into an existing folder rooftune did not make,\n"
+                 "deleting nothing in it (files of the names the experiment\nwrites are replaced)"),
+    CLI_OPT_END,
+  };
+  rt_str names = {0};
+  for (const experiment *x = experiments; x->name; x++) rt_str_printf(&names, "  %-12s %s\n", x->name, x->title);
+  rt_str epilog = {0};
+  rt_str_printf(&epilog, "`/`, $HOME, the project root, the working directory and the folders above them\n"
+                "are refused, --force or not. ARGS after -- go to the script (see its README).\n\n"
+                "experiments:\n%s", names.s);
+  free(names.s);
+  cli_spec spec = {.cmd = "experiment run", .usage = subcommands[1].sub.usage,
+                   .about = "Run experiment NAME end to end (experiments/NAME/run.sh).", .opts = opts,
+                   .epilog = epilog.s, .operands = "NAME [ARGS...]"};
+  int rc = cli_parse(&spec, argc, argv, &nop);
+  const experiment *e = rc ? NULL : find(argv[1]);
+  if (!rc && !e) {
+    const char *cands[16];
+    int n = 0;
+    for (const experiment *x = experiments; x->name && n < 15; x++) cands[n++] = x->name;
+    cands[n] = NULL;
+    rc = cli_unknown(&spec, "experiment", argv[1], cands, "rooftune experiment list");
   }
-  if (optind >= argc) return cli_usage("experiment run", run_usage, "NAME is required");
-  const experiment *e = find(argv[optind]);
-  if (!e)
-    return cli_usage("experiment run", run_usage, "unknown experiment '%s' (rooftune experiment "
-                     "list)", argv[optind]);
-  optind++;   /* what follows NAME (after --) goes to the script */
+  free(epilog.s);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
+  int first_arg = 2;   /* the operands after NAME go to the script */
+  argc = nop + 1;
   /* The host's fingerprint names the results folder. */
   tg_desc d;
   rt_err err = {0};
@@ -466,10 +478,10 @@ static int run(int argc, char **argv) {
     setenv("RT_FINGERPRINT", d.fingerprint, 1);
     setenv("RT_VERSION", RT_VERSION, 1);
     if (chdir(absroot)) _exit(127);
-    char **av = rt_calloc((size_t)(argc - optind + 3), sizeof *av);
+    char **av = rt_calloc((size_t)(argc - first_arg + 3), sizeof *av);
     av[0] = "sh";
     av[1] = script;
-    for (int i = optind; i < argc; i++) av[2 + i - optind] = argv[i];
+    for (int i = first_arg; i < argc; i++) av[2 + i - first_arg] = argv[i];
     execv("/bin/sh", av);
     _exit(127);
   }
@@ -491,12 +503,7 @@ static int run(int argc, char **argv) {
 }
 
 int cmd_experiment(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    printf("usage: rooftune experiment %s\n\n", usage);
-    for (const experiment *e = experiments; e->name; e++) printf("  %-12s %s\n", e->name, e->title);
-    return argc < 2 ? EXIT_USAGE : EXIT_OK;
-  }
-  if (!strcmp(argv[1], "list")) return list(argc - 1, argv + 1);
-  if (!strcmp(argv[1], "run")) return run(argc - 1, argv + 1);
-  return cli_usage("experiment", usage, "unknown subcommand '%s'", argv[1]);
+  int rc;
+  const experiment_cmd *c = cli_pick("experiment", &cmd_experiment_group, argc, argv, &rc);
+  return c ? c->fn(argc - 1, argv + 1) : rc;
 }

@@ -6,8 +6,8 @@
 ** `rooftune baseline` (the vendor library, or the reference, through the
 ** same harness). They share one option table and one workload loader.
 */
-#include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@
 #include "../targets/tg.h"
 #include "cli.h"
 
-/* ---- Options shared by the commands of this file ---- */
+/* ---- Options of measure and baseline: one table ---- */
 
 typedef struct hopts {
   const char *target, *kernel, *set, *config, *events;
@@ -25,101 +25,55 @@ typedef struct hopts {
   ms_opts ms;
 } hopts;
 
-enum { H_TARGET = 1, H_KERNEL, H_SET, H_CONFIG, H_JSON, H_COUNTERS, H_EVENTS,
-       H_CI, H_CAP, H_TIMEOUT, H_FLUSH, H_PIN, H_REPS, H_HELP };
+enum { H_MEASURE = 1, H_BASELINE = 2 };   /* the commands, as the rows' masks */
 
-static const struct option hlong[] = {
-  {"target", required_argument, 0, H_TARGET}, {"kernel", required_argument, 0, H_KERNEL},
-  {"set", required_argument, 0, H_SET}, {"config", required_argument, 0, H_CONFIG},
-  {"json", no_argument, 0, H_JSON}, {"counters", no_argument, 0, H_COUNTERS},
-  {"events", required_argument, 0, H_EVENTS}, {"ci", required_argument, 0, H_CI},
-  {"time-cap", required_argument, 0, H_CAP}, {"timeout", required_argument, 0, H_TIMEOUT},
-  {"flush", no_argument, 0, H_FLUSH}, {"pin", required_argument, 0, H_PIN},
-  {"min-reps", required_argument, 0, H_REPS}, {"help", no_argument, 0, H_HELP},
-  {0, 0, 0, 0},
-};
-
-static const char measure_usage[] =
-    "--target T --kernel K --set VAR=VAL,... --config JSON|default [--json]\n"
-    "       [--counters] [--events LIST] [--ci FRACTION] [--time-cap SECONDS]\n"
-    "       [--timeout SECONDS] [--min-reps N] [--flush] [--pin CPU]";
-static const char baseline_usage[] =
-    "--target T --kernel K --set VAR=VAL,... [--json] [harness options as for measure]";
-
-static const char measure_help[] =
-    "  --target T         target (rooftune targets): host (default), cuda:N\n"
-    "  --kernel K         kernel template (rooftune kernels)\n"
-    "  --set VAR=VAL,...  problem variables of the workload\n"
-    "  --config JSON      the schedule, or 'default' for the space's defaults\n"
-    "  --json             machine-readable output\n"
-    "  --counters         also collect hardware counters (a separate run)\n"
-    "  --events LIST      counter events, comma-separated (PAPI names; CUPTI metric\n"
-    "                     names on cuda:N)\n"
-    "  --ci FRACTION      stop timing when the 95%% CI half-width of the median is below\n"
-    "                     this fraction of it (default 0.01)\n"
-    "  --time-cap S       at most S seconds of timed repeats (default 2)\n"
-    "  --timeout S        kill the worker after S seconds (default 20)\n"
-    "  --min-reps N       at least N timed repeats (default 5)\n"
-    "  --flush            flush the caches between repeats\n"
-    "  --pin CPU          pin the worker to a CPU\n";
-
-/* Parse options; -1: --help was printed; >0: exit code of a usage error. */
-static int parse_hopts(int argc, char **argv, const char *cmd, const char *usage,
-                       int need_config, hopts *o) {
+/* Parse argv for measure (H_MEASURE) or baseline (H_BASELINE) into *o and
+** check the target and kernel; 0, CLI_HELP, or a usage error's exit code. */
+static int parse_hopts(int argc, char **argv, unsigned which, hopts *o) {
   memset(o, 0, sizeof *o);
   ms_opts_default(&o->ms);
   o->target = "host";
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", hlong, NULL)) != -1) {
-    double d;
-    switch (ch) {
-    case H_TARGET: o->target = optarg; break;
-    case H_KERNEL: o->kernel = optarg; break;
-    case H_SET: o->set = optarg; break;
-    case H_CONFIG: o->config = optarg; break;
-    case H_JSON: o->json = 1; break;
-    case H_COUNTERS: o->counters = o->ms.counters = 1; break;
-    case H_EVENTS: o->events = o->ms.events = optarg; o->counters = o->ms.counters = 1; break;
-    case H_FLUSH: o->ms.flush_cache = 1; break;
-    case H_CI:
-      if (cli_double(optarg, 1e-6, &d) || d >= 1)
-        return cli_usage(cmd, usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
-      o->ms.ci_target = d;
-      break;
-    case H_CAP:
-    case H_TIMEOUT:
-      if (cli_double(optarg, 0.001, &d))
-        return cli_usage(cmd, usage, "--%s: expected seconds > 0, got '%s'",
-                         ch == H_CAP ? "time-cap" : "timeout", optarg);
-      *(ch == H_CAP ? &o->ms.time_cap : &o->ms.timeout) = d;
-      break;
-    case H_PIN:
-    case H_REPS:
-      if (cli_double(optarg, ch == H_PIN ? 0 : 1, &d) || d != (int)d)
-        return cli_usage(cmd, usage, "--%s: expected an integer, got '%s'",
-                         ch == H_PIN ? "pin" : "min-reps", optarg);
-      *(ch == H_PIN ? &o->ms.pin_cpu : &o->ms.min_reps) = (int)d;
-      break;
-    case H_HELP:
-      printf("usage: rooftune %s %s\n\noptions:\n%s", cmd, usage, measure_help);
-      return -1;
-    default:
-      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
-  const tg_target *t = tg_find(o->target);
-  if (!t)
-    return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets lists them)", o->target);
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("target", &o->target, "T", "target (rooftune targets): host (default), cuda:N"),
+    CLI_OPT_STRING("kernel", &o->kernel, "K", "kernel template (rooftune kernels)", .required = CLI_ALL),
+    CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "problem variables of the workload", .check = cli_check_set),
+    CLI_OPT_STRING("config", &o->config, "JSON", "the schedule, or 'default' for the space's defaults",
+                   .mask = H_MEASURE, .required = H_MEASURE),
+    CLI_OPT_FLAG("json", &o->json, "machine-readable output"),
+    CLI_OPT_GROUP("harness options"),
+    CLI_OPT_FLAG("counters", &o->counters, "also collect hardware counters (a separate run)"),
+    CLI_OPT_STRING("events", &o->events, "LIST", "counter events, comma-separated (PAPI names; CUPTI\n"
+                   "metric names on cuda:N); implies --counters"),
+    CLI_OPT_DOUBLE("ci", &o->ms.ci_target, "F", 0, 1, "stop timing when the 95% CI half-width of the\n"
+                   "median is below this fraction of it (default 0.01)", .flags = CLI_OPEN_LO | CLI_OPEN_HI),
+    CLI_OPT_DOUBLE("time-cap", &o->ms.time_cap, "S", 0, 0, "at most S seconds of timed repeats (default 2)",
+                   .flags = CLI_OPEN_LO),
+    CLI_OPT_DOUBLE("timeout", &o->ms.timeout, "S", 0, 0, "kill the worker after S seconds (default 20)",
+                   .flags = CLI_OPEN_LO),
+    CLI_OPT_INT("min-reps", &o->ms.min_reps, "N", 1, 0, "at least N timed repeats (default 5)"),
+    CLI_OPT_FLAG("flush", &o->ms.flush_cache, "flush the caches between repeats"),
+    CLI_OPT_INT("pin", &o->ms.pin_cpu, "CPU", 0, 0, "pin the worker to a CPU"),
+    CLI_OPT_END,
+  };
+  cli_spec spec = {
+    .cmd = which == H_MEASURE ? "measure" : "baseline",
+    .usage = which == H_MEASURE
+                 ? "[--target T] --kernel K --set VAR=VAL,... --config JSON|default [--json]\n"
+                   "       [--counters] [--events LIST] [--ci F] [--time-cap S] [--timeout S]\n"
+                   "       [--min-reps N] [--flush] [--pin CPU]"
+                 : "[--target T] --kernel K --set VAR=VAL,... [--json] [harness options]",
+    .about = which == H_MEASURE
+                 ? "Build one schedule, verify it against the reference and time it in an isolated\n"
+                   "worker (exit 1 unless its status is ok)."
+                 : "The vendor library (OpenBLAS, cuBLAS), or the kernel's reference where it has\n"
+                   "none, through the same harness as measure.",
+    .opts = opts, .mask = which};
+  int nop, rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc;
+  if (o->events) o->ms.events = o->events;
+  o->counters = o->ms.counters = o->counters || o->events;
+  if (!cli_kernel(&spec, o->target, o->kernel, &rc)) return rc;
   o->ms.device = tg_device(o->target);
-  if (!o->kernel) return cli_usage(cmd, usage, "--kernel K is required (rooftune kernels lists them)");
-  if (!tg_kernel(t, o->kernel))
-    return cli_usage(cmd, usage, "unknown kernel '%s' on target %s (rooftune kernels --target %s "
-                     "lists them)", o->kernel, t->name, t->name);
-  if (need_config && !o->config)
-    return cli_usage(cmd, usage, "--config JSON (or --config default) is required");
   return 0;
 }
 
@@ -157,7 +111,7 @@ static sp_space *load_space(const hk_kernel *k, const char *target, const char *
 
 /* ---- Printing a measurement ---- */
 
-static void print_result(const char *what, const hk_kernel *k, const hk_problem *pb,
+static void print_result(const char *what, int what_config, const hk_kernel *k, const hk_problem *pb,
                          const ms_result *r, const hopts *o) {
   double t = r->t.median, gflops = t > 0 ? k->flops(pb) / t * 1e-9 : 0,
          gbs = t > 0 ? k->min_bytes(pb) / t * 1e-9 : 0;
@@ -171,7 +125,9 @@ static void print_result(const char *what, const hk_kernel *k, const hk_problem 
     jw_init(&w, stdout);
     jw_begin(&w, '{');
     jw_key(&w, "kernel"); jw_str(&w, k->name);
-    jw_key(&w, "what"); jw_raw(&w, what);
+    jw_key(&w, "what");
+    if (what_config) jw_raw(&w, what);   /* the canonical configuration: JSON already */
+    else jw_str(&w, what);
     jw_key(&w, "status"); jw_str(&w, ms_status_name(r->status));
     if (r->msg[0]) { jw_key(&w, "message"); jw_str(&w, r->msg); }
     if (r->status == MS_OK) {
@@ -199,10 +155,10 @@ static void print_result(const char *what, const hk_kernel *k, const hk_problem 
     if (r->counters) {
       jw_begin(&w, '{');
       for (int i = 0; i < r->nev; i++) {
-        char v[32];
+        char v[32];   /* exact (jw_double keeps 6 digits); JSON has no NaN */
         snprintf(v, sizeof v, "%.17g", r->ev_val[i]);
         jw_key(&w, r->ev_name[i]);
-        jw_raw(&w, v);
+        jw_raw(&w, isfinite(r->ev_val[i]) ? v : "null");
       }
       jw_end(&w, '}');
     } else {
@@ -242,13 +198,13 @@ static ms_workload *workload(const char *cmd, const hk_kernel *k, sp_space *sp, 
 
 /* Measure src (or report why it could not be) and print; exit code. Every
 ** status prints as its T4 name (ms.h invariant 1). */
-static int run_measure(const char *cmd, const char *what, const hk_kernel *k, ms_workload *w,
+static int run_measure(const char *cmd, const char *what, int what_config, const hk_kernel *k, ms_workload *w,
                        const hk_problem *pb, const char *src, const char *ldflags,
                        const hopts *o) {
   ms_result r;
   int rc = ms_measure(w, src, ldflags, &o->ms, &r);
   if (rc) return cli_fail(cmd, "the harness failed: %s", r.msg);
-  print_result(what, k, pb, &r, o);
+  print_result(what, what_config, k, pb, &r, o);
   return r.status == MS_OK ? EXIT_OK : EXIT_FAIL;
 }
 
@@ -256,8 +212,8 @@ static int run_measure(const char *cmd, const char *what, const hk_kernel *k, ms
 
 int cmd_measure(int argc, char **argv) {
   hopts o;
-  int rc = parse_hopts(argc, argv, "measure", measure_usage, 1, &o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  int rc = parse_hopts(argc, argv, H_MEASURE, &o);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   const hk_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
   sp_space *sp = load_space(k, o.target, o.set, "measure");
   if (!sp) return EXIT_FAIL;
@@ -279,7 +235,7 @@ int cmd_measure(int argc, char **argv) {
                   failed, sp_cond_text(sp, failed));
   if (!rc) {
     char *src = k->codegen(&pb, sp, cfg), *canon = sp_config_json(sp, cfg);
-    rc = run_measure("measure", canon, k, w, &pb, src, NULL, &o);
+    rc = run_measure("measure", canon, 1, k, w, &pb, src, NULL, &o);
     free(canon);
     free(src);
   }
@@ -291,8 +247,8 @@ int cmd_measure(int argc, char **argv) {
 
 int cmd_baseline(int argc, char **argv) {
   hopts o;
-  int rc = parse_hopts(argc, argv, "baseline", baseline_usage, 0, &o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  int rc = parse_hopts(argc, argv, H_BASELINE, &o);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   const hk_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
   sp_space *sp = load_space(k, o.target, o.set, "baseline");
   if (!sp) return EXIT_FAIL;
@@ -306,11 +262,11 @@ int cmd_baseline(int argc, char **argv) {
   char *src = k->baseline ? k->baseline(&pb, &ldflags) : NULL;
   if (src) {
     char what[128];
-    snprintf(what, sizeof what, "\"vendor library (%s)\"", ldflags ? ldflags : "no flags");
-    rc = run_measure("baseline", what, k, w, &pb, src, ldflags, &o);
+    snprintf(what, sizeof what, "vendor library (%s)", ldflags ? ldflags : "no flags");
+    rc = run_measure("baseline", what, 0, k, w, &pb, src, ldflags, &o);
   } else {
     /* No library for this kernel: its reference implementation. */
-    rc = run_measure("baseline", "\"reference implementation (no library for this kernel)\"", k, w,
+    rc = run_measure("baseline", "reference implementation (no library for this kernel)", 0, k, w,
                      &pb, NULL, NULL, &o);
   }
   free(src);
@@ -320,13 +276,12 @@ int cmd_baseline(int argc, char **argv) {
 }
 
 int cmd_targets(int argc, char **argv) {
-  int json = argc == 2 && !strcmp(argv[1], "--json");
-  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-    printf("usage: rooftune targets [--json]\n\nThe targets available here, with their "
-           "hardware description and fingerprint.\n");
-    return EXIT_OK;
-  }
-  if (argc > 1 && !json) return cli_usage("targets", "[--json]", "unexpected argument '%s'", argv[1]);
+  int json = 0, nop;
+  const cli_opt opts[] = {CLI_OPT_FLAG("json", &json, "machine-readable output"), CLI_OPT_END};
+  cli_spec spec = {.cmd = "targets", .usage = "[--json]", .opts = opts,
+                   .about = "The targets available here, with their hardware description and fingerprint."};
+  int rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   jw w;
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
@@ -364,21 +319,20 @@ int cmd_targets(int argc, char **argv) {
 }
 
 int cmd_kernels(int argc, char **argv) {
-  int json = 0;
-  const tg_target *t = tg_find("host");
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--target") && i + 1 < argc) {
-      if (!(t = tg_find(argv[++i])))
-        return cli_usage("kernels", "[--target T] [--json]", "unknown target '%s'", argv[i]);
-    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: rooftune kernels [--target T] [--json]\n\nThe kernel templates of a "
-             "target (default host) with their problem variables (bind them with --set).\n");
-      return EXIT_OK;
-    } else {
-      return cli_usage("kernels", "[--target T] [--json]", "unexpected argument '%s'", argv[i]);
-    }
-  }
+  int json = 0, nop;
+  const char *target = "host";
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("target", &target, "T", "the target (default host; rooftune targets)"),
+    CLI_OPT_FLAG("json", &json, "machine-readable output"),
+    CLI_OPT_END,
+  };
+  cli_spec spec = {.cmd = "kernels", .usage = "[--target T] [--json]", .opts = opts,
+                   .about = "The kernel templates of a target with their problem variables (bind them\n"
+                            "with --set)."};
+  int rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
+  const tg_target *t = cli_find_target(&spec, target, &rc);
+  if (!t) return rc;
   jw w;
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');

@@ -13,7 +13,6 @@
 ** holds no trials of the kernel (predict, explain, history). Ceilings are
 ** measured, and PAPI counts, only when the target is this machine.
 */
-#include <getopt.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
@@ -28,10 +27,11 @@
 #include "../targets/tg.h"
 #include "cli.h"
 
-enum { M_DB = 1 << 0, M_TARGET = 1 << 1, M_KERNEL = 1 << 2, M_SET = 1 << 3, M_CONFIG = 1 << 4,
-       M_JSON = 1 << 5, M_VERSION = 1 << 6, M_DEFAULTS = 1 << 7, M_HOLDOUT = 1 << 8,
-       M_SEED = 1 << 9, M_COUNTERS = 1 << 10, M_FLUSH = 1 << 11, M_ALL = 1 << 12, M_CSV = 1 << 13,
-       M_FP = 1 << 14 };
+/* The subcommands, as bits: each option row names those that accept it. */
+enum { M_PREDICT = 1 << 0, M_EXPLAIN = 1 << 1, M_CALIBRATE = 1 << 2, M_ACCURACY = 1 << 3,
+       M_HISTORY = 1 << 4, M_ROOFLINE = 1 << 5 };
+#define M_ONE (M_PREDICT | M_EXPLAIN)                 /* one schedule */
+#define M_FIT (M_CALIBRATE | M_ACCURACY)              /* many measured trials */
 
 #define MAXSET 16
 
@@ -40,14 +40,14 @@ typedef struct mopts {
   const char *set[MAXSET];
   int nset, json, version, defaults, counters, flush, all;
   double holdout;
-  unsigned long seed;
+  uint64_t seed;
 } mopts;
 
 typedef struct model_cmd {
-  const char *name;
+  cli_sub sub;
   int (*fn)(const mopts *o, const char *cmd);
-  unsigned opts, required;
-  const char *args, *summary;
+  int (*main)(int argc, char **argv);   /* a subcommand of its own file (fn NULL) */
+  unsigned bit;
 } model_cmd;
 
 static int mc_predict(const mopts *o, const char *cmd);
@@ -56,150 +56,102 @@ static int mc_calibrate(const mopts *o, const char *cmd);
 static int mc_accuracy(const mopts *o, const char *cmd);
 static int mc_history(const mopts *o, const char *cmd);
 
-#define M_ONE (M_DB | M_TARGET | M_FP | M_KERNEL | M_SET | M_CONFIG | M_JSON | M_VERSION | M_DEFAULTS | M_FLUSH)
-
 static const model_cmd subcommands[] = {
-  {"predict", mc_predict, M_ONE, M_KERNEL | M_CONFIG,
-   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
-   "       [--version N|--defaults] [--flush] [--json]",
-   "a schedule's predicted time and limiting bound"},
-  {"explain", mc_explain, M_ONE, M_KERNEL | M_CONFIG,
-   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
-   "       [--version N|--defaults] [--flush] [--json]",
-   "why a schedule is fast or slow: the roofline breakdown next to its measurements"},
-  {"calibrate", mc_calibrate,
-   M_DB | M_TARGET | M_FP | M_KERNEL | M_SET | M_HOLDOUT | M_SEED | M_COUNTERS | M_FLUSH | M_JSON, M_KERNEL,
-   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...]... [--holdout F] [--seed S]\n"
-   "       [--counters N] [--json]",
-   "fit the model's coefficients to the measured trials; store a new version"},
-  {"accuracy", mc_accuracy,
-   M_DB | M_TARGET | M_FP | M_KERNEL | M_SET | M_VERSION | M_ALL | M_FLUSH | M_JSON | M_CSV, M_KERNEL,
-   "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...]... [--version N] [--all]\n"
-   "       [--csv FILE] [--json]",
-   "rank correlation, top-k and error on held-out trials: defaults against a calibration"},
-  {"history", mc_history, M_DB | M_TARGET | M_FP | M_KERNEL | M_JSON, 0,
-   "[--db F] [--target T] [--fingerprint P] [--kernel K] [--json]",
-   "the stored calibrations, oldest first"},
-  {NULL, NULL, 0, 0, NULL, NULL},
+  {{"predict",
+    "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
+    "       [--version N|--defaults] [--flush] [--json]",
+    "a schedule's predicted time and limiting bound"}, mc_predict, NULL, M_PREDICT},
+  {{"explain",
+    "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
+    "       [--version N|--defaults] [--flush] [--json]",
+    "why a schedule is fast or slow: the roofline breakdown next to its measurements"},
+   mc_explain, NULL, M_EXPLAIN},
+  {{"calibrate",
+    "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...]... [--holdout F] [--seed S]\n"
+    "       [--counters N] [--flush] [--json]",
+    "fit the model's coefficients to the measured trials; store a new version"},
+   mc_calibrate, NULL, M_CALIBRATE},
+  {{"accuracy",
+    "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...]... [--version N] [--all]\n"
+    "       [--flush] [--csv FILE] [--json]",
+    "rank correlation, top-k and error on held-out trials: defaults against a calibration"},
+   mc_accuracy, NULL, M_ACCURACY},
+  {{"history", "[--db F] [--target T] [--fingerprint P] [--kernel K] [--json]",
+    "the stored calibrations, oldest first"}, mc_history, NULL, M_HISTORY},
+  {{"roofline",
+    "[--db F] (--campaign ID | [--target T] [--fingerprint P] --kernel K [--set VAR=VAL,...])\n"
+    "       -o FILE.png|FILE.svg [--title T] [--data FILE.csv]",
+    "plot a campaign's schedules on the target's ceilings (PNG, SVG)"}, NULL, cmd_model_roofline, M_ROOFLINE},
+  {{NULL, NULL, NULL}, NULL, NULL, 0},
 };
+const cli_group cmd_model_group = CLI_GROUP_OF(subcommands);
 
-static const struct { unsigned bit; const char *name, *help; } option_help[] = {
-  {M_DB, "db", "--db F             the database (default rooftune.db)"},
-  {M_TARGET, "target", "--target T         only stored targets named T (host, cuda:N); default: any"},
-  {M_FP, "fingerprint", "--fingerprint P    the stored target whose fingerprint starts with P\n"
-                        "                     (default: the one target holding the kernel's trials;\n"
-                        "                     this machine when the database holds none: predict,\n"
-                        "                     explain, history)"},
-  {M_KERNEL, "kernel", "--kernel K         the kernel template"},
-  {M_SET, "set", "--set VAR=VAL,...  a workload (calibrate, accuracy: repeat for several;\n"
-                 "                     none: every workload measured on the target)"},
-  {M_CONFIG, "config", "--config JSON      the schedule, or 'default'"},
-  {M_VERSION, "version", "--version N        a stored calibration (default the latest)"},
-  {M_DEFAULTS, "defaults", "--defaults         the model's default coefficients"},
-  {M_HOLDOUT, "holdout", "--holdout F        share of the trials kept out of the fit (default 0.3)"},
-  {M_SEED, "seed", "--seed S           seed of the held-out split (default 1)"},
-  {M_COUNTERS, "counters", "--counters N       schedules whose cache traffic is counted for the byte\n"
-                           "                     terms (PAPI, else cachegrind; default 6, 0: none)"},
-  {M_FLUSH, "flush", "--flush            the trials were measured with --flush (cold caches)"},
-  {M_ALL, "all", "--all              score on every trial, training trials included"},
-  {M_CSV, "csv", "--csv FILE         every scored schedule: workload, configuration, measured and\n"
-                 "                     predicted time (defaults, calibrated), limiting bound"},
-  {M_JSON, "json", "--json             JSON on stdout"},
-};
-
-enum { O_DB = 1, O_TARGET, O_KERNEL, O_SET, O_CONFIG, O_JSON, O_VERSION, O_DEFAULTS, O_HOLDOUT,
-       O_SEED, O_COUNTERS, O_FLUSH, O_ALL, O_CSV, O_FP, O_HELP };
-static const struct option mlong[] = {
-  {"db", required_argument, 0, O_DB}, {"target", required_argument, 0, O_TARGET},
-  {"kernel", required_argument, 0, O_KERNEL}, {"set", required_argument, 0, O_SET},
-  {"config", required_argument, 0, O_CONFIG}, {"json", no_argument, 0, O_JSON},
-  {"version", required_argument, 0, O_VERSION}, {"defaults", no_argument, 0, O_DEFAULTS},
-  {"holdout", required_argument, 0, O_HOLDOUT}, {"seed", required_argument, 0, O_SEED},
-  {"counters", required_argument, 0, O_COUNTERS}, {"flush", no_argument, 0, O_FLUSH},
-  {"all", no_argument, 0, O_ALL}, {"csv", required_argument, 0, O_CSV},
-  {"fingerprint", required_argument, 0, O_FP}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
-};
-static const unsigned opt_bit[] = {0, M_DB, M_TARGET, M_KERNEL, M_SET, M_CONFIG, M_JSON,
-                                   M_VERSION, M_DEFAULTS, M_HOLDOUT, M_SEED, M_COUNTERS,
-                                   M_FLUSH, M_ALL, M_CSV, M_FP, 0};
-
-static void model_help(FILE *f) {
-  fprintf(f, "usage: rooftune model SUBCOMMAND [options]\n\nsubcommands:\n");
-  for (const model_cmd *c = subcommands; c->name; c++) fprintf(f, "  %-10s %s\n", c->name, c->summary);
-  fprintf(f, "  %-10s %s\n", "roofline", "plot a campaign's schedules on the target's ceilings (PNG, SVG)");
-  fprintf(f, "\nRun 'rooftune model SUBCOMMAND --help' for its options.\n");
+/* Whether kernel names a template of some target (with --target, of that
+** one): else a usage error with "did you mean". */
+static int check_kernel(const cli_spec *s, const char *target, const char *kernel) {
+  int rc = 0;
+  if (target) return cli_kernel(s, target, kernel, &rc) ? 0 : rc;
+  const char *names[128];
+  int n = 0;
+  for (const tg_target *t = tg_targets; t->name; t++)
+    for (int i = 0; t->kernels[i]; i++) {
+      if (tg_kernel(t, kernel)) return 0;
+      int dup = 0;
+      for (int k = 0; k < n; k++) dup |= !strcmp(names[k], t->kernels[i]->name);
+      if (!dup && n < 127) names[n++] = t->kernels[i]->name;
+    }
+  names[n] = NULL;
+  return cli_unknown(s, "kernel", kernel, names, "rooftune kernels --target T lists them");
 }
 
-static void sub_help(const model_cmd *c) {
-  printf("usage: rooftune model %s %s\n\n%s\n\noptions:\n", c->name, c->args, c->summary);
-  for (size_t i = 0; i < sizeof option_help / sizeof *option_help; i++)
-    if (c->opts & option_help[i].bit) printf("  %s\n", option_help[i].help);
-}
-
-/* Parse argv (argv[0] the subcommand) for c; -1: help printed. */
-static int parse(const model_cmd *c, int argc, char **argv, mopts *o) {
-  char cmd[64], usage[512];
-  snprintf(cmd, sizeof cmd, "model %s", c->name);
-  snprintf(usage, sizeof usage, "%s", c->args);
+/* Parse argv (argv[0] the subcommand) for c; 0, CLI_HELP or a usage
+** error's exit code. The target and kernel names are checked here. */
+static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char *cmd) {
   *o = (mopts){.db = "rooftune.db", .holdout = 0.3, .seed = 1, .counters = 6};
-  optind = 0;
-  opterr = 0;
-  unsigned given = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "", mlong, NULL)) != -1) {
-    if (ch == O_HELP) {
-      sub_help(c);
-      return -1;
-    }
-    if (ch <= 0 || ch >= O_HELP || !(c->opts & opt_bit[ch]))
-      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
-    given |= opt_bit[ch];
-    double d;
-    switch (ch) {
-    case O_DB: o->db = optarg; break;
-    case O_TARGET: o->target = optarg; break;
-    case O_FP: o->fingerprint = optarg; break;
-    case O_KERNEL: o->kernel = optarg; break;
-    case O_SET:
-      if (o->nset == MAXSET) return cli_usage(cmd, usage, "--set: at most %d workloads", MAXSET);
-      o->set[o->nset++] = optarg;
-      break;
-    case O_CONFIG: o->config = optarg; break;
-    case O_JSON: o->json = 1; break;
-    case O_DEFAULTS: o->defaults = 1; break;
-    case O_FLUSH: o->flush = 1; break;
-    case O_ALL: o->all = 1; break;
-    case O_CSV: o->csv = optarg; break;
-    case O_VERSION:
-      if (cli_double(optarg, 1, &d) || d != floor(d) || d > 1e9)
-        return cli_usage(cmd, usage, "--version: expected a version number >= 1, got '%s'", optarg);
-      o->version = (int)d;
-      break;
-    case O_HOLDOUT:
-      if (cli_double(optarg, 0, &d) || d >= 1)
-        return cli_usage(cmd, usage, "--holdout: expected a share in [0, 1), got '%s'", optarg);
-      o->holdout = d;
-      break;
-    case O_SEED:
-      if (cli_double(optarg, 0, &d) || d != floor(d) || d > 4e18)
-        return cli_usage(cmd, usage, "--seed: expected a whole number, got '%s'", optarg);
-      o->seed = (unsigned long)d;
-      break;
-    case O_COUNTERS:
-      if (cli_double(optarg, 0, &d) || d != floor(d) || d > 1000)
-        return cli_usage(cmd, usage, "--counters: expected a count from 0 to 1000, got '%s'", optarg);
-      o->counters = (int)d;
+  cli_strv sets = {0};
+  int64_t seed = 1;   /* stored in JSON as a signed integer */
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("db", &o->db, "F", "the database (default rooftune.db)"),
+    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (host, cuda:N); default: any"),
+    CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "the stored target whose fingerprint starts with P\n"
+                   "(default: the one target holding the kernel's trials;\nthis machine when the database "
+                   "holds none: predict,\nexplain, history)", .check = cli_check_fingerprint),
+    CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel template", .required = M_ONE | M_FIT),
+    CLI_OPT_LIST("set", &sets, "VAR=VAL,...", "a workload (calibrate, accuracy: repeat for several;\n"
+                 "none: every workload measured on the target)", .check = cli_check_set,
+                 .mask = M_ONE | M_FIT),
+    CLI_OPT_STRING("config", &o->config, "JSON", "the schedule, or 'default'", .mask = M_ONE, .required = M_ONE),
+    CLI_OPT_INT("version", &o->version, "N", 1, 1000000000, "a stored calibration (default the latest)",
+                .mask = M_ONE | M_ACCURACY),
+    CLI_OPT_FLAG("defaults", &o->defaults, "the model's default coefficients", .mask = M_ONE),
+    CLI_OPT_DOUBLE("holdout", &o->holdout, "F", 0, 1, "share of the trials kept out of the fit (default 0.3)",
+                   .flags = CLI_OPEN_HI, .mask = M_CALIBRATE),
+    CLI_OPT_INT64("seed", &seed, "S", 0, 0, "seed of the held-out split (default 1)", .mask = M_CALIBRATE),
+    CLI_OPT_INT("counters", &o->counters, "N", 0, 1000, "schedules whose cache traffic is counted for the\n"
+                "byte terms (PAPI, else cachegrind; default 6, 0: none)", .mask = M_CALIBRATE),
+    CLI_OPT_FLAG("flush", &o->flush, "the trials were measured with --flush (cold caches)", .mask = M_ONE | M_FIT),
+    CLI_OPT_FLAG("all", &o->all, "score on every trial, training trials included", .mask = M_ACCURACY),
+    CLI_OPT_STRING("csv", &o->csv, "FILE", "every scored schedule: workload, configuration, measured\n"
+                   "and predicted time (defaults, calibrated), limiting bound", .mask = M_ACCURACY),
+    CLI_OPT_FLAG("json", &o->json, "JSON on stdout"),
+    CLI_OPT_END,
+  };
+  cli_spec spec = {.cmd = cmd, .usage = c->sub.usage, .about = c->sub.summary, .opts = opts, .mask = c->bit};
+  int nop, rc = cli_parse(&spec, argc, argv, &nop);
+  o->seed = (uint64_t)seed;
+  for (int i = 0; !rc && i < sets.n; i++) {
+    if (i == MAXSET || (i == 1 && (c->bit & M_ONE))) {
+      rc = cli_usage(&spec, "--set given %d times: %s", sets.n,
+                     c->bit & M_ONE ? "one schedule is of one workload" : "at most 16 workloads");
       break;
     }
+    o->set[o->nset++] = sets.v[i];
   }
-  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
-  for (size_t i = 0; i < sizeof option_help / sizeof *option_help; i++)
-    if ((c->required & option_help[i].bit) && !(given & option_help[i].bit))
-      return cli_usage(cmd, usage, "--%s is required", option_help[i].name);
-  if (o->version && o->defaults)
-    return cli_usage(cmd, usage, "--version and --defaults exclude each other");
-  if (o->target && !tg_find(o->target))
-    return cli_usage(cmd, usage, "unknown target '%s' (rooftune targets)", o->target);
+  cli_strv_free(&sets);
+  if (rc) return rc;
+  if (o->version && o->defaults) return cli_usage(&spec, "--version and --defaults exclude each other");
+  if (o->target && !cli_find_target(&spec, o->target, &rc)) return rc;
+  if (o->kernel && (c->bit & (M_ONE | M_FIT))) return check_kernel(&spec, o->target, o->kernel);
   return 0;
 }
 
@@ -239,24 +191,26 @@ static int live_target(mctx *m, const mopts *o, db_mode mode, rt_err *err) {
   return rc;
 }
 
-/* Whether some target has a kernel of this name. */
-static int known_kernel(const char *name) {
-  for (const tg_target *t = tg_targets; t->name; t++)
-    if (tg_kernel(t, name)) return 1;
-  return 0;
+/* Load the target's ceilings into m->ce (measured now only when none are
+** stored and the target is this machine); 0, or an exit code after
+** reporting (m stays open). */
+static int mctx_ceilings(mctx *m, const mopts *o, const char *cmd) {
+  rt_err err = {0};
+  if (!cm_ceilings_load(m->d, m->target_id, m->target, m->t.here, &m->ce, NULL, &err)) return 0;
+  return m->t.here ? cli_fail(cmd, "%s", err.msg)
+                   : cli_fail(cmd, "%s holds no ceilings of target %s (fingerprint %s, %s), and they "
+                              "can only be measured on that machine (rooftune bench --target %s there)",
+                              o->db, m->target, m->t.fingerprint, m->t.model, m->target);
 }
 
 /* Open the database (mode: db.h), find the data's target (cli_data_target;
 ** with live_ok, this machine when no stored target holds trials of the
-** kernel), the kernel and its model, and load the target's ceilings
-** (measured now only when none are stored and the target is this
-** machine). Exit code on failure. */
+** kernel), the kernel and its model, and (with ceilings) the target's
+** ceilings (mctx_ceilings). Exit code on failure. */
 static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, int live_ok,
-                     db_mode mode) {
+                     db_mode mode, int ceilings) {
   rt_err err = {0};
-  memset(m, 0, sizeof *m);
-  if (need_kernel && !known_kernel(o->kernel))
-    return cli_fail(cmd, "unknown kernel '%s' (rooftune kernels --target T)", o->kernel);
+  memset(m, 0, sizeof *m);   /* the kernel's name was checked by parse */
   if (!(m->d = db_open(o->db, mode, &err))) return cli_fail(cmd, "%s", err.msg);
   cli_target_req q = {.name = o->target, .fingerprint = o->fingerprint, .kernel = o->kernel,
                       .sets = o->set, .nsets = o->nset};
@@ -282,11 +236,8 @@ static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, 
                   o->kernel, m->target, t ? t->name : "T");
   else if (need_kernel && !(m->km = cm_kmodel_find_on(tg_device(m->target) >= 0 ? "cuda" : "host", o->kernel)))
     rc = cli_fail(cmd, "kernel %s has no cost model", o->kernel);
-  else if (need_kernel && cm_ceilings_load(m->d, m->target_id, m->target, m->t.here, &m->ce, NULL, &err))
-    rc = m->t.here ? cli_fail(cmd, "%s", err.msg)
-                   : cli_fail(cmd, "%s holds no ceilings of target %s (fingerprint %s, %s), and they "
-                              "can only be measured on that machine (rooftune bench --target %s there)",
-                              o->db, m->target, m->t.fingerprint, m->t.model, m->target);
+  else if (need_kernel && ceilings)
+    rc = mctx_ceilings(m, o, cmd);
   if (rc) mctx_close(m);
   return rc;
 }
@@ -369,20 +320,20 @@ static const char *const bound_work_unit[CM_NBOUND] = {"FLOP", "B", "B", "B", "B
 
 static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 1, 1, DB_CREATE);   /* may store ceilings */
+  int rc = mctx_open(&m, o, cmd, 1, 1, DB_CREATE, 0);   /* may store ceilings */
   if (rc) return rc;
   sp_space *sp = workload_space(m.hk, o->nset ? o->set[0] : NULL, cmd);
   int *cfg = sp ? rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg) : NULL, failed;
   rt_err err = {0};
   cm_coefs c;
-  if (!sp) rc = EXIT_FAIL;
+  if (!sp) rc = EXIT_FAIL;   /* before the ceilings: a bad --set is said at once */
   else if (!strcmp(o->config, "default") ? !sp_default_config(sp, cfg)
                                           : sp_config_parse(sp, o->config, cfg, &err))
     rc = cli_fail(cmd, "%s", err.msg[0] ? err.msg : "the space has no complete default");
   else if (!sp_valid(sp, cfg, &failed))
     rc = cli_fail(cmd, "the configuration is invalid: condition %d is false: %s", failed,
                   sp_cond_text(sp, failed));
-  else
+  else if (!(rc = mctx_ceilings(&m, o, cmd)))
     rc = pick_coefs(&m, o, &c, cmd);
   if (rc) {
     free(cfg), sp_free(sp), mctx_close(&m);
@@ -616,7 +567,7 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
 
 /* mctx_open then load_samples; an exit code on failure (nothing open). */
 static int open_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss) {
-  int rc = mctx_open(m, o, cmd, 1, 0, DB_WRITE);   /* stores workloads, counts, versions */
+  int rc = mctx_open(m, o, cmd, 1, 0, DB_WRITE, 1);   /* stores workloads, counts, versions */
   if (!rc && (rc = load_samples(m, o, cmd, ss))) mctx_close(m);
   return rc;
 }
@@ -680,15 +631,12 @@ static void json_acc(jw *w, const acc *a) {
   jw_end(w, '}');
 }
 
-static char *acc_json_text(const acc *a) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  jw w;
-  jw_init(&w, f);
-  json_acc(&w, a);
+/* The JSON text of what f (an open_memstream) collected, without jw's
+** closing newline; caller frees. */
+static char *memstream_text(FILE *f, char **buf, size_t *len) {
   fclose(f);
-  return buf;
+  if (*len && (*buf)[*len - 1] == '\n') (*buf)[--*len] = 0;
+  return *buf;
 }
 
 /* ---- Counted traffic and the byte terms ---- */
@@ -891,30 +839,54 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
     accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, train, ss.n, w, &t_after[i]);
   }
   /* Store the new version with what it was fitted on. */
-  rt_str fit = {0};
-  rt_str_printf(&fit, "{\"workloads\": [");
-  for (int i = 0; i < ss.nw; i++) rt_str_printf(&fit, "%s\"%s\"", i ? ", " : "", ss.w[i].key);
-  rt_str_printf(&fit, "], \"schedules\": %d, \"train\": %d, \"test\": %d, \"holdout\": %g, "
-                "\"seed\": %lu, \"flush\": %s, \"rms_log_before\": %.6g, \"rms_log_after\": %.6g, "
-                "\"iterations\": %d, \"irls_rounds\": %d, \"outliers\": %d, \"counted\": %d, "
-                "\"counter_source\": \"%s\", \"accuracy\": [", ss.n, ntrain, ntest, o->holdout, o->seed,
-                o->flush ? "true" : "false", fr.rms_before, fr.rms_after, fr.iters,
-                fr.irls_rounds, fr.n_outliers, nct, source);
+  char *fit = NULL;
+  size_t fit_len = 0;
+  FILE *mf = open_memstream(&fit, &fit_len);
+  jw w;
+  jw_init(&w, mf);
+  jw_begin(&w, '{');
+  jw_key(&w, "workloads");
+  jw_begin(&w, '[');
+  for (int i = 0; i < ss.nw; i++) jw_str(&w, ss.w[i].key);
+  jw_end(&w, ']');
+  jw_key(&w, "schedules"); jw_int(&w, ss.n);
+  jw_key(&w, "train"); jw_int(&w, ntrain);
+  jw_key(&w, "test"); jw_int(&w, ntest);
+  jw_key(&w, "holdout"); jw_double(&w, o->holdout);
+  jw_key(&w, "seed"); jw_int(&w, (long long)o->seed);   /* <= INT64_MAX (parse) */
+  jw_key(&w, "flush"); jw_bool(&w, o->flush);
+  jw_key(&w, "rms_log_before"); jw_double(&w, fr.rms_before);
+  jw_key(&w, "rms_log_after"); jw_double(&w, fr.rms_after);
+  jw_key(&w, "iterations"); jw_int(&w, fr.iters);
+  jw_key(&w, "irls_rounds"); jw_int(&w, fr.irls_rounds);
+  jw_key(&w, "outliers"); jw_int(&w, fr.n_outliers);
+  jw_key(&w, "counted"); jw_int(&w, nct);
+  jw_key(&w, "counter_source"); jw_str(&w, source);
+  jw_key(&w, "accuracy");
+  jw_begin(&w, '[');
   for (int i = 0; i < ss.nw; i++) {
-    char *jd = acc_json_text(&a_def[i]), *ja = acc_json_text(&a_after[i]),
-         *jt = acc_json_text(&t_after[i]);
-    rt_str_printf(&fit, "%s{\"workload\": \"%s\", \"defaults\": %s, \"calibrated\": %s, "
-                  "\"calibrated_on_fitted\": %s}", i ? ", " : "", ss.w[i].key, jd, ja, jt);
-    free(jd), free(ja), free(jt);
+    jw_begin(&w, '{');
+    jw_key(&w, "workload"); jw_str(&w, ss.w[i].key);
+    jw_key(&w, "defaults"); json_acc(&w, &a_def[i]);
+    jw_key(&w, "calibrated"); json_acc(&w, &a_after[i]);
+    jw_key(&w, "calibrated_on_fitted"); json_acc(&w, &t_after[i]);
+    jw_end(&w, '}');
   }
-  rt_str_printf(&fit, "]}");
+  jw_end(&w, ']');
+  jw_end(&w, '}');
+  memstream_text(mf, &fit, &fit_len);
   char *cj = cm_coefs_json(m.km, &after);
   int version = 0;
-  if (db_model_put(m.d, m.target_id, m.km->kernel, cj, fit.s, &version, &err))
+  if (db_model_put(m.d, m.target_id, m.km->kernel, cj, fit, &version, &err))
     rc = cli_fail(cmd, "%s", err.msg);
   if (!rc && o->json) {
-    printf("{\"kernel\": \"%s\", \"version\": %d, \"coefficients\": %s, \"fit\": %s}\n",
-           m.km->kernel, version, cj, fit.s);
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "kernel"); jw_str(&w, m.km->kernel);
+    jw_key(&w, "version"); jw_int(&w, version);
+    jw_key(&w, "coefficients"); jw_raw(&w, cj);
+    jw_key(&w, "fit"); jw_raw(&w, fit);
+    jw_end(&w, '}');
   } else if (!rc) {
     printf("calibrated %s on %s %s (%s): version %d\n", m.km->kernel, m.target, m.t.fingerprint,
            m.t.model, version);
@@ -952,7 +924,7 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
       printf("  %-12s %10.4g -> %-10.4g %s%s\n", m.km->coefs[j].name, defs.v[j], after.v[j],
              m.km->coefs[j].what, fixed[j] ? " [held]" : "");
   }
-  free(cj), free(fit.s), free(tr), free(ct), free(train), free(test);
+  free(cj), free(fit), free(tr), free(ct), free(train), free(test);
 out:
   samples_free(&ss);
   mctx_close(&m);
@@ -1098,7 +1070,9 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
     jw_key(&h->w, "version"); jw_int(&h->w, version);
     jw_key(&h->w, "created"); jw_str(&h->w, created);
     jw_key(&h->w, "coefficients"); jw_raw(&h->w, coefs);
-    jw_key(&h->w, "fit"); jw_raw(&h->w, fit);
+    jw_key(&h->w, "fit");
+    if (fj) jw_raw(&h->w, fit);
+    else jw_str(&h->w, fit);   /* not JSON (written by hand before, a NaN as nan): as text */
     jw_end(&h->w, '}');
   } else {
     printf("%-10s %3d  %s  %3lld schedules  spearman %.3f (first workload, held out %lld)\n", kernel, version, created,
@@ -1113,7 +1087,7 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
 
 static int mc_history(const mopts *o, const char *cmd) {
   mctx m;
-  int rc = mctx_open(&m, o, cmd, 0, 1, DB_READ);
+  int rc = mctx_open(&m, o, cmd, 0, 1, DB_READ, 0);
   if (rc) return rc;
   hist h = {.o = o};
   rt_err err = {0};
@@ -1137,13 +1111,13 @@ static int mc_history(const mopts *o, const char *cmd) {
 
 int cmd_model(int argc, char **argv) {
   int rc;
-  if (argc >= 2 && !strcmp(argv[1], "roofline")) return cmd_model_roofline(argc - 1, argv + 1);
-  const model_cmd *c = cli_pick("model", subcommands, sizeof *subcommands, argc, argv, model_help, &rc);
+  const model_cmd *c = cli_pick("model", &cmd_model_group, argc, argv, &rc);
   if (!c) return rc;
+  if (c->main) return c->main(argc - 1, argv + 1);
   mopts o;
   char cmd[64];
-  snprintf(cmd, sizeof cmd, "model %s", c->name);
-  if ((rc = parse(c, argc - 1, argv + 1, &o))) return rc < 0 ? EXIT_OK : rc;
+  snprintf(cmd, sizeof cmd, "model %s", c->sub.name);
+  if ((rc = parse(c, argc - 1, argv + 1, &o, cmd))) return rc == CLI_HELP ? EXIT_OK : rc;
   return c->fn(&o, cmd);
 }
 

@@ -18,7 +18,6 @@
 ** showed).
 */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,39 +35,6 @@
 #include "cli.h"
 
 #define CMD "model roofline"
-
-static const char usage[] =
-    "[--db F] (--campaign ID | [--target T] [--fingerprint P] --kernel K [--set VAR=VAL,...])\n"
-    "       -o FILE.png|FILE.svg [--title T] [--data FILE.csv]";
-
-static const char help_text[] =
-    "The roofline plot of a campaign: the target's measured ceilings (rooftune bench)\n"
-    "and every verified schedule of the campaign, drawn with gnuplot.\n\n"
-    "options:\n"
-    "  --db F             the database (default rooftune.db)\n"
-    "  --campaign ID      the schedules of this campaign (on its target)\n"
-    "  --kernel K         the schedules of every campaign of K's workload on the one\n"
-    "                     stored target holding K's trials\n"
-    "  --target T         only stored targets named T (host, cuda:N)\n"
-    "  --fingerprint P    the stored target whose fingerprint starts with P (needed\n"
-    "                     when several targets hold K's trials)\n"
-    "  --set VAR=VAL,...  with --kernel: which workload (needed when there are several)\n"
-    "  -o, --out FILE     the plot: FILE.png (pngcairo, 1000x700) or FILE.svg; the\n"
-    "                     gnuplot script is kept beside it as FILE.gp\n"
-    "  --title T          the plot's title (default: workload, target, date of ceilings)\n"
-    "  --data FILE.csv    also write the plotted points as CSV\n"
-    "x: arithmetic intensity = flops / compulsory bytes; y: flops / measured time.\n"
-    "Roofs: the higher of the one-thread and all-thread figure of each ceiling.\n";
-
-enum { O_DB = 1, O_TARGET, O_CAMPAIGN, O_KERNEL, O_SET, O_OUT, O_TITLE, O_DATA, O_FP, O_HELP };
-
-static const struct option longopts[] = {
-  {"db", required_argument, 0, O_DB}, {"target", required_argument, 0, O_TARGET},
-  {"campaign", required_argument, 0, O_CAMPAIGN}, {"kernel", required_argument, 0, O_KERNEL},
-  {"set", required_argument, 0, O_SET}, {"out", required_argument, 0, O_OUT},
-  {"title", required_argument, 0, O_TITLE}, {"data", required_argument, 0, O_DATA},
-  {"fingerprint", required_argument, 0, O_FP}, {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0},
-};
 
 typedef struct ropts {
   const char *db, *target, *kernel, *set, *out, *title, *data, *fingerprint;
@@ -107,59 +73,51 @@ typedef struct roof {
 
 static char *sibling(const char *path, const char *ext);
 
-/* Parse into *o; -1 after --help; > 0 a usage error's exit code. */
+/* Parse into *o; 0, CLI_HELP or a usage error's exit code. */
 static int parse(int argc, char **argv, ropts *o) {
   memset(o, 0, sizeof *o);
   o->db = "rooftune.db";
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-    switch (ch) {
-    case O_DB: o->db = optarg; break;
-    case O_TARGET: o->target = optarg; break;
-    case O_FP: o->fingerprint = optarg; break;
-    case O_KERNEL: o->kernel = optarg; break;
-    case O_SET: o->set = optarg; break;
-    case 'o':
-    case O_OUT: o->out = optarg; break;
-    case O_TITLE: o->title = optarg; break;
-    case O_DATA: o->data = optarg; break;
-    case O_CAMPAIGN: {
-      char *end;
-      errno = 0;
-      long long v = strtoll(optarg, &end, 10);
-      if (errno || *end || end == optarg || v < 1)
-        return cli_usage(CMD, usage, "--campaign: expected a campaign id (a positive integer), got '%s'",
-                         optarg);
-      o->campaign = v;
-      break;
-    }
-    case O_HELP:
-      printf("usage: rooftune %s %s\n\n%s", CMD, usage, help_text);
-      return -1;
-    default:
-      return cli_usage(CMD, usage, "unknown option or missing value: %s", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return cli_usage(CMD, usage, "unexpected argument '%s'", argv[optind]);
-  if (!!o->campaign == !!o->kernel) return cli_usage(CMD, usage, "give exactly one of --campaign ID and --kernel K");
-  if (o->set && !o->kernel) return cli_usage(CMD, usage, "--set selects a workload of --kernel K");
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("db", &o->db, "F", "the database (default rooftune.db)"),
+    CLI_OPT_INT64("campaign", &o->campaign, "ID", 1, 0, "the schedules of this campaign (on its target)"),
+    CLI_OPT_STRING("kernel", &o->kernel, "K", "the schedules of every campaign of K's workload on the\n"
+                   "one stored target holding K's trials"),
+    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (host, cuda:N)"),
+    CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "the stored target whose fingerprint starts with P\n"
+                   "(needed when several targets hold K's trials)", .check = cli_check_fingerprint),
+    CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "with --kernel: which workload (needed when there are\n"
+                   "several)", .check = cli_check_set),
+    CLI_OPT_STRING("out", &o->out, "FILE", "the plot: FILE.png (pngcairo, 1000x700) or FILE.svg;\n"
+                   "the gnuplot script is kept beside it as FILE.gp", .short_name = 'o', .required = CLI_ALL),
+    CLI_OPT_STRING("title", &o->title, "T", "the plot's title (default: workload, target, date of\nceilings)"),
+    CLI_OPT_STRING("data", &o->data, "FILE.csv", "also write the plotted points as CSV"),
+    CLI_OPT_END,
+  };
+  const cli_sub *row = NULL;
+  for (int i = 0; cli_group_row(&cmd_model_group, i)->name; i++)
+    if (!strcmp(cli_group_row(&cmd_model_group, i)->name, "roofline")) row = cli_group_row(&cmd_model_group, i);
+  cli_spec spec = {
+    .cmd = CMD, .usage = row->usage, .opts = opts,
+    .about = "The roofline plot of a campaign: the target's measured ceilings (rooftune bench)\n"
+             "and every verified schedule of the campaign, drawn with gnuplot.",
+    .epilog = "x: arithmetic intensity = flops / compulsory bytes; y: flops / measured time.\n"
+              "Roofs: the higher of the one-thread and all-thread figure of each ceiling.\n"};
+  int nop, rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc;
+  if (!!o->campaign == !!o->kernel) return cli_usage(&spec, "give exactly one of --campaign ID and --kernel K");
+  if (o->set && !o->kernel) return cli_usage(&spec, "--set selects a workload of --kernel K");
   if (o->fingerprint && !o->kernel)
-    return cli_usage(CMD, usage, "--fingerprint selects the target of --kernel K's trials (a --campaign "
-                     "names its own)");
-  if (!o->out) return cli_usage(CMD, usage, "-o FILE.png or -o FILE.svg is required");
+    return cli_usage(&spec, "--fingerprint selects the target of --kernel K's trials (a --campaign names its own)");
   const char *dot = strrchr(o->out, '.'), *slash = strrchr(o->out, '/');
   if (!dot || (slash && dot < slash) || (strcasecmp(dot, ".png") && strcasecmp(dot, ".svg")))
-    return cli_usage(CMD, usage, "-o %s: the extension picks the format: expected .png or .svg", o->out);
+    return cli_usage(&spec, "-o %s: the extension picks the format: expected .png or .svg", o->out);
   o->svg = !strcasecmp(dot, ".svg");
   if (o->data) {   /* three outputs, three files */
     char *gp = sibling(o->out, ".gp");
     int same = !strcmp(o->data, o->out) || !strcmp(o->data, gp) || rt_same_file(o->data, o->out) ||
                rt_same_file(o->data, gp);
     free(gp);
-    if (same)
-      return cli_usage(CMD, usage, "--data %s: is also the plot or its script; name another file", o->data);
+    if (same) return cli_usage(&spec, "--data %s: is also the plot or its script; name another file", o->data);
   }
   return 0;
 }
@@ -814,7 +772,7 @@ int cmd_model_roofline(int argc, char **argv) {
   roof r;
   memset(&r, 0, sizeof r);
   int rc = parse(argc, argv, &r.o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   if (!in_path("gnuplot")) return cli_fail(CMD, "%s", no_gnuplot);
   /* every output is opened first (a refused one changes nothing) and
   ** renamed into place only when all are complete */

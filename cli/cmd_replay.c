@@ -4,12 +4,13 @@
 ** (several strategies, several seeds each, scored with the methodology of
 ** Willemsen et al. against the exact expectation of random search, with
 ** the curves as CSV). Both share one option table and one recording
-** loader; live comparisons on our own kernels are in cmd_tune.c. A
-** database recording's target is the data's (cli_data_target): the one
-** stored target holding the kernel's trials, or --fingerprint's.
+** loader; live comparisons run campaigns (tu_campaign). A database
+** recording's target is the data's (cli_data_target): the one stored
+** target holding the kernel's trials, or --fingerprint's. A T4 file
+** without --space is replayed on the space of its recorded configurations
+** (t4_inferred).
 */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -31,155 +32,105 @@ typedef struct ropts {
   int64_t campaign;
   uint64_t seed;
   double time_limit, time_cap;
-  int json, repeats, batch, budget_set, recorded;
+  int json, repeats, batch, budget_set, recorded, time_cap_set;
   int live;   /* compare: live campaigns on --target (not a recording) */
 } ropts;
 
-enum { R_T4 = 1, R_SPACE, R_DB, R_TARGET, R_KERNEL, R_SET, R_CAMPAIGN, R_STRATEGY,
-       R_STRATEGIES, R_BUDGET, R_TIME, R_SEED, R_REPEATS, R_JSON, R_CSV, R_BATCH, R_REFERENCE,
-       R_CAP, R_RECORDED, R_FP, R_HELP };
+enum { R_REPLAY = 1, R_COMPARE = 2 };   /* the commands, as the rows' masks */
 
-static const struct option rlong[] = {
-  {"t4", required_argument, 0, R_T4}, {"space", required_argument, 0, R_SPACE},
-  {"db", required_argument, 0, R_DB}, {"target", required_argument, 0, R_TARGET},
-  {"kernel", required_argument, 0, R_KERNEL}, {"set", required_argument, 0, R_SET},
-  {"campaign", required_argument, 0, R_CAMPAIGN}, {"strategy", required_argument, 0, R_STRATEGY},
-  {"strategies", required_argument, 0, R_STRATEGIES}, {"budget", required_argument, 0, R_BUDGET},
-  {"time-limit", required_argument, 0, R_TIME}, {"seed", required_argument, 0, R_SEED},
-  {"repeats", required_argument, 0, R_REPEATS}, {"json", no_argument, 0, R_JSON},
-  {"csv", required_argument, 0, R_CSV}, {"batch", required_argument, 0, R_BATCH},
-  {"reference", required_argument, 0, R_REFERENCE}, {"time-cap", required_argument, 0, R_CAP},
-  {"recorded", no_argument, 0, R_RECORDED}, {"fingerprint", required_argument, 0, R_FP},
-  {"help", no_argument, 0, R_HELP}, {0, 0, 0, 0},
-};
+static const cli_spec replay_spec = {
+  .cmd = "replay",
+  .usage = "(--t4 FILE [--space T1] | --db F [--target T] [--fingerprint P] --kernel K [--space T1]\n"
+           "        | --db F --campaign ID [--space T1])\n"
+           "       [--set VAR=VAL,...] --strategy S [--budget N|P%] [--time-limit S]\n"
+           "       [--seed S] [--batch N] [--json]",
+  .about = "Run a strategy with recorded results as the objective: a T4 file, or the trials of\n"
+           "a rooftune database (no hardware is needed).",
+  .mask = R_REPLAY};
+static const cli_spec compare_spec = {
+  .cmd = "compare",
+  .usage = "(--t4 FILE [--space T1] | --db F [--target T] [--fingerprint P] --kernel K [--space T1]\n"
+           "        [--recorded] | --db F --campaign ID [--space T1]\n"
+           "        | --target host --kernel K [--db F] [--reference N|P%] [--time-cap S])\n"
+           "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--repeats R]\n"
+           "       [--seed S] [--batch N] [--json] [--csv DIR]",
+  .about = "Score strategies over repeats (seeds S, S+1, ...) against random search's exact\n"
+           "expectation and the optimum (Willemsen et al.): 0 is random search, 1 the optimum.",
+  .epilog = "live comparison (compare --target host --kernel K): every run is a campaign in the\n"
+            "database (default rooftune.db), reusing what it measured before.\n",
+  .mask = R_COMPARE};
 
-static const char replay_usage[] =
-    "(--t4 FILE --space T1 | --db F [--target T] [--fingerprint P] --kernel K [--space T1]\n"
-    "        | --db F --campaign ID [--space T1])\n"
-    "       [--set VAR=VAL,...] --strategy S [--budget N|P%] [--time-limit SECONDS]\n"
-    "       [--seed S] [--batch N] [--json]";
-static const char compare_usage[] =
-    "(--t4 FILE --space T1 | --db F [--target T] [--fingerprint P] --kernel K [--space T1] [--recorded]\n"
-    "        | --db F --campaign ID [--space T1]\n"
-    "        | --target host --kernel K [--db F] [--reference N|P%] [--time-cap S])\n"
-    "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--repeats R]\n"
-    "       [--seed S] [--json] [--csv DIR]";
-
-static const char replay_help[] =
-    "  --t4 FILE          a T4 results file (plain or .gz) recorded on the space --space\n"
-    "  --db F             a rooftune database: the trials of --kernel and the workload\n"
-    "                     --set binds on the one stored target holding them (or of\n"
-    "                     --campaign ID)\n"
-    "  --target T         with --db: only stored targets named T (host, cuda:N)\n"
-    "  --fingerprint P    with --db: the stored target whose fingerprint starts with P\n"
-    "                     (needed when several targets hold the trials)\n"
-    "  --space T1         the space (default: the host kernel's space file)\n"
-    "  --set VAR=VAL,...  the space's problem variables\n"
-    "  --strategy S       the strategy to replay (replay)\n"
-    "  --strategies LIST  strategies to compare, or 'all' (compare)\n"
-    "  --budget N|P%      evaluations, or a percentage of the recorded configurations\n"
-    "                     (default 5%)\n"
-    "  --time-limit S     replay: stop once S seconds of recorded time (compile,\n"
-    "                     verification, runs, framework) are spent\n"
-    "  --seed S           the seed (compare: repeat r uses S + r; default 1)\n"
-    "  --repeats R        compare: runs per strategy (default 10)\n"
-    "  --batch N          proposals asked for at once (default 16)\n"
-    "  --json             machine-readable output\n"
-    "  --csv DIR          compare: write DIR/curves.csv and DIR/scores.csv\n"
-    "live comparison (compare --target host --kernel K): every run is a campaign in the\n"
-    "database (default rooftune.db), reusing what it measured before:\n"
-    "  --reference N|P%   configurations of the random reference sample that stands for\n"
-    "                     the space (default max(4 x budget, 100); the whole space when it\n"
-    "                     covers it, and then the score is exact)\n"
-    "  --time-cap S       seconds of timing per schedule (default 0.5)\n"
-    "  --recorded         with --db and --target host: compare over the recorded trials\n"
-    "                     only (replay), measuring nothing\n";
-
-static int parse_int(const char *s, long long lo, long long *out) {
-  char *end;
-  errno = 0;
-  *out = strtoll(s, &end, 10);
-  return errno || *end || end == s || *out < lo ? -1 : 0;
-}
-
-/* Parse options; -1: --help printed; > 0: a usage error's exit code. */
-static int parse_ropts(int argc, char **argv, const char *cmd, const char *usage, ropts *o) {
+/* Parse options for replay_spec or compare_spec; 0, CLI_HELP, or a usage
+** error's exit code. */
+static int parse_ropts(int argc, char **argv, const cli_spec *which, ropts *o) {
   memset(o, 0, sizeof *o);
   o->seed = 1;
   o->repeats = 10;
   o->budget = "5%";
   o->time_cap = 0.5;
-  optind = 0;
-  opterr = 0;
-  int ch, is_compare = !strcmp(cmd, "compare");
-  while ((ch = getopt_long(argc, argv, "", rlong, NULL)) != -1) {
-    long long v;
-    switch (ch) {
-    case R_T4: o->t4 = optarg; break;
-    case R_SPACE: o->space = optarg; break;
-    case R_DB: o->db = optarg; break;
-    case R_TARGET: o->target = optarg; break;
-    case R_FP: o->fingerprint = optarg; break;
-    case R_KERNEL: o->kernel = optarg; break;
-    case R_SET: o->set = optarg; break;
-    case R_BUDGET: o->budget = optarg; o->budget_set = 1; break;
-    case R_CSV: o->csv = optarg; break;
-    case R_REFERENCE: o->reference = optarg; break;
-    case R_RECORDED: o->recorded = 1; break;
-    case R_JSON: o->json = 1; break;
-    case R_STRATEGY:
-    case R_STRATEGIES:
-      if ((ch == R_STRATEGIES) != is_compare)
-        return cli_usage(cmd, usage, "--%s is for %s", ch == R_STRATEGY ? "strategy" : "strategies",
-                         ch == R_STRATEGY ? "replay (compare takes --strategies)" : "compare");
-      o->strategy = optarg;
-      break;
-    case R_CAMPAIGN:
-    case R_SEED:
-    case R_REPEATS:
-    case R_BATCH:
-      if (parse_int(optarg, ch == R_SEED ? 0 : 1, &v) || (ch != R_SEED && ch != R_CAMPAIGN && v > 100000))
-        return cli_usage(cmd, usage, "--%s: expected %s, got '%s'", cli_optname(rlong, ch),
-                         ch == R_SEED ? "an integer >= 0" : "a positive integer", optarg);
-      if (ch == R_CAMPAIGN) o->campaign = v;
-      else if (ch == R_SEED) o->seed = (uint64_t)v;
-      else if (ch == R_REPEATS) o->repeats = (int)v;
-      else o->batch = (int)v;
-      break;
-    case R_TIME:
-    case R_CAP: {
-      double *d = ch == R_TIME ? &o->time_limit : &o->time_cap;
-      if (cli_double(optarg, 0, d) || !(*d > 0))
-        return cli_usage(cmd, usage, "--%s: expected seconds > 0, got '%s'", cli_optname(rlong, ch), optarg);
-      break;
-    }
-    case R_HELP:
-      printf("usage: rooftune %s %s\n\noptions:\n%s", cmd, usage, replay_help);
-      return -1;
-    default:
-      return cli_usage(cmd, usage, "unknown option or missing value: %s", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return cli_usage(cmd, usage, "unexpected argument '%s'", argv[optind]);
+  int is_compare = which->mask == R_COMPARE, nop;
+  int64_t seed = 1;   /* written to JSON as a signed integer */
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("t4", &o->t4, "FILE", "a T4 results file (plain or .gz)"),
+    CLI_OPT_STRING("db", &o->db, "F", "a rooftune database: the trials of --kernel and the workload\n"
+                   "--set binds on the one stored target holding them (or\nof --campaign ID)"),
+    CLI_OPT_STRING("target", &o->target, "T", "with --db: only stored targets named T (host, cuda:N)"),
+    CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "with --db: the stored target whose fingerprint starts\n"
+                   "with P (needed when several targets hold the trials)", .check = cli_check_fingerprint),
+    CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel of --db's trials"),
+    CLI_OPT_INT64("campaign", &o->campaign, "ID", 1, 0, "with --db: the trials of this campaign"),
+    CLI_OPT_STRING("space", &o->space, "T1", "the space (default: --t4's inferred from the recorded\n"
+                   "configurations, --db's the kernel's space file)"),
+    CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "the space's problem variables", .check = cli_check_set),
+    CLI_OPT_STRING("strategy", &o->strategy, "S", "the strategy to replay (rooftune tune --help lists them)",
+                   .mask = R_REPLAY, .required = R_REPLAY),
+    CLI_OPT_STRING("strategies", &o->strategy, "LIST", "strategies to compare, comma-separated, or 'all'",
+                   .mask = R_COMPARE, .required = R_COMPARE),
+    CLI_OPT_STRING("budget", &o->budget, "N|P%", "evaluations, or a percentage of the recorded\n"
+                   "configurations (default 5%)", .check = cli_check_budget, .given = &o->budget_set),
+    CLI_OPT_DOUBLE("time-limit", &o->time_limit, "S", 0, 0, "stop once S seconds of recorded time (compile,\n"
+                   "verification, runs, framework) are spent", .flags = CLI_OPEN_LO, .mask = R_REPLAY),
+    CLI_OPT_INT64("seed", &seed, "S", 0, 0, "the seed (compare: repeat r uses S + r; default 1)"),
+    CLI_OPT_INT("repeats", &o->repeats, "R", 1, 100000, "runs per strategy (default 10)", .mask = R_COMPARE),
+    CLI_OPT_INT("batch", &o->batch, "N", 1, 100000, "proposals asked for at once (default 16)"),
+    CLI_OPT_FLAG("json", &o->json, "machine-readable output"),
+    CLI_OPT_STRING("csv", &o->csv, "DIR", "write DIR/curves.csv and DIR/scores.csv", .mask = R_COMPARE),
+    CLI_OPT_GROUP("live comparison", .mask = R_COMPARE),
+    CLI_OPT_STRING("reference", &o->reference, "N|P%", "configurations of the random reference sample that\n"
+                   "stands for the space (default max(4 x budget, 100); the\nwhole space when it covers it, "
+                   "and then the score is\nexact)", .check = cli_check_budget, .mask = R_COMPARE),
+    CLI_OPT_DOUBLE("time-cap", &o->time_cap, "S", 0, 0, "seconds of timing per schedule (default 0.5)",
+                   .flags = CLI_OPEN_LO, .mask = R_COMPARE, .given = &o->time_cap_set),
+    CLI_OPT_FLAG("recorded", &o->recorded, "with --db and --target host: compare over the recorded\n"
+                 "trials only (replay), measuring nothing", .mask = R_COMPARE),
+    CLI_OPT_END,
+  };
+  cli_spec spec = *which;
+  spec.opts = opts;
+  int rc = cli_parse(&spec, argc, argv, &nop);
+  if (rc) return rc;
+  o->seed = (uint64_t)seed;
+  const cli_spec *s = which;
   o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && !o->fingerprint && o->target &&
             tg_find(o->target);
-  if (o->live && !o->kernel) return cli_usage(cmd, usage, "a live comparison needs --kernel K");
-  if (!o->live && (o->reference || o->time_cap != 0.5))
-    return cli_usage(cmd, usage, "--reference and --time-cap are for live comparisons (--target host)");
+  if (o->live && !o->kernel) return cli_usage(s, "a live comparison needs --kernel K");
+  if (!o->live && (o->reference || o->time_cap_set))
+    return cli_usage(s, "--reference and --time-cap are for live comparisons (--target host)");
   if (!o->live && !!o->t4 == !!o->db)
-    return cli_usage(cmd, usage, "give exactly one of --t4 FILE and --db F%s",
+    return cli_usage(s, "give exactly one of --t4 FILE and --db F%s",
                      is_compare ? " (or --target host --kernel K to compare on live measurements)" : "");
-  if (o->t4 && !o->space) return cli_usage(cmd, usage, "--t4 needs --space T1 (the space it was recorded on)");
-  if (o->db && !o->kernel && !o->campaign)
-    return cli_usage(cmd, usage, "--db needs --kernel K (or --campaign ID)");
+  if (o->db && !o->kernel && !o->campaign) return cli_usage(s, "--db needs --kernel K (or --campaign ID)");
   if (o->fingerprint && (!o->db || o->campaign))
-    return cli_usage(cmd, usage, "--fingerprint selects the target of --db's trials of --kernel K "
-                     "(a --campaign names its own)");
-  if (!o->strategy)
-    return cli_usage(cmd, usage, "%s is required", is_compare ? "--strategies LIST" : "--strategy S");
-  if (o->csv && !is_compare) return cli_usage(cmd, usage, "--csv is for compare");
-  if (o->time_limit > 0 && is_compare)
-    return cli_usage(cmd, usage, "compare counts its budget in evaluations (--budget)");
+    return cli_usage(s, "--fingerprint selects the target of --db's trials of --kernel K (a --campaign "
+                     "names its own)");
+  if (o->live && !cli_kernel(s, o->target, o->kernel, &rc)) return rc;
+  if (!is_compare) return cli_strategy(s, o->strategy, &rc) ? 0 : rc;
+  if (strcmp(o->strategy, "all")) {   /* each name of the list */
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", o->strategy);
+    for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+      if (!cli_strategy(s, t, &rc)) return rc;
+  }
   return 0;
 }
 
@@ -203,6 +154,116 @@ static void replay_in_free(replay_in *in) {
   sp_free(in->sp);
   free(in->values);
   free(in->key);
+}
+
+/* ---- The space of a T4 file given without --space ----
+** As db import infers it (db_import_read): each parameter with the values
+** recorded, sorted, typed as recorded. A recording rarely holds every
+** combination of those values (a tool records the configurations of its
+** restricted space); the space is then exactly the configurations
+** recorded, as Kernel Tuner's simulation mode takes them from its cache,
+** through one condition: a decision tree over the parameters in order
+** ("p0 == a and (p1 == b and (...) or ...) or ..."), which the engine
+** checks in a few comparisons per parameter, where a list of the recorded
+** tuples would be scanned whole. */
+
+/* A T1 text of sp's parameters (values as sx_repr writes them), its
+** problem variables declared by name (bound by --set again), and cond as
+** the only condition (NULL: none). Caller frees. */
+static char *t1_text(const sp_space *sp, const char *cond) {
+  json_t *params = json_array(), *vars = json_array(), *names = json_array();
+  char buf[1024];
+  for (int p = 0; p < sp_nparams(sp); p++) {
+    rt_str v = {0};
+    rt_str_printf(&v, "[");
+    for (int i = 0; i < sp_nvalues(sp, p); i++) {
+      sx_repr(sp_value(sp, p, i), buf, sizeof buf);
+      rt_str_printf(&v, "%s%s", i ? ", " : "", buf);
+    }
+    rt_str_printf(&v, "]");
+    json_array_append_new(params, json_pack("{s:s, s:s, s:s}", "Name", sp_param_name(sp, p), "Type",
+                                            sp_param_type(sp, p), "Values", v.s));
+    json_array_append_new(names, json_string(sp_param_name(sp, p)));
+    free(v.s);
+  }
+  for (int i = 0; i < sp_nvars(sp); i++) json_array_append_new(vars, json_pack("{s:s}", "Name", sp_var_name(sp, i)));
+  json_t *conds = json_array();
+  if (cond) json_array_append_new(conds, json_pack("{s:s, s:O}", "Expression", cond, "Parameters", names));
+  json_t *t1 = json_pack("{s:{s:s}, s:{s:o, s:o, s:o}}", "General", "BenchmarkName", sp_name(sp),
+                         "ConfigurationSpace", "ProblemVariables", vars, "TuningParameters", params,
+                         "Conditions", conds);
+  char *text = json_dumps(t1, JSON_COMPACT);
+  json_decref(t1);
+  json_decref(names);
+  return text;
+}
+
+/* Lexicographic order of configurations (value indices); arg: np. */
+static int cfg_cmp(const void *a, const void *b, void *np) {
+  const int *x = *(const int *const *)a, *y = *(const int *const *)b;
+  for (int p = 0; p < *(const int *)np; p++)
+    if (x[p] != y[p]) return (x[p] > y[p]) - (x[p] < y[p]);
+  return 0;
+}
+
+/* The decision tree holding for exactly the configurations cfgs[lo..hi)
+** (sorted) on parameters k.. into s. */
+static void tree_expr(rt_str *s, const sp_space *sp, const int *const *cfgs, int64_t lo, int64_t hi, int k) {
+  char buf[1024];
+  const char *name = sp_param_name(sp, k);
+  if (k == sp_nparams(sp) - 1) {   /* the last: one list (its values are distinct) */
+    rt_str_printf(s, "%s in [", name);
+    for (int64_t i = lo; i < hi; i++) {
+      sx_repr(sp_value(sp, k, cfgs[i][k]), buf, sizeof buf);
+      rt_str_printf(s, "%s%s", i > lo ? ", " : "", buf);
+    }
+    rt_str_printf(s, "]");
+    return;
+  }
+  if (sp_nvalues(sp, k) == 1) {   /* a constant: nothing to test */
+    tree_expr(s, sp, cfgs, lo, hi, k + 1);
+    return;
+  }
+  for (int64_t i = lo, j; i < hi; i = j) {
+    for (j = i + 1; j < hi && cfgs[j][k] == cfgs[i][k]; j++) continue;
+    sx_repr(sp_value(sp, k, cfgs[i][k]), buf, sizeof buf);
+    rt_str_printf(s, "%s(%s == %s and (", i > lo ? " or " : "", name, buf);
+    tree_expr(s, sp, cfgs, i, j, k + 1);
+    rt_str_printf(s, "))");
+  }
+}
+
+/* The space of T4 file path inferred (above) with bindings b, and its
+** recording; 0, or -1 with err. */
+static int t4_inferred(const char *path, const sp_binding *b, int nb, sp_space **sp, tu_rec **rec,
+                       rt_err *err) {
+  db_import_opts io = {.format = "t4", .set = b, .nset = nb, .kernel = "recording"};
+  db_import *im = db_import_read(path, &io, err);
+  if (!im) return -1;
+  char *text = t1_text(db_import_space(im), NULL);
+  db_import_free(im);
+  *sp = sp_load_string(text, "the space of its recorded values", b, nb, err);
+  free(text);
+  *rec = *sp ? tu_rec_t4(path, *sp, err) : NULL;
+  if (!*rec || (rt_count)tu_rec_n(*rec) == sp_count(*sp)) return *rec ? 0 : -1;
+  /* not every combination was recorded: the recorded ones */
+  int np = sp_nparams(*sp);
+  int64_t n = tu_rec_n(*rec);
+  const int **cfgs = rt_malloc((size_t)n * sizeof *cfgs);
+  for (int64_t i = 0; i < n; i++) cfgs[i] = tu_rec_cfg(*rec, i);
+  qsort_r(cfgs, (size_t)n, sizeof *cfgs, cfg_cmp, &np);
+  rt_str cond = {0};
+  tree_expr(&cond, *sp, cfgs, 0, n, 0);
+  free(cfgs);
+  text = t1_text(*sp, cond.s);
+  free(cond.s);
+  tu_rec_free(*rec);
+  sp_free(*sp);
+  *rec = NULL;
+  *sp = sp_load_string(text, "the space of its recorded configurations", b, nb, err);
+  free(text);
+  *rec = *sp ? tu_rec_t4(path, *sp, err) : NULL;
+  return *rec ? 0 : -1;
 }
 
 /* Load the space (--space, else the kernel's on target, NULL: host) with
@@ -295,13 +356,20 @@ static int load_input(const ropts *o, const char *cmd, replay_in *in) {
   rt_err err = {0};
   cli_target t = {0};
   int rc = o->db && !o->campaign ? db_target(o, cmd, &t) : 0;
-  if (!rc) rc = load_input_space(o, cmd, t.name ? t.name : o->target, &in->sp);
+  if (!rc && (o->space || !o->t4)) rc = load_input_space(o, cmd, t.name ? t.name : o->target, &in->sp);
   if (rc) {
     cli_target_free(&t);
     return rc;
   }
-  if (o->t4) {
+  if (o->t4 && o->space) {
     in->rec = tu_rec_t4(o->t4, in->sp, &err);
+  } else if (o->t4) {   /* the space inferred from the file */
+    sx_arena *arena = sx_arena_new();
+    sp_binding *b = NULL;
+    int nb = o->set ? sp_parse_bindings(o->set, arena, &b, &err) : 0;   /* checked: cli_check_set */
+    if (nb >= 0) t4_inferred(o->t4, b, nb, &in->sp, &in->rec, &err);
+    free(b);
+    sx_arena_free(arena);
   } else {
     /* the dtype of a template kernel of the data's target, else of imported data */
     const tg_target *tt = tg_find(t.name);
@@ -380,17 +448,16 @@ static int64_t rank_of(const replay_in *in, double t) {
 
 int cmd_replay(int argc, char **argv) {
   ropts o;
-  int rc = parse_ropts(argc, argv, "replay", replay_usage, &o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
-  const tu_strategy *S = tu_strategy_find(o.strategy);
-  if (!S) return cli_usage("replay", replay_usage, "unknown strategy '%s'", o.strategy);
+  int rc = parse_ropts(argc, argv, &replay_spec, &o);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
+  const tu_strategy *S = tu_strategy_find(o.strategy);   /* checked by parse_ropts */
   replay_in in;
   if ((rc = load_input(&o, "replay", &in))) return rc;
   int64_t budget = 0;
   if (!o.time_limit || o.budget_set) {   /* a time limit alone: no evaluation cap */
     if (parse_budget(o.budget, in.n, &budget)) {
       replay_in_free(&in);
-      return cli_usage("replay", replay_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+      return cli_usage(&replay_spec, "--budget: expected N or P%%, got '%s'", o.budget);
     }
   }
   tu_run *r = replay_run(&in, S, o.seed, budget, &o, "replay");
@@ -761,11 +828,11 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
 
 int cmd_compare(int argc, char **argv) {
   ropts o;
-  int rc = parse_ropts(argc, argv, "compare", compare_usage, &o);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  int rc = parse_ropts(argc, argv, &compare_spec, &o);
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   const tu_strategy *list[64];
   int ns = parse_strategies(o.strategy, list, 64);
-  if (ns <= 0) return cli_usage("compare", compare_usage, "--strategies: unknown strategy in '%s'", o.strategy);
+  if (ns <= 0) return cli_usage(&compare_spec, "--strategies: at most 64 strategies, got '%s'", o.strategy);
   cmp_src src = {.o = &o};
   replay_in in = {0};
   int64_t budget;
@@ -781,7 +848,7 @@ int cmd_compare(int argc, char **argv) {
     rt_count count = sp_count(sp);
     sp_free(sp);
     if (parse_budget(o.budget, count > (rt_count)INT64_MAX ? INT64_MAX : (int64_t)count, &budget))
-      return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+      return cli_usage(&compare_spec, "--budget: expected N or P%%, got '%s'", o.budget);
     char ref[32];
     if (!o.reference) snprintf(ref, sizeof ref, "%lld", (long long)(budget * 4 > 100 ? budget * 4 : 100));
     if ((rc = live_reference(&src, o.reference ? o.reference : ref))) {
@@ -798,7 +865,7 @@ int cmd_compare(int argc, char **argv) {
     }
     if (parse_budget(o.budget, in.n, &budget)) {
       replay_in_free(&in);
-      return cli_usage("compare", compare_usage, "--budget: expected N or P%%, got '%s'", o.budget);
+      return cli_usage(&compare_spec, "--budget: expected N or P%%, got '%s'", o.budget);
     }
     src = (cmp_src){.run = replay_curve, .name = tu_rec_name(in.rec), .n = in.n, .values = in.values,
                     .opt = in.opt, .worst = in.worst, .exact = (rt_count)in.n == sp_count(in.sp),

@@ -4,7 +4,6 @@
 ** accepts; a shared parser reads the options and loads the space, then the
 ** subcommand's function prints its result (text, or JSON with --json).
 */
-#include <getopt.h>
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +12,25 @@
 #include "../search_spaces/sp.h"
 #include "cli.h"
 
-/* Options, as bits so that each subcommand lists the ones it accepts. */
+/* The subcommands, as bits: each option row names those that accept it. */
 enum {
-  O_SET = 1 << 0, O_JSON = 1 << 1, O_FORMAT = 1 << 2, O_OFFSET = 1 << 3,
-  O_LIMIT = 1 << 4, O_N = 1 << 5, O_SEED = 1 << 6, O_REPLACE = 1 << 7,
-  O_ADJACENT = 1 << 8,
+  S_COUNT = 1 << 0, S_ENUM = 1 << 1, S_SAMPLE = 1 << 2, S_CHECK = 1 << 3, S_RANK = 1 << 4,
+  S_UNRANK = 1 << 5, S_NEIGHBOURS = 1 << 6, S_INFO = 1 << 7,
 };
 
 typedef struct sopts {
   const char *file, *set, *arg; /* arg: CONFIG_JSON or RANK where taken */
-  int json, csv, replace, adjacent, has_limit, has_n, has_seed;
-  rt_count offset, limit;
-  long n;
-  unsigned long seed;
+  int json, csv, replace, adjacent, has_limit;
+  rt_count offset, limit, rank;
+  int n;
+  uint64_t seed;
 } sopts;
 
 typedef struct space_cmd {
-  const char *name;
+  cli_sub sub;
   int (*fn)(sp_space *sp, const sopts *o);
-  int takes_arg;      /* a positional argument after FILE */
-  unsigned opts;
-  const char *args, *summary;
+  unsigned bit;
+  const char *operands;
 } space_cmd;
 
 static int sc_count(sp_space *sp, const sopts *o);
@@ -46,155 +43,78 @@ static int sc_neighbours(sp_space *sp, const sopts *o);
 static int sc_info(sp_space *sp, const sopts *o);
 
 static const space_cmd subcommands[] = {
-  {"count", sc_count, 0, O_SET | O_JSON,
-   "FILE [--set VAR=VAL,...] [--json]",
-   "exact number of valid configurations (and the Cartesian size)"},
-  {"enum", sc_enum, 0, O_SET | O_OFFSET | O_LIMIT | O_FORMAT,
-   "FILE [--set ...] [--offset N] [--limit N] [--format jsonl|csv]",
-   "list valid configurations in canonical order"},
-  {"sample", sc_sample, 0, O_SET | O_N | O_SEED | O_REPLACE | O_FORMAT,
-   "FILE -n N --seed S [--set ...] [--replace] [--format jsonl|csv]",
-   "uniform random valid configurations (distinct unless --replace)"},
-  {"check", sc_check, 1, O_SET | O_JSON,
-   "FILE CONFIG_JSON [--set ...] [--json]",
-   "is a configuration valid? (exit 1 if not, naming the false condition)"},
-  {"rank", sc_rank, 1, O_SET | O_JSON,
-   "FILE CONFIG_JSON [--set ...] [--json]",
-   "position of a valid configuration in canonical order"},
-  {"unrank", sc_unrank, 1, O_SET | O_FORMAT,
-   "FILE RANK [--set ...] [--format jsonl|csv]",
-   "the configuration at a position in canonical order"},
-  {"neighbours", sc_neighbours, 1, O_SET | O_ADJACENT | O_FORMAT,
-   "FILE CONFIG_JSON [--set ...] [--adjacent] [--format jsonl|csv]",
-   "valid configurations differing in one parameter"},
-  {"info", sc_info, 0, O_SET | O_JSON, "FILE [--set ...] [--json]",
-   "parameters, problem variables, conditions, groups and sizes"},
-  {NULL, NULL, 0, 0, NULL, NULL},
+  {{"count", "FILE [--set VAR=VAL,...] [--json]",
+    "exact number of valid configurations (and the Cartesian size)"}, sc_count, S_COUNT, "FILE"},
+  {{"enum", "FILE [--set ...] [--offset N] [--limit N] [--format jsonl|csv]",
+    "list valid configurations in canonical order"}, sc_enum, S_ENUM, "FILE"},
+  {{"sample", "FILE -n N --seed S [--set ...] [--replace] [--format jsonl|csv]",
+    "uniform random valid configurations (distinct unless --replace)"}, sc_sample, S_SAMPLE, "FILE"},
+  {{"check", "FILE CONFIG_JSON [--set ...] [--json]",
+    "is a configuration valid? (exit 1 if not, naming the false condition)"}, sc_check, S_CHECK,
+   "FILE CONFIG_JSON"},
+  {{"rank", "FILE CONFIG_JSON [--set ...] [--json]", "position of a valid configuration in canonical order"},
+   sc_rank, S_RANK, "FILE CONFIG_JSON"},
+  {{"unrank", "FILE RANK [--set ...] [--format jsonl|csv]", "the configuration at a position in canonical order"},
+   sc_unrank, S_UNRANK, "FILE RANK"},
+  {{"neighbours", "FILE CONFIG_JSON [--set ...] [--adjacent] [--format jsonl|csv]",
+    "valid configurations differing in one parameter"}, sc_neighbours, S_NEIGHBOURS, "FILE CONFIG_JSON"},
+  {{"info", "FILE [--set ...] [--json]", "parameters, problem variables, conditions, groups and sizes"}, sc_info,
+   S_INFO, "FILE"},
+  {{NULL, NULL, NULL}, NULL, 0, NULL},
 };
+const cli_group cmd_space_group = CLI_GROUP_OF(subcommands);
 
-static const struct { unsigned bit; const char *help; } option_help[] = {
-  {O_SET, "--set VAR=VAL,...  bind problem variables (values are Python literals/expressions)"},
-  {O_JSON, "--json             machine-readable output"},
-  {O_FORMAT, "--format jsonl|csv  output format of configurations (default jsonl)"},
-  {O_OFFSET, "--offset N         skip the first N configurations"},
-  {O_LIMIT, "--limit N          print at most N configurations"},
-  {O_N, "-n N               number of configurations to draw"},
-  {O_SEED, "--seed S           seed of the generator (GSL mt19937); required"},
-  {O_REPLACE, "--replace          sample with replacement"},
-  {O_ADJACENT, "--adjacent         only the neighbouring value in each parameter's list"},
-};
+static const char *const formats[] = {"jsonl", "csv", NULL};
 
-static void print_sub_help(const space_cmd *c) {
-  printf("usage: rooftune space %s %s\n\n%s\n\noptions:\n", c->name, c->args,
-         c->summary);
-  for (size_t i = 0; i < sizeof option_help / sizeof *option_help; i++)
-    if (c->opts & option_help[i].bit) printf("  %s\n", option_help[i].help);
-  printf("  --help             this text\n");
-}
-
-static void print_help(FILE *f) {
-  fprintf(f, "usage: rooftune space SUBCOMMAND FILE [options]\n\nsubcommands:\n");
-  for (const space_cmd *c = subcommands; c->name; c++)
-    fprintf(f, "  %-11s %s\n", c->name, c->summary);
-  fprintf(f, "\nRun 'rooftune space SUBCOMMAND --help' for its options.\n");
-}
-
-static int parse_count(const char *s, rt_count *out) { return rt_count_parse(s, out); }
-
-static int parse_opts(const space_cmd *c, int argc, char **argv, sopts *o,
-                      const char *cmd) {
-  static const struct option longopts[] = {
-    {"set", required_argument, 0, 's'}, {"json", no_argument, 0, 'j'},
-    {"format", required_argument, 0, 'f'}, {"offset", required_argument, 0, 'o'},
-    {"limit", required_argument, 0, 'l'}, {"seed", required_argument, 0, 'S'},
-    {"replace", no_argument, 0, 'r'}, {"adjacent", no_argument, 0, 'a'},
-    {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
-  };
-  static const struct { int ch; unsigned bit; } bits[] = {
-    {'s', O_SET}, {'j', O_JSON}, {'f', O_FORMAT}, {'o', O_OFFSET},
-    {'l', O_LIMIT}, {'n', O_N}, {'S', O_SEED}, {'r', O_REPLACE},
-    {'a', O_ADJACENT},
-  };
-  memset(o, 0, sizeof *o);
-  optind = 0;
-  opterr = 0;
-  int ch;
-  while ((ch = getopt_long(argc, argv, "n:h", longopts, NULL)) != -1) {
-    if (ch == 'h') {
-      print_sub_help(c);
-      return -1;
-    }
-    if (ch == '?')
-      return cli_usage(cmd, c->args, "unknown option or missing value: %s",
-                       argv[optind - 1]);
-    unsigned bit = 0;
-    for (size_t i = 0; i < sizeof bits / sizeof *bits; i++)
-      if (bits[i].ch == ch) bit = bits[i].bit;
-    if (!(c->opts & bit))
-      return cli_usage(cmd, c->args, "option %s does not apply here", argv[optind - 1]);
-    char *end;
-    switch (ch) {
-    case 's': o->set = optarg; break;
-    case 'j': o->json = 1; break;
-    case 'r': o->replace = 1; break;
-    case 'a': o->adjacent = 1; break;
-    case 'f':
-      if (!strcmp(optarg, "csv")) o->csv = 1;
-      else if (strcmp(optarg, "jsonl"))
-        return cli_usage(cmd, c->args, "--format: expected jsonl or csv, got '%s'", optarg);
-      break;
-    case 'o':
-    case 'l':
-      if (parse_count(optarg, ch == 'o' ? &o->offset : &o->limit))
-        return cli_usage(cmd, c->args, "--%s: expected a non-negative integer, got '%s'",
-                         ch == 'o' ? "offset" : "limit", optarg);
-      o->has_limit |= ch == 'l';
-      break;
-    case 'n':
-      o->n = strtol(optarg, &end, 10);
-      if (*end || end == optarg || o->n < 0 || o->n > 100000000)
-        return cli_usage(cmd, c->args, "-n: expected an integer in 0..1e8, got '%s'", optarg);
-      o->has_n = 1;
-      break;
-    case 'S':
-      o->seed = strtoul(optarg, &end, 10);
-      if (*end || end == optarg || optarg[0] == '-')
-        return cli_usage(cmd, c->args, "--seed: expected a non-negative integer, got '%s'", optarg);
-      o->has_seed = 1;
-      break;
-    }
-  }
-  int need = 1 + c->takes_arg;
-  if (argc - optind != need)
-    return cli_usage(cmd, c->args, "expected %s, got %d argument%s",
-                     need == 1 ? "FILE" : "FILE and one more argument",
-                     argc - optind, argc - optind == 1 ? "" : "s");
-  o->file = argv[optind];
-  o->arg = c->takes_arg ? argv[optind + 1] : NULL;
-  if ((c->opts & O_N) && !o->has_n)
-    return cli_usage(cmd, c->args, "-n N is required");
-  if ((c->opts & O_SEED) && !o->has_seed)
-    return cli_usage(cmd, c->args, "--seed S is required (results are reproducible only with a fixed seed)");
-  return 0;
+/* An rt_count option (--offset, --limit): exact, any size. */
+static int count_cb(const cli_opt *o, const char *arg, char *msg, size_t cap) {
+  if (!rt_count_parse(arg, o->value)) return 0;
+  snprintf(msg, cap, "expected a whole number >= 0, got '%s'", arg);
+  return -1;
 }
 
 int cmd_space(int argc, char **argv) {
   int rc;
-  const space_cmd *c = cli_pick("space", subcommands, sizeof *subcommands, argc, argv, print_help, &rc);
+  const space_cmd *c = cli_pick("space", &cmd_space_group, argc, argv, &rc);
   if (!c) return rc;
   char cmd[64];
-  snprintf(cmd, sizeof cmd, "space %s", c->name);
-  sopts o;
-  rc = parse_opts(c, argc - 1, argv + 1, &o, cmd);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  snprintf(cmd, sizeof cmd, "space %s", c->sub.name);
+  sopts o = {0};
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("set", &o.set, "VAR=VAL,...", "bind problem variables (values are Python\n"
+                   "literals or constant expressions)", .check = cli_check_set),
+    CLI_OPT_FLAG("json", &o.json, "machine-readable output", .mask = S_COUNT | S_CHECK | S_RANK | S_INFO),
+    CLI_OPT_CHOICE("format", &o.csv, NULL, formats, "output format of configurations (default jsonl)",
+                   .mask = S_ENUM | S_SAMPLE | S_UNRANK | S_NEIGHBOURS),
+    CLI_OPT_CALLBACK("offset", &o.offset, "N", count_cb, "skip the first N configurations", .mask = S_ENUM),
+    CLI_OPT_CALLBACK("limit", &o.limit, "N", count_cb, "print at most N configurations", .mask = S_ENUM,
+                     .given = &o.has_limit),
+    CLI_OPT_INT(NULL, &o.n, "N", 0, 100000000, "number of configurations to draw", .short_name = 'n',
+                .mask = S_SAMPLE, .required = S_SAMPLE),
+    CLI_OPT_UINT64("seed", &o.seed, "S", "seed of the generator (GSL mt19937); results are\n"
+                   "reproducible only with a fixed seed", .mask = S_SAMPLE, .required = S_SAMPLE),
+    CLI_OPT_FLAG("replace", &o.replace, "sample with replacement", .mask = S_SAMPLE),
+    CLI_OPT_FLAG("adjacent", &o.adjacent, "only the neighbouring value in each parameter's list",
+                 .mask = S_NEIGHBOURS),
+    CLI_OPT_END,
+  };
+  cli_spec spec = {.cmd = cmd, .usage = c->sub.usage, .about = c->sub.summary, .opts = opts, .mask = c->bit,
+                   .operands = c->operands};
+  int nop;
+  argc--, argv++;   /* the subcommand's name is its argv[0] */
+  if ((rc = cli_parse(&spec, argc, argv, &nop))) return rc == CLI_HELP ? EXIT_OK : rc;
+  o.file = argv[1];
+  o.arg = nop > 1 ? argv[2] : NULL;
+  if (c->bit == S_UNRANK && rt_count_parse(o.arg, &o.rank))
+    return cli_usage(&spec, "RANK: expected a whole number >= 0, got '%s'", o.arg);
 
   rt_err err = {0};
   sx_arena *arena = sx_arena_new();
   sp_binding *set = NULL;
-  int nset = o.set ? sp_parse_bindings(o.set, arena, &set, &err) : 0;
+  int nset = o.set ? sp_parse_bindings(o.set, arena, &set, &err) : 0;   /* checked: cli_check_set */
   sp_space *sp = NULL;
   if (nset < 0) {
-    rc = cli_usage(cmd, c->args, "%s", err.msg);
+    rc = cli_fail(cmd, "%s", err.msg);
   } else if (!(sp = sp_load_file(o.file, set, nset, &err))) {
     rc = cli_fail(cmd, "%s", err.msg);
   } else {
@@ -308,10 +228,10 @@ static int sc_sample(sp_space *sp, const sopts *o) {
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, o->seed);
   rt_err err = {0};
-  int rc = sp_sample(sp, rng, (int)o->n, !o->replace, cfgs, &err);
+  int rc = sp_sample(sp, rng, o->n, !o->replace, cfgs, &err);
   if (rc == 0) {
     print_header(sp, o);
-    for (long i = 0; i < o->n; i++) print_config(sp, o, cfgs + (size_t)i * np);
+    for (int i = 0; i < o->n; i++) print_config(sp, o, cfgs + (size_t)i * np);
   }
   gsl_rng_free(rng);
   free(cfgs);
@@ -373,9 +293,7 @@ static int sc_rank(sp_space *sp, const sopts *o) {
 }
 
 static int sc_unrank(sp_space *sp, const sopts *o) {
-  rt_count r;
-  if (rt_count_parse(o->arg, &r))
-    return cli_usage("space unrank", "FILE RANK", "RANK: expected a non-negative integer, got '%s'", o->arg);
+  rt_count r = o->rank;
   int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   int rc = EXIT_OK;
   if (sp_unrank(sp, r, cfg)) {

@@ -4,7 +4,6 @@
 ** terminal, Ctrl-C that stops cleanly (a second one kills), --resume of a
 ** stopped or killed campaign, and the one-screen report at the end.
 */
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,62 +17,8 @@
 #define DEFAULT_STRATEGY "bandit"
 #define DEFAULT_BUDGET "64"
 
-static const char tune_usage[] =
-    "[--target T] --kernel K [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
-    "       [--time-limit SECONDS] [--seed S] [--db F] [--no-pin] [--json] [harness options]\n"
-    "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]";
-
-static const char tune_help[] =
-    "  --target T         where to tune: host (default) or cuda:N (rooftune targets)\n"
-    "  --kernel K         the kernel template (rooftune kernels)\n"
-    "  --set VAR=VAL,...  the workload's problem variables\n"
-    "  --space FILE       a space file of the kernel's parameters (a subset of their values)\n"
-    "  --strategy S       search strategy (default " DEFAULT_STRATEGY "); one of:\n%s"
-    "  --budget N|P%%      evaluations, or a percentage of the valid space (default " DEFAULT_BUDGET ")\n"
-    "  --time-limit S     stop after S seconds spent building and measuring\n"
-    "  --seed S           seed of the strategy (default 1); same seed, same search\n"
-    "  --db F             the database (default rooftune.db, created when missing)\n"
-    "  --no-pin           decide and report, but do not pin\n"
-    "  --resume ID        continue a stopped or killed campaign to its budget\n"
-    "  --batch N          proposals asked for at once (default 16)\n"
-    "  --json             the report as JSON on stdout\n"
-    "harness options (as for rooftune measure):\n"
-    "  --ci F  --time-cap S  --timeout S  --min-reps N  --flush\n"
-    "  --counters         also count every verified schedule (PAPI; CUPTI on cuda:N), stored per trial\n"
-    "The first trial is the default schedule. At the end the 3 fastest others are measured\n"
-    "again alternating with the default; one is pinned only if its 95%% CI lies below the\n"
-    "default's, else the default is (the report's decision line says why).\n"
-    "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n"
-    "One process at a time runs a campaign: a second --resume of it is refused.\n";
-
-enum { T_TARGET = 1, T_KERNEL, T_SET, T_STRATEGY, T_BUDGET, T_TIME, T_SEED, T_DB, T_NOPIN,
-       T_RESUME, T_BATCH, T_JSON, T_CI, T_CAP, T_TIMEOUT, T_REPS, T_FLUSH, T_SPACE, T_COUNTERS, T_HELP };
-
-static const struct option tlong[] = {
-  {"target", required_argument, 0, T_TARGET}, {"kernel", required_argument, 0, T_KERNEL},
-  {"set", required_argument, 0, T_SET}, {"strategy", required_argument, 0, T_STRATEGY},
-  {"budget", required_argument, 0, T_BUDGET}, {"time-limit", required_argument, 0, T_TIME},
-  {"seed", required_argument, 0, T_SEED}, {"db", required_argument, 0, T_DB},
-  {"no-pin", no_argument, 0, T_NOPIN}, {"resume", required_argument, 0, T_RESUME},
-  {"batch", required_argument, 0, T_BATCH}, {"json", no_argument, 0, T_JSON},
-  {"ci", required_argument, 0, T_CI}, {"time-cap", required_argument, 0, T_CAP},
-  {"timeout", required_argument, 0, T_TIMEOUT}, {"min-reps", required_argument, 0, T_REPS},
-  {"flush", no_argument, 0, T_FLUSH}, {"space", required_argument, 0, T_SPACE},
-  {"counters", no_argument, 0, T_COUNTERS},
-  {"help", no_argument, 0, T_HELP}, {0, 0, 0, 0},
-};
-
-static void help(void) {
-  rt_str list = {0};
-  for (int i = 0; tu_strategies[i]; i++)
-    rt_str_printf(&list, "                       %-11s %s\n", tu_strategies[i]->name,
-                  tu_strategies[i]->summary);
-  printf("usage: rooftune tune %s\n\noptions:\n", tune_usage);
-  printf(tune_help, list.s);
-  free(list.s);
-}
-
-/* Parse into *o; -1: --help printed; > 0: a usage error's exit code. */
+/* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
+** code. The target, kernel and strategy are checked here (exit 2). */
 static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
   memset(o, 0, sizeof *o);
   ms_opts_default(&o->ms);
@@ -84,64 +29,72 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
   o->db_path = "rooftune.db";
   o->seed = 1;
   *json = 0;
-  optind = 0;
-  opterr = 0;
-  int ch, other = 0;
-  while ((ch = getopt_long(argc, argv, "", tlong, NULL)) != -1) {
-    double d;
-    other += ch != T_DB && ch != T_NOPIN && ch != T_RESUME && ch != T_JSON;
-    switch (ch) {
-    case T_TARGET: o->target = optarg; break;
-    case T_KERNEL: o->kernel = optarg; break;
-    case T_SET: o->set = optarg; break;
-    case T_SPACE: o->space = optarg; break;
-    case T_STRATEGY: o->strategy = optarg; break;
-    case T_BUDGET: o->budget = optarg; break;
-    case T_DB: o->db_path = optarg; break;
-    case T_NOPIN: o->no_pin = 1; break;
-    case T_JSON: *json = 1; break;
-    case T_FLUSH: o->ms.flush_cache = 1; break;
-    case T_COUNTERS: o->ms.counters = 1; break;
-    case T_HELP: help(); return -1;
-    case T_TIME:
-    case T_CAP:
-    case T_TIMEOUT:
-      if (cli_double(optarg, 0.001, &d))
-        return cli_usage("tune", tune_usage, "--%s: expected seconds > 0, got '%s'", cli_optname(tlong, ch), optarg);
-      *(ch == T_TIME ? &o->time_limit : ch == T_CAP ? &o->ms.time_cap : &o->ms.timeout) = d;
-      break;
-    case T_CI:
-      if (cli_double(optarg, 1e-6, &d) || d >= 1)
-        return cli_usage("tune", tune_usage, "--ci: expected a fraction in (0, 1), got '%s'", optarg);
-      o->ms.ci_target = d;
-      break;
-    case T_SEED:
-    case T_RESUME:
-    case T_BATCH:
-    case T_REPS:
-      if (cli_double(optarg, ch == T_SEED ? 0 : 1, &d) || d != floor(d) || d > 9e15)
-        return cli_usage("tune", tune_usage, "--%s: expected an integer%s, got '%s'", cli_optname(tlong, ch),
-                         ch == T_SEED ? " >= 0" : " >= 1", optarg);
-      if (ch == T_SEED) o->seed = (uint64_t)d;
-      else if (ch == T_RESUME) o->resume = (int64_t)d;
-      else if (ch == T_BATCH) o->batch = (int)d;
-      else o->ms.min_reps = (int)d;
-      break;
-    default:
-      return cli_usage("tune", tune_usage, "unknown option or missing value: %s", argv[optind - 1]);
-    }
-  }
-  if (optind < argc) return cli_usage("tune", tune_usage, "unexpected argument '%s'", argv[optind]);
-  if (o->resume) {
-    if (other)
-      return cli_usage("tune", tune_usage, "--resume takes the campaign's own options; only --db, "
-                       "--no-pin and --json may accompany it");
-    return 0;
-  }
-  if (!o->kernel) return cli_usage("tune", tune_usage, "--kernel K is required (rooftune kernels lists them)");
-  if (!tu_strategy_find(o->strategy))
-    return cli_usage("tune", tune_usage, "unknown strategy '%s' (rooftune tune --help lists them)", o->strategy);
-  return 0;
+  int other = 0;   /* an option of the campaign's own (--resume takes them from it) */
+  const cli_opt opts[] = {
+    CLI_OPT_STRING("target", &o->target, "T", "where to tune: host (default) or cuda:N (rooftune targets)",
+                   .given = &other),
+    CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel template (rooftune kernels); required unless\n"
+                   "--resume", .given = &other),
+    CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "the workload's problem variables", .check = cli_check_set,
+                   .given = &other),
+    CLI_OPT_STRING("space", &o->space, "FILE", "a space file of the kernel's parameters (a subset of their\n"
+                   "values)", .given = &other),
+    CLI_OPT_STRING("strategy", &o->strategy, "S", "search strategy (default " DEFAULT_STRATEGY "; listed below)",
+                   .given = &other),
+    CLI_OPT_STRING("budget", &o->budget, "N|P%", "evaluations, or a percentage of the valid space\n"
+                   "(default " DEFAULT_BUDGET ")", .check = cli_check_budget, .given = &other),
+    CLI_OPT_DOUBLE("time-limit", &o->time_limit, "S", 0, 0, "stop after S seconds spent building and measuring",
+                   .flags = CLI_OPEN_LO, .given = &other),
+    CLI_OPT_UINT64("seed", &o->seed, "S", "seed of the strategy (default 1); same seed, same search",
+                   .hi = 9007199254740992.0, .given = &other),
+    CLI_OPT_INT("batch", &o->batch, "N", 1, 0, "proposals asked for at once (default 16)", .given = &other),
+    CLI_OPT_STRING("db", &o->db_path, "F", "the database (default rooftune.db, created when missing)"),
+    CLI_OPT_FLAG("no-pin", &o->no_pin, "decide and report, but do not pin"),
+    CLI_OPT_INT64("resume", &o->resume, "ID", 1, 0, "continue a stopped or killed campaign to its budget\n"
+                  "(with its own options: only --db, --no-pin and --json\nmay accompany it)"),
+    CLI_OPT_FLAG("json", json, "the report as JSON on stdout"),
+    CLI_OPT_GROUP("harness options (as for rooftune measure)"),
+    CLI_OPT_DOUBLE("ci", &o->ms.ci_target, "F", 0, 1, "stop timing a schedule when the 95% CI half-width of\n"
+                   "its median is below this fraction of it (default 0.01)", .flags = CLI_OPEN_LO | CLI_OPEN_HI,
+                   .given = &other),
+    CLI_OPT_DOUBLE("time-cap", &o->ms.time_cap, "S", 0, 0, "at most S seconds of timed repeats per schedule\n"
+                   "(default 1)", .flags = CLI_OPEN_LO, .given = &other),
+    CLI_OPT_DOUBLE("timeout", &o->ms.timeout, "S", 0, 0, "kill a worker after S seconds (default 20)",
+                   .flags = CLI_OPEN_LO, .given = &other),
+    CLI_OPT_INT("min-reps", &o->ms.min_reps, "N", 1, 0, "at least N timed repeats (default 5)", .given = &other),
+    CLI_OPT_FLAG("flush", &o->ms.flush_cache, "flush the caches between repeats", .given = &other),
+    CLI_OPT_FLAG("counters", &o->ms.counters, "also count every verified schedule (PAPI; CUPTI on\n"
+                 "cuda:N), stored per trial", .given = &other),
+    CLI_OPT_END,
+  };
+  rt_str epilog = {0};
+  rt_str_printf(&epilog, "strategies:\n");
+  for (int i = 0; tu_strategies[i]; i++)
+    rt_str_printf(&epilog, "  %-11s %s\n", tu_strategies[i]->name, tu_strategies[i]->summary);
+  rt_str_printf(&epilog,
+                "\nThe first trial is the default schedule. At the end the 3 fastest others are measured\n"
+                "again alternating with the default; one is pinned only if its 95%% CI lies below the\n"
+                "default's, else the default is (the report's decision line says why).\n"
+                "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n"
+                "One process at a time runs a campaign: a second --resume of it is refused.\n");
+  cli_spec spec = {
+    .cmd = "tune",
+    .usage = "[--target T] --kernel K [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
+             "       [--time-limit S] [--seed S] [--batch N] [--db F] [--no-pin] [--json] [harness options]\n"
+             "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]",
+    .about = "A tuning campaign: the strategy's schedules built, verified and timed as by\n"
+             "measure, every trial stored in the database, the decision pinned.",
+    .opts = opts, .epilog = epilog.s};
+  int nop, rc = cli_parse(&spec, argc, argv, &nop);
+  if (!rc && o->resume && other)
+    rc = cli_usage(&spec, "--resume takes the campaign's own options; only --db, --no-pin and --json may "
+                   "accompany it");
+  else if (!rc && !o->resume && !o->kernel)
+    rc = cli_usage(&spec, "--kernel K is required (rooftune kernels lists them)");
+  else if (!rc && !o->resume && cli_kernel(&spec, o->target, o->kernel, &rc))
+    cli_strategy(&spec, o->strategy, &rc);   /* NULL: rc set */
+  free(epilog.s);
+  return rc;
 }
 
 /* ---- Ctrl-C and the progress line ---- */
@@ -238,7 +191,7 @@ static void print_report(const tu_report *r) {
 int cmd_tune(int argc, char **argv) {
   tu_campaign_opts o;
   int json, rc = parse(argc, argv, &o, &json);
-  if (rc) return rc < 0 ? EXIT_OK : rc;
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   stop_flag = 0;
   o.stop = &stop_flag;
   if (isatty(STDERR_FILENO)) o.progress = show_progress;

@@ -1,9 +1,10 @@
 /*
 ** main.c -- the `rooftune` program: the top-level command table. Adding a
-** command: write cmd_NAME(argc, argv) in cli/cmd_NAME.c returning an exit
-** code (0 ok, 1 the thing asked failed, 2 usage), declare it in cli.h, add
-** one row below, add a CLI test family in tests/test_cli.c, and document it
-** in README.md.
+** command: write cmd_NAME(argc, argv) in cli/cmd_NAME.c parsing argv with
+** an option table (cli_parse, cli.h) and returning an exit code (0 ok, 1
+** the thing asked failed, 2 usage), declare it in cli.h, add one row
+** below, add a CLI test family in tests/test_cli.c (t15xx checks -h and
+** usage errors of every command by itself), and document it in README.md.
 */
 #include <stdio.h>
 #include <string.h>
@@ -11,36 +12,32 @@
 #include "cli.h"
 
 static int cmd_version(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  const cli_opt none[] = {CLI_OPT_END};
+  cli_spec spec = {.cmd = "version", .usage = "", .about = "Print rooftune's version.", .opts = none};
+  int nop, rc = argv ? cli_parse(&spec, argc, argv, &nop) : 0;
+  if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   printf("rooftune %s\n", RT_VERSION);
   return EXIT_OK;
 }
 
+/* A group's summary is followed by its subcommands' names, taken from its
+** table (NULL: not a group). */
 static const cli_cmd commands[] = {
-  {"space", cmd_space, "SUBCOMMAND FILE [options]",
-   "search spaces: count, enum, sample, check, rank, unrank, neighbours, info"},
-  {"targets", cmd_targets, "[--json]", "targets available here, their hardware and fingerprint"},
-  {"kernels", cmd_kernels, "[--target T] [--json]", "kernel templates and their problem variables"},
-  {"measure", cmd_measure, "--kernel K --set ... --config JSON|default",
-   "build, verify and time one schedule in an isolated worker"},
-  {"baseline", cmd_baseline, "--kernel K --set ...",
-   "the vendor library (or best available code) through the same harness"},
-  {"db", cmd_db, "SUBCOMMAND [--db F] [options]",
-   "the tuned-config database: init, check, stats, import, best, list"},
-  {"tune", cmd_tune, "--kernel K --set VAR=VAL,... [--strategy S] [--budget N|P%] [--resume ID]",
-   "a tuning campaign: search, measure, store every trial, pin the winner"},
-  {"replay", cmd_replay, "(--t4 FILE --space T1 | --db F --kernel K) --strategy S [--budget N|P%]",
-   "run a strategy against recorded results (simulation: no hardware needed)"},
-  {"compare", cmd_compare, "(--t4 FILE --space T1 | --db F --kernel K) --strategies A,B|all",
-   "score strategies over repeats against random search and the optimum"},
-  {"bench", cmd_bench, "[--target host] [--db F] [--json] [--quick] [--threads N] [--force]",
-   "measure the target's ceilings (peak FLOP/s, bandwidth per memory level) and store them"},
-  {"model", cmd_model, "SUBCOMMAND --kernel K [options]",
-   "the cost model: predict, explain, calibrate, accuracy, history, roofline"},
-  {"experiment", cmd_experiment, "list | run NAME [--quick]",
-   "the reproducible experiments: data, plots and a report under experiments/results/"},
-  {"version", cmd_version, "", "print the version"},
+  {"space", cmd_space, "search spaces", &cmd_space_group},
+  {"targets", cmd_targets, "targets available here, their hardware and fingerprint", NULL},
+  {"kernels", cmd_kernels, "kernel templates and their problem variables", NULL},
+  {"measure", cmd_measure, "build, verify and time one schedule in an isolated worker", NULL},
+  {"baseline", cmd_baseline, "the vendor library (or best available code) through the same harness", NULL},
+  {"db", cmd_db, "the tuned-config database", &cmd_db_group},
+  {"tune", cmd_tune, "a tuning campaign: search, measure, store every trial, pin the winner", NULL},
+  {"replay", cmd_replay, "run a strategy against recorded results (simulation: no hardware needed)", NULL},
+  {"compare", cmd_compare, "score strategies over repeats against random search and the optimum", NULL},
+  {"bench", cmd_bench, "measure the target's ceilings (peak FLOP/s, bandwidth per memory level) and store them",
+   NULL},
+  {"model", cmd_model, "the cost model", &cmd_model_group},
+  {"experiment", cmd_experiment,
+   "the reproducible experiments: data, plots and a report under experiments/results/", &cmd_experiment_group},
+  {"version", cmd_version, "print the version", NULL},
   {NULL, NULL, NULL, NULL},
 };
 

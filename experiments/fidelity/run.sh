@@ -99,15 +99,17 @@ while [ "$s" -le "$NSEEDS" ]; do
       # shellcheck disable=SC2086
       rt model calibrate --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" $setargs --holdout "$HOLD" \
         --seed "$s" --counters "$n" --json > "$f.calibrate.json"
-      v=$(sed -n 's/^{"kernel": "[^"]*", "version": \([0-9]*\),.*/\1/p' "$f.calibrate.json")
+      v=$(sed -n 's/^{"kernel": *"[^"]*", *"version": *\([0-9]*\),.*/\1/p' "$f.calibrate.json")
       # shellcheck disable=SC2086
       rt model accuracy --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" $setargs --version "$v" \
         --json --csv "$f.csv" > "$f.accuracy.json"
       acc_rows "$s" "$k" "$setting" "$f.accuracy.json" >> "$ACC"
       tr -d '\n' < "$f.calibrate.json" | awk -v seed="$s" -v k="$k" -v setting="$setting" -v v="$v" '
-        function val(key) {
-          if (!match($0, "\"" key "\": [^,}]*")) return ""
-          return substr($0, RSTART + length(key) + 4, RLENGTH - length(key) - 4)
+        function val(key,   s) {
+          if (!match($0, "\"" key "\": *[^,}]*")) return ""
+          s = substr($0, RSTART, RLENGTH)
+          sub("^\"" key "\": *", "", s)
+          return s
         }
         { printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", seed, k, setting, v, val("train"),
             val("test"), val("counted"), val("counter_source"), val("rms_log_before"),
