@@ -70,8 +70,8 @@ static const char *const sql[NST] = {
   [ST_TAGGED] = "SELECT " PIN_COLUMNS " FROM tag_pins tp JOIN pins p ON p.id = tp.pin_id"
                 " JOIN workloads w ON w.id = p.workload_id"
                 " WHERE tp.tag_id = ?3 AND p.target_id = ?1 AND w.kernel_id = ?2",
-  [ST_DEFAULT] = "SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL"
-                 " ORDER BY id = ?2 DESC, id DESC LIMIT 1",
+  [ST_DEFAULT] = ("SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL"
+                  " ORDER BY id = ?2 DESC, id DESC LIMIT 1"),   /* (): one string, says clang */
   /* the pinned trial's time, read for the chosen pin only (trials is big) */
   [ST_TIME] = "SELECT time FROM trials WHERE id = ?1",
 };
