@@ -69,7 +69,9 @@ static int find_value(const sp_param_t *pa, json_t *j) {
 
 int sp_config_parse(const sp_space *sp, const char *text, int *cfg, rt_err *err) {
   json_error_t je;
-  json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  /* ALLOW_NUL: a string value may hold a NUL ('\x00' in Values), which
+  ** sp_config_json writes as \u0000 */
+  json_t *o = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
   int rc = -1;
   if (!o) {
     if (err) err->line = je.line, err->col = je.column;
