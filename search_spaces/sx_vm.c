@@ -784,7 +784,7 @@ do_BUILDER_END: {
   size_t mark = (size_t)sp[-1].u.i;
   sx_list *l = new_list(vm, vm->nbld - mark);
   if (!l) return NULL;
-  copy_values(l->v, vm->bld + mark, l->n);
+  if (l->n) copy_values(l->v, vm->bld + mark, l->n);   /* bld is NULL until an append */
   vm->nbld = mark;
   sp[-1] = mk_seq(SX_LIST, l);
   NEXT;
