@@ -42,13 +42,14 @@ static char *slurp(const char *path, size_t *n, rt_err *err) {
     if (cap - *n - 1 == 0) buf = rt_realloc(buf, cap *= 2);
   }
   int zerr;
-  const char *msg = gzerror(f, &zerr);
-  gzclose(f);
+  const char *msg = gzerror(f, &zerr);   /* belongs to f: used before gzclose */
   if (zerr != Z_OK && zerr != Z_STREAM_END) {
     rt_err_set(err, "%s: %s", path, msg);
+    gzclose(f);
     free(buf);
     return NULL;
   }
+  gzclose(f);
   buf[*n] = 0;
   return buf;
 }
