@@ -140,13 +140,15 @@ static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
   } else if (json_is_array(jv)) {
     pa->values_text = json_dumps(jv, JSON_COMPACT);
     sx_list *l = sx_arena_alloc(sp->arena, sizeof *l);
-    l->n = json_array_size(jv);
+    l->n = l->weight = json_array_size(jv);
     l->v = sx_arena_alloc(sp->arena, (l->n ? l->n : 1) * sizeof *l->v);
     for (size_t i = 0; i < l->n; i++)
       if (json_scalar(sp, json_array_get(jv, i), &l->v[i])) {
         rt_err_set(err, "%s[%zu]: expected a number, string or boolean", field,
                    i);
         return -1;
+      } else if (l->v[i].t == SX_STR) {
+        l->weight += l->v[i].u.s->len;   /* sx.h invariant 4 */
       }
     list.t = SX_LIST;
     list.u.l = l;
