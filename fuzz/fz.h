@@ -38,6 +38,7 @@ int fz_config(const uint8_t *data, size_t size);  /* configuration JSON parser *
 int fz_t4(const uint8_t *data, size_t size);      /* T4 import (plain or gzip) */
 int fz_set(const uint8_t *data, size_t size);     /* --set VAR=VALUE,... parsing */
 int fz_rtdb(const uint8_t *data, size_t size);    /* reader library on a database file */
+int fz_lookup(const uint8_t *data, size_t size);  /* reader library on rows of any content */
 
 /* Report a broken invariant on stderr and abort. */
 __attribute__((noreturn, format(printf, 1, 2)))
@@ -55,6 +56,15 @@ const char *fz_tmpdir(void);
 
 /* Write size bytes to path (created or truncated); abort on failure. */
 void fz_write_file(const char *path, const uint8_t *data, size_t size);
+
+/* rtdb_lookup's answer rc/r for lookup number i on handle rd is well
+** formed: a code of the enum, a message with an error; a match with
+** NUL-terminated texts, distance and version as the match says. */
+struct rtdb_result;
+struct rtdb;
+void fz_check_result(int rc, const struct rtdb_result *r, const struct rtdb *rd, size_t i);
+/* Two answers are the same, field by field. */
+int fz_same_result(const struct rtdb_result *a, const struct rtdb_result *b);
 
 /* A 64-bit FNV-1a hash of the bytes: seeds the harnesses' pseudo-random
 ** choices, so an input always does the same work. */

@@ -13,7 +13,6 @@
 ** Caps: inputs are at most libFuzzer's -max_len; a fixed list of lookups.
 */
 #include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,34 +41,6 @@ static const char *const lookups[][4] = {
 };
 #define NLOOKUP (sizeof lookups / sizeof *lookups)
 
-static void check_result(int rc, const rtdb_result *r, const rtdb *rd, size_t i) {
-  FZ_CHECK(rc >= RTDB_OK && rc <= RTDB_READONLY, "lookup %zu: code %d", i, rc);
-  if (rc != RTDB_OK) {
-    const char *m = rtdb_errmsg(rd);
-    FZ_CHECK(m && m[0], "lookup %zu: %s without a message", i, rtdb_errstr(rc));
-    return;
-  }
-  FZ_CHECK(r->match >= RTDB_EXACT && r->match <= RTDB_DEFAULT, "lookup %zu: match %d", i, r->match);
-  FZ_CHECK(memchr(r->config, 0, sizeof r->config) && memchr(r->workload, 0, sizeof r->workload),
-           "lookup %zu: texts not NUL-terminated", i);
-  if (r->match == RTDB_EXACT)
-    FZ_CHECK(r->distance == 0 && r->pin_version >= 1 && r->workload[0],
-             "lookup %zu: exact with distance %g, version %d", i, r->distance, r->pin_version);
-  if (r->match == RTDB_NEAREST)
-    FZ_CHECK(r->distance > 0 && !isnan(r->distance) && r->pin_version >= 1 && r->workload[0],
-             "lookup %zu: nearest with distance %g, version %d", i, r->distance, r->pin_version);
-  if (r->match == RTDB_DEFAULT)
-    FZ_CHECK(r->pin_version == 0 && !r->workload[0], "lookup %zu: default with version %d", i,
-             r->pin_version);
-}
-
-static int same_result(const rtdb_result *a, const rtdb_result *b) {
-  return a->match == b->match && !strcmp(a->config, b->config) &&
-         !strcmp(a->workload, b->workload) && a->pin_version == b->pin_version &&
-         !memcmp(&a->time_s, &b->time_s, sizeof a->time_s) &&
-         !memcmp(&a->distance, &b->distance, sizeof a->distance);
-}
-
 static int pin_seen(void *ctx, const char *workload, const char *sizes_json, const char *dtype,
                     const char *config, int pin_version, double time_s) {
   (void)time_s;
@@ -93,9 +64,9 @@ static void read_with_rtdb(const char *path) {
     rtdb_result r, again;
     const char *const *q = lookups[i];
     int rc1 = rtdb_lookup(rd, q[0], q[1], q[2], q[3], &r);
-    check_result(rc1, &r, rd, i);
+    fz_check_result(rc1, &r, rd, i);
     int rc2 = rtdb_lookup(rd, q[0], q[1], q[2], q[3], &again);
-    FZ_CHECK(rc2 == rc1 && (rc1 || same_result(&r, &again)), "lookup %zu: a second answer differs",
+    FZ_CHECK(rc2 == rc1 && (rc1 || fz_same_result(&r, &again)), "lookup %zu: a second answer differs",
              i);
   }
   for (size_t i = 0; i < 3; i++) {

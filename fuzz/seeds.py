@@ -18,6 +18,8 @@ replaces the files it makes (named seed-*) and leaves the others (what
   set     --set texts as the README and the tests write them
   rtdb    rooftune databases with pins, defaults, tags, a WAL-mode one,
           an empty one (512-byte pages to keep them small)
+  lookup  rows as rooftune writes them (the rtdb seeds' workloads) and
+          lookups exact, nearest, by string variables, with odd texts
 """
 import glob
 import gzip
@@ -29,6 +31,7 @@ import sys
 import tempfile
 
 ROOT = os.getcwd()
+DATE = '2026-12-01 00:00:00'   # every row's date: the seeds do not change when remade
 CORPUS = os.path.join(ROOT, 'fuzz', 'corpus')
 
 
@@ -225,8 +228,8 @@ def seeds_rtdb(rooftune):
         p = fresh('pins.db')
         h = sqlite3.connect(p)
         q = h.execute
-        q("INSERT INTO targets(id, name, fingerprint, description) VALUES"
-          "(1,'host','fpA','{}'),(2,'host','fpB','{}'),(3,'gpu','fpC','{}')")
+        q("INSERT INTO targets(id, name, fingerprint, description, created) VALUES"
+          "(1,'host','fpA','{}',?1),(2,'host','fpB','{}',?1),(3,'gpu','fpC','{}',?1)", (DATE,))
         q("INSERT INTO kernels(id, name, template_version, default_config) VALUES"
           "(1,'gemm','1','{\"kc\":256,\"mc\":384}'),(2,'transpose','1','{\"t\":0}'),"
           "(3,'conv2d','1','{\"tile\":8}'),(4,'nodefault','1',NULL),"
@@ -246,17 +249,18 @@ def seeds_rtdb(rooftune):
             q("INSERT INTO workloads(id, kernel_id, key, sizes, dtype, layout, hash)"
               " VALUES(?,?,?,?,'f32','',?)", (i, kid, key, sizes, 'h%d' % i))
             q("INSERT INTO campaigns(id, target_id, workload_id, space_id, strategy, options, seed,"
-              " budget, rooftune_version, source, compiler, flags, state)"
-              " VALUES(?,?,?,1,'random','{}',1,2,'0.1.0','measured','cc','-O2','done')", (i, tid, i))
+              " budget, rooftune_version, source, compiler, flags, state, started)"
+              " VALUES(?,?,?,1,'random','{}',1,2,'0.1.0','measured','cc','-O2','done',?)",
+              (i, tid, i, DATE))
             q("INSERT INTO trials(id, campaign_id, config, config_hash, status, time, created)"
               " VALUES(?,?,?,?,'ok',?,'2026-01-01')", (i, i, compact(cfg), 'c%d' % i, 1e-3 * i))
-            q("INSERT INTO pins(id, target_id, workload_id, version, trial_id, config, pinned_by, reason)"
-              " VALUES(?,?,?,1,?,?,'seed','best')", (i, tid, i, i, compact(cfg)))
+            q("INSERT INTO pins(id, target_id, workload_id, version, trial_id, config, pinned_by, reason,"
+              " created) VALUES(?,?,?,1,?,?,'seed','best',?)", (i, tid, i, i, compact(cfg), DATE))
             q("INSERT INTO pin_current VALUES(?,?,?)", (tid, i, i))
-        q("INSERT INTO tags(id, name, note) VALUES(1,'v1','first')")
+        q("INSERT INTO tags(id, name, note, created) VALUES(1,'v1','first',?)", (DATE,))
         q("INSERT INTO tag_pins SELECT 1, pin_id FROM pin_current")
-        q("INSERT INTO pins(id, target_id, workload_id, version, trial_id, config, pinned_by, reason)"
-          " VALUES(100,1,8,2,NULL,'{\"kc\":1,\"mc\":2}','seed','newer')")
+        q("INSERT INTO pins(id, target_id, workload_id, version, trial_id, config, pinned_by, reason,"
+          " created) VALUES(100,1,8,2,NULL,'{\"kc\":1,\"mc\":2}','seed','newer',?)", (DATE,))
         q("UPDATE pin_current SET pin_id = 100 WHERE workload_id = 8")
         h.commit()
         h.close()
@@ -276,6 +280,30 @@ def seeds_rtdb(rooftune):
         os.rmdir(tmp)
 
 
+# ---- lookup ----
+def seeds_lookup():
+    clear('lookup')
+
+    def rows(ws):
+        return ''.join('%s\t%s\t%s\t%s\t%s\n' % w for w in ws)
+    gemm = [('gemm f32 M=%d N=%d K=%d' % (m, n, k), compact({'M': m, 'N': n, 'K': k}), 'f32',
+             compact({'kc': k // 4, 'mc': m // 8}), '%g' % (1e-3 * m))
+            for m in (256, 1024) for n in (256, 1024) for k in (256, 1024)]
+    trans = [("transpose f32 M=%d layout='%s'" % (m, l), compact({'M': m, 'layout': l}), 'f32',
+              compact({'t': m}), '0.5') for m, l in ((128, 'nchw'), (1024, 'nchw'), (128, 'nhwc'))]
+    default = '{"kc":256,"mc":384}'
+    cases = [('M=1024,N=1024,K=1024', default, gemm), ('M=300 N=3000 K=30', default, gemm),
+             ("K=512,M=256,N=2048.0,dtype='f32'", '', gemm), ('M=0,N=1,K=1', default, gemm),
+             ('M=1000,layout=nchw', default, trans), ("M=1000,layout='nhwc'", '', trans),
+             ('N=1', default, []),
+             ('M=1e999,N=-inf,K=nan', default, gemm[:2]),
+             ('M=1', default, [('k', '{"M":1,"x":[1,{"a":"]"}],"s":"\\u00e9\\"","n":null,"b":true}',
+                                'f32', '{}', 'x')]),
+             ('M=1', '[]', [('k', '{}', '', '', ''), ('k', '{}', 'f32', '{}', '1'), ('', 'not json', 'f32', '{', '-1')])]
+    for k, (vars_, d, ws) in enumerate(cases):
+        out('lookup', '%02d' % k, vars_ + '\n' + d + '\n' + rows(ws))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -285,6 +313,7 @@ def main():
     seeds_t4()
     seeds_set()
     seeds_rtdb(os.path.abspath(sys.argv[1]))
+    seeds_lookup()
     total = sum(os.path.getsize(f) for f in glob.glob(os.path.join(CORPUS, '*', '*')))
     print('fuzz/corpus: %d files, %d bytes' % (len(glob.glob(os.path.join(CORPUS, '*', '*'))), total))
 
