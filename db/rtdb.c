@@ -509,7 +509,8 @@ static double judge(scan *s) {
   for (int i = 0; i < s->given->n; i++) {
     const val *g = &s->given->v[i], *r = find(&s->row, g->name);
     if (!r) candidate = 0;
-    else if (g->num && r->num && g->x > 0 && r->x > 0) d2 += pow(log2(g->x) - log2(r->x), 2);
+    else if (g->num && r->num && g->x > 0 && r->x > 0 && isfinite(g->x) && isfinite(r->x))
+      d2 += pow(log2(g->x) - log2(r->x), 2);   /* inf: like a string (inf - inf is NaN) */
     else if (!equal(g, r)) candidate = 0;
   }
   for (int i = 0; i < s->row.n; i++) {
