@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -536,6 +537,15 @@ static int text_col(rtdb *db, sqlite3_stmt *st, int col, const char **out, size_
   return RTDB_OK;
 }
 
+/* 1 when a pin row's key, version or trial id is not what rooftune
+** writes: an answer's workload "" means the default, its version 0 too. */
+static int odd_pin(sqlite3_stmt *st, const char *key) {
+  int tt = sqlite3_column_type(st, 5);
+  sqlite3_int64 version = sqlite3_column_int64(st, 3);
+  return !key[0] || sqlite3_column_type(st, 3) != SQLITE_INTEGER || version < 1 ||
+         version > INT_MAX || (tt != SQLITE_NULL && tt != SQLITE_INTEGER);
+}
+
 /* Read one pinned workload (the PIN_COLUMNS of a row) as lookups do:
 ** every column checked, the sizes parsed into *row with "dtype" added
 ** unless they name one. RTDB_OK, or RTDB_NOTADB with the message. */
@@ -545,9 +555,7 @@ static int read_row(rtdb *db, sqlite3_stmt *st, vars *row, const char **key, con
   if ((rc = text_col(db, st, 0, key, RTDB_MAXKEY)) || (rc = text_col(db, st, 1, &sizes, 65536)) ||
       (rc = text_col(db, st, 2, &dtype, MAXSTR)) || (rc = text_col(db, st, 4, config, RTDB_MAXCONFIG)))
     return rc;
-  int tt = sqlite3_column_type(st, 5);
-  if (sqlite3_column_type(st, 3) != SQLITE_INTEGER || (tt != SQLITE_NULL && tt != SQLITE_INTEGER) ||
-      (*config)[0] != '{' || parse_sizes(sizes, row))
+  if (odd_pin(st, *key) || (*config)[0] != '{' || parse_sizes(sizes, row))
     return seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", *key);
   if (!find(row, "dtype")) {
     if (row->n == MAXVARS) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", *key);
@@ -710,12 +718,11 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
   int code = open_pins(db, target, kernel, tag, &pins, &kid), rc;
   while (!code && (rc = step(db, pins, &code)) == SQLITE_ROW) {
     const char *key, *sizes, *dtype, *config;
-    int tt = sqlite3_column_type(pins, 5);
     if ((code = text_col(db, pins, 0, &key, RTDB_MAXKEY)) || (code = text_col(db, pins, 1, &sizes, 65536)) ||
         (code = text_col(db, pins, 2, &dtype, MAXSTR)) || (code = text_col(db, pins, 4, &config, RTDB_MAXCONFIG)))
       break;
     double t;
-    if (sqlite3_column_type(pins, 3) != SQLITE_INTEGER || (tt != SQLITE_NULL && tt != SQLITE_INTEGER)) {
+    if (odd_pin(pins, key)) {
       code = seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", key);
       break;
     }
