@@ -87,6 +87,7 @@ $(BUILD)/fuzz/lf_%.o: fuzz/fz_%.c
 	$(CC) $(CFLAGS_ALL) -DFZ_LIBFUZZER -c $< -o $@
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/lf_%.o $(BUILD)/fuzz/fz.o $(BUILD)/librooftune.a
 	$(CC) $(SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/lf_%.o)   # kept: make fuzz relinks nothing twice
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)

@@ -95,7 +95,7 @@ static int replay_dir(target_fn fn, const char *dir) {
     names[n++] = rt_strdup(path);
   }
   closedir(d);
-  qsort(names, n, sizeof *names, by_name);
+  if (n) qsort(names, n, sizeof *names, by_name);   /* names is NULL when n is 0 */
   for (size_t i = 0; i < n; i++) {
     size_t size;
     uint8_t *data = slurp(names[i], &size);
