@@ -117,7 +117,7 @@ static void test_target(void **state) {
   int nreg = replay_dir(targets[t].fn, dir);
   snprintf(dir, sizeof dir, "fuzz/corpus/%s", targets[t].name);
   int nseed = replay_dir(targets[t].fn, dir);
-  print_message("%s: %d regression inputs, %d seeds\n", targets[t].name, nreg, nseed);
+  print_message("%s: %d regression inputs, %d corpus inputs\n", targets[t].name, nreg, nseed);
   assert_true(nseed > 0);
 }
 
