@@ -5,6 +5,9 @@
 #   make asan       the same tests under AddressSanitizer + UBSan (build-asan/)
 #   make bench      speed benchmarks of the space engine (see bench/)
 #   make demo       the README's first command
+#   make fuzz       every libFuzzer target of fuzz/ for FUZZ_SECONDS each
+#                   (clang, build-fuzz/; scripts/run-fuzz); new crashes go
+#                   to fuzz/regress/TARGET/ and fail it
 #   make device-bundle  a folder to carry to the GPU machine: bin/rooftune,
 #                   lib/ (the shared libraries that machine lacks), space
 #                   files, tests, run script (BUNDLE, default
@@ -39,7 +42,7 @@ CLI_OBJ = $(CLI_SRC:%.c=$(BUILD)/%.o)
 TESTS   = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCHES = $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan bench demo deps clean install uninstall device-bundle
+.PHONY: all test asan bench demo deps clean install uninstall device-bundle fuzz fuzz-build fuzz-merge
 all: $(BUILD)/rooftune $(TESTS) $(BUILD)/librtdb.a $(BUILD)/librtdb.so $(BUILD)/rtdb.pc
 
 $(BUILD)/%.o: %.c
@@ -71,6 +74,20 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_EXTRA) $(BUILD)/librooftune.a
 $(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.o $(BUILD)/cli/cli.o \
                              $(TEST_EXTRA) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
+
+# The fuzz harnesses (fuzz/fz.h): in every build, test_fuzz replays their
+# regression inputs and seeds through them; make fuzz links each with
+# libFuzzer (-DFZ_LIBFUZZER names its function LLVMFuzzerTestOneInput).
+FUZZ_TARGETS ?= t1 expr config t4 set rtdb lookup
+FUZZ_OBJ = $(BUILD)/fuzz/fz.o $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fz_%.o)
+$(BUILD)/tests/test_fuzz: $(BUILD)/tests/test_fuzz.o $(FUZZ_OBJ) $(TEST_EXTRA) $(BUILD)/librooftune.a
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
+$(BUILD)/fuzz/lf_%.o: fuzz/fz_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DFZ_LIBFUZZER -c $< -o $@
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/lf_%.o $(BUILD)/fuzz/fz.o $(BUILD)/librooftune.a
+	$(CC) $(SAN) -fsanitize=fuzzer $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
+.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/lf_%.o)   # kept: make fuzz relinks nothing twice
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS_ALL)
@@ -176,11 +193,30 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/rooftune $(BENCHES)
 	@scripts/run-bench $(BUILD)
 
+# make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="t1 expr ..."]: the library
+# built again with clang and ASan+UBSan+libFuzzer instrumentation in
+# build-fuzz/, then each target run in turn (scripts/run-fuzz says how).
+# make fuzz-merge folds what those runs found (build-fuzz/corpus/TARGET)
+# into the committed seeds, keeping only inputs that add coverage.
+FUZZ_CC ?= clang-14
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+fuzz-build:
+	@scripts/deps.sh fuzz
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 SAN="$(FUZZ_SAN)" \
+	  $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz/fuzz_%)
+fuzz: fuzz-build
+	@scripts/run-fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+fuzz-merge: fuzz-build
+	@set -e; for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  $(FUZZ_BUILD)/fuzz/fuzz_$$t -merge=1 fuzz/corpus/$$t $(FUZZ_BUILD)/corpus/$$t 2>&1 | tail -1; done
+
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/rooftune
 	@scripts/demo $(BUILD)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -123,8 +123,9 @@ static const char lookup_fn[] =
     "    int candidate = e->workload != 0;\n"
     "    for (int v = 0; v < P_TUNED_NVARS && candidate; v++) {\n"
     "      double a = vars[v], b = e->vars[v];\n"
-    "      if (a > 0 && b > 0) d2 += (log2(a) - log2(b)) * (log2(a) - log2(b));\n"
-    "      else candidate = a == b;  /* values <= 0 must be equal */\n"
+    "      if (a > 0 && b > 0 && isfinite(a) && isfinite(b))\n"
+    "        d2 += (log2(a) - log2(b)) * (log2(a) - log2(b));\n"
+    "      else candidate = a == b;  /* values <= 0 or infinite must be equal */\n"
     "    }\n"
     "    if (candidate && (!best || sqrt(d2) < bd)) best = e, bd = sqrt(d2);\n"
     "  }\n"
@@ -220,7 +221,7 @@ static int emit(rt_str *out, const hctx *c, const char *db_path, const char *tar
               "**   if (P_tuned_lookup(vars, &r) == 0) use r.config (a JSON object);\n"
               "** r.match: P_TUNED_EXACT (the pin of this very workload), P_TUNED_NEAREST\n"
               "** (the pin minimising the Euclidean distance of log2 of the variables; values\n"
-              "** <= 0 must be equal; ties to the smallest key), P_TUNED_DEFAULT (the\n"
+              "** <= 0 or infinite must be equal; ties to the smallest key), P_TUNED_DEFAULT (the\n"
               "** template default: nothing pinned is comparable). -1: no pin, no default.\n"
               "** Same rule as rtdb_lookup (rtdb.h). Needs <math.h>: link with -lm.\n*/\n",
               p, P);

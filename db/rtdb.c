@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -70,8 +71,8 @@ static const char *const sql[NST] = {
   [ST_TAGGED] = "SELECT " PIN_COLUMNS " FROM tag_pins tp JOIN pins p ON p.id = tp.pin_id"
                 " JOIN workloads w ON w.id = p.workload_id"
                 " WHERE tp.tag_id = ?3 AND p.target_id = ?1 AND w.kernel_id = ?2",
-  [ST_DEFAULT] = "SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL"
-                 " ORDER BY id = ?2 DESC, id DESC LIMIT 1",
+  [ST_DEFAULT] = ("SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL"
+                  " ORDER BY id = ?2 DESC, id DESC LIMIT 1"),   /* (): one string, says clang */
   /* the pinned trial's time, read for the chosen pin only (trials is big) */
   [ST_TIME] = "SELECT time FROM trials WHERE id = ?1",
 };
@@ -509,7 +510,8 @@ static double judge(scan *s) {
   for (int i = 0; i < s->given->n; i++) {
     const val *g = &s->given->v[i], *r = find(&s->row, g->name);
     if (!r) candidate = 0;
-    else if (g->num && r->num && g->x > 0 && r->x > 0) d2 += pow(log2(g->x) - log2(r->x), 2);
+    else if (g->num && r->num && g->x > 0 && r->x > 0 && isfinite(g->x) && isfinite(r->x))
+      d2 += pow(log2(g->x) - log2(r->x), 2);   /* inf: like a string (inf - inf is NaN) */
     else if (!equal(g, r)) candidate = 0;
   }
   for (int i = 0; i < s->row.n; i++) {
@@ -535,6 +537,15 @@ static int text_col(rtdb *db, sqlite3_stmt *st, int col, const char **out, size_
   return RTDB_OK;
 }
 
+/* 1 when a pin row's key, version or trial id is not what rooftune
+** writes: an answer's workload "" means the default, its version 0 too. */
+static int odd_pin(sqlite3_stmt *st, const char *key) {
+  int tt = sqlite3_column_type(st, 5);
+  sqlite3_int64 version = sqlite3_column_int64(st, 3);
+  return !key[0] || sqlite3_column_type(st, 3) != SQLITE_INTEGER || version < 1 ||
+         version > INT_MAX || (tt != SQLITE_NULL && tt != SQLITE_INTEGER);
+}
+
 /* Read one pinned workload (the PIN_COLUMNS of a row) as lookups do:
 ** every column checked, the sizes parsed into *row with "dtype" added
 ** unless they name one. RTDB_OK, or RTDB_NOTADB with the message. */
@@ -544,9 +555,7 @@ static int read_row(rtdb *db, sqlite3_stmt *st, vars *row, const char **key, con
   if ((rc = text_col(db, st, 0, key, RTDB_MAXKEY)) || (rc = text_col(db, st, 1, &sizes, 65536)) ||
       (rc = text_col(db, st, 2, &dtype, MAXSTR)) || (rc = text_col(db, st, 4, config, RTDB_MAXCONFIG)))
     return rc;
-  int tt = sqlite3_column_type(st, 5);
-  if (sqlite3_column_type(st, 3) != SQLITE_INTEGER || (tt != SQLITE_NULL && tt != SQLITE_INTEGER) ||
-      (*config)[0] != '{' || parse_sizes(sizes, row))
+  if (odd_pin(st, *key) || (*config)[0] != '{' || parse_sizes(sizes, row))
     return seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", *key);
   if (!find(row, "dtype")) {
     if (row->n == MAXVARS) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", *key);
@@ -709,12 +718,11 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
   int code = open_pins(db, target, kernel, tag, &pins, &kid), rc;
   while (!code && (rc = step(db, pins, &code)) == SQLITE_ROW) {
     const char *key, *sizes, *dtype, *config;
-    int tt = sqlite3_column_type(pins, 5);
     if ((code = text_col(db, pins, 0, &key, RTDB_MAXKEY)) || (code = text_col(db, pins, 1, &sizes, 65536)) ||
         (code = text_col(db, pins, 2, &dtype, MAXSTR)) || (code = text_col(db, pins, 4, &config, RTDB_MAXCONFIG)))
       break;
     double t;
-    if (sqlite3_column_type(pins, 3) != SQLITE_INTEGER || (tt != SQLITE_NULL && tt != SQLITE_INTEGER)) {
+    if (odd_pin(pins, key)) {
       code = seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", key);
       break;
     }

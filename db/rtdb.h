@@ -91,7 +91,7 @@ const char *rtdb_errstr(int code);
 ** be separated by commas or blanks, values are numbers, True/False, or
 ** quoted/bare strings. A stored variable left out of vars must have one
 ** value in every pinned workload of the kernel, else RTDB_MISUSE. Numeric
-** values <= 0 must be equal, like strings. Distance 0 is RTDB_EXACT. No
+** values <= 0 or infinite must be equal, like strings. Distance 0 is RTDB_EXACT. No
 ** comparable pin (or an unknown target): RTDB_DEFAULT. An unknown kernel
 ** or tag, or no default: RTDB_NOTFOUND. Several target rows of the name
 ** (fingerprints) or kernel rows (template versions): the most recent one

@@ -1,9 +1,13 @@
 #!/bin/sh
-# deps.sh -- install the Debian packages rooftune needs, if any is missing.
-# Called by `make test`, `make demo`, `make bench` and `make asan`; does
-# nothing (quickly) when everything is there. Installing needs root.
+# deps.sh [fuzz] -- install the Debian packages rooftune needs, if any is
+# missing. Called by `make test`, `make demo`, `make bench` and `make asan`;
+# `make fuzz` calls `deps.sh fuzz`, which adds clang with libFuzzer and the
+# symbolizer for its reports. Does nothing (quickly) when everything is
+# there. Installing needs root.
 set -eu
 PKGS="gcc make libc6-dev libjansson-dev libgsl-dev libcmocka-dev libpapi-dev libopenblas-dev libsqlite3-dev sqlite3 zlib1g-dev pkg-config gnuplot-nox valgrind python3-jsonschema"
+FUZZ_PKGS="clang-14 libclang-rt-14-dev llvm-14"
+if [ "${1:-}" = fuzz ]; then PKGS="$PKGS $FUZZ_PKGS"; fi
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -37,39 +37,41 @@ char *sp_vars_json(const sp_space *sp) {
   return s;
 }
 
-/* Index of the value of parameter p equal to j (bools match only bools). */
+/* Index of the value of parameter p equal to j: a value of j's own type
+** first (a float parameter may hold both 1 and 1.0, which print as 1 and
+** 1.0), then a number of the other type equal to it exactly (Python's ==:
+** 2**53 + 1 is not 2.0**53); bools match only bools. -1: none. */
 static int find_value(const sp_param_t *pa, json_t *j) {
-  for (int i = 0; i < pa->nv; i++) {
-    const sx_value *v = &pa->v[i];
-    switch (json_typeof(j)) {
-    case JSON_INTEGER:
-      if ((v->t == SX_INT && v->u.i == (int64_t)json_integer_value(j)) ||
-          (v->t == SX_FLOAT && v->u.f == (double)json_integer_value(j)))
-        return i;
-      break;
-    case JSON_REAL:
-      if ((v->t == SX_FLOAT && v->u.f == json_real_value(j)) ||
-          (v->t == SX_INT && (double)v->u.i == json_real_value(j)))
-        return i;
-      break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-      if (v->t == SX_BOOL && v->u.i == json_is_true(j)) return i;
-      break;
-    case JSON_STRING:
+  sx_value x;
+  switch (json_typeof(j)) {
+  case JSON_INTEGER: x = sx_int((int64_t)json_integer_value(j)); break;
+  case JSON_REAL: x = sx_float(json_real_value(j)); break;
+  case JSON_TRUE: case JSON_FALSE: x = sx_bool(json_is_true(j)); break;
+  case JSON_STRING:
+    for (int i = 0; i < pa->nv; i++) {
+      const sx_value *v = &pa->v[i];
       if (v->t == SX_STR && v->u.s->len == json_string_length(j) &&
           !memcmp(v->u.s->s, json_string_value(j), v->u.s->len))
         return i;
-      break;
-    default: break;
     }
+    return -1;
+  default: return -1;
   }
+  for (int other = 0; other <= 1; other++)
+    for (int i = 0; i < pa->nv; i++) {
+      const sx_value *v = &pa->v[i];
+      int fits = other ? v->t != x.t && (v->t == SX_INT || v->t == SX_FLOAT) && x.t != SX_BOOL
+                       : v->t == x.t;
+      if (fits && sx_equal(v, &x)) return i;
+    }
   return -1;
 }
 
 int sp_config_parse(const sp_space *sp, const char *text, int *cfg, rt_err *err) {
   json_error_t je;
-  json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+  /* ALLOW_NUL: a string value may hold a NUL ('\x00' in Values), which
+  ** sp_config_json writes as \u0000 */
+  json_t *o = json_loads(text, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
   int rc = -1;
   if (!o) {
     if (err) err->line = je.line, err->col = je.column;

@@ -238,13 +238,15 @@ static int load_values(sp_space *sp, sp_param_t *pa, json_t *jv,
   } else if (json_is_array(jv)) {
     pa->values_text = json_dumps(jv, JSON_COMPACT);
     sx_list *l = sx_arena_alloc(sp->arena, sizeof *l);
-    l->n = json_array_size(jv);
+    l->n = l->weight = json_array_size(jv);
     l->v = sx_arena_alloc(sp->arena, (l->n ? l->n : 1) * sizeof *l->v);
     for (size_t i = 0; i < l->n; i++)
       if (json_scalar(sp, json_array_get(jv, i), &l->v[i])) {
         rt_err_set(err, "%s[%zu]: expected a number, string or boolean", field,
                    i);
         return -1;
+      } else if (l->v[i].t == SX_STR) {
+        l->weight += l->v[i].u.s->len;   /* sx.h invariant 4 */
       }
     list.t = SX_LIST;
     list.u.l = l;
@@ -674,6 +676,30 @@ sp_space *sp_load_file(const char *path, const sp_binding *set, int nset,
   return sp;
 }
 
+/* End of the VAR=VALUE item starting at s: the first comma outside
+** brackets and string literals, read as the expression lexer reads them
+** ('...', "...", triple-quoted, backslash escapes), or the end. */
+static const char *binding_end(const char *s) {
+  int depth = 0;
+  for (; *s; s++) {
+    if (*s == '\'' || *s == '"') {
+      char q = *s;
+      int triple = s[1] == q && s[2] == q;
+      for (s += triple ? 3 : 1; *s && !(*s == q && (!triple || (s[1] == q && s[2] == q)));)
+        s += *s == '\\' && s[1] ? 2 : 1;
+      if (!*s) break;               /* unterminated: the compiler will say so */
+      s += triple ? 2 : 0;          /* on the (last) closing quote */
+    } else if (*s == '(' || *s == '[') {
+      depth++;
+    } else if (*s == ')' || *s == ']') {
+      depth--;
+    } else if (*s == ',' && depth == 0) {
+      break;
+    }
+  }
+  return s;
+}
+
 int sp_parse_bindings(const char *text, sx_arena *arena, sp_binding **out,
                       rt_err *err) {
   int n = 0;
@@ -681,24 +707,22 @@ int sp_parse_bindings(const char *text, sx_arena *arena, sp_binding **out,
   sx_vm *vm = sx_vm_new();
   const char *s = text;
   while (*s) {
-    const char *comma = s, *eq = strchr(s, '=');
-    int depth = 0, quote = 0;
-    /* split on commas outside brackets and quotes */
-    for (; *comma; comma++) {
-      if (quote) { if (*comma == quote) quote = 0; continue; }
-      if (*comma == '\'' || *comma == '"') quote = *comma;
-      else if (*comma == '(' || *comma == '[') depth++;
-      else if (*comma == ')' || *comma == ']') depth--;
-      else if (*comma == ',' && depth == 0) break;
-    }
-    if (!eq || eq > comma || eq == s || (size_t)(eq - s) >= sizeof (*out)->name) {
-      rt_err_set(err, "--set: expected VAR=VALUE in \"%.*s\"", (int)(comma - s), s);
+    const char *comma = binding_end(s), *eq = memchr(s, '=', (size_t)(comma - s));
+    /* VAR: an identifier, blanks around it allowed */
+    const char *v0 = s, *v1 = eq ? eq : s;
+    while (v0 < v1 && (*v0 == ' ' || *v0 == '\t')) v0++;
+    while (v1 > v0 && (v1[-1] == ' ' || v1[-1] == '\t')) v1--;
+    int ident = v1 > v0 && !isdigit((unsigned char)*v0);
+    for (const char *q = v0; q < v1; q++) ident &= isalnum((unsigned char)*q) || *q == '_';
+    if (!eq || !ident || (size_t)(v1 - v0) >= sizeof (*out)->name) {
+      rt_err_set(err, "--set: expected VAR=VALUE (VAR a name of letters, digits and _) in \"%.*s\"",
+                 (int)(comma - s), s);
       goto fail;
     }
     *out = rt_realloc(*out, (size_t)(n + 1) * sizeof **out);
     sp_binding *b = &(*out)[n];
     memset(b, 0, sizeof *b);
-    memcpy(b->name, s, (size_t)(eq - s));
+    memcpy(b->name, v0, (size_t)(v1 - v0));
     size_t vlen = (size_t)(comma - eq - 1);
     char *vtext = rt_malloc(vlen + 1);
     memcpy(vtext, eq + 1, vlen);

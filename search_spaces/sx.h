@@ -12,6 +12,13 @@
 **     sx_eval_bool returns 0 for it (a condition that raises is false).
 **  3. Ints are 64-bit: a result that Python would compute as a larger
 **     int raises "OverflowError" here instead of silently wrapping.
+**  4. Every list, tuple and str has a weight of at most SX_MAX_SEQ: a
+**     str's is its length in bytes; a list's, its elements plus the weight
+**     of each element that is a list, tuple or str, counted every time it
+**     appears ([[0] * 1000] * 1000 weighs 1,001,000). A deeper result
+**     raises "MemoryError" (where Python would build it by sharing), so
+**     whatever walks a value whole (copy, ==, <, in, repr) does bounded
+**     work, and copying never multiplies memory.
 */
 #ifndef SX_H
 #define SX_H
@@ -27,7 +34,9 @@ typedef enum {
 
 typedef struct sx_value sx_value;
 typedef struct sx_str { size_t len; char s[]; } sx_str;  /* s is NUL-terminated */
-typedef struct sx_list { size_t n; sx_value *v; } sx_list; /* lists and tuples */
+/* lists and tuples; weight: invariant 4 (n for a list of scalars) */
+typedef struct sx_list { size_t n; sx_value *v; size_t weight; } sx_list;
+#define SX_MAX_SEQ 10000000   /* the most weight one value may have (invariant 4) */
 
 struct sx_value {
   sx_type t;

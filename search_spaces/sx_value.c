@@ -95,6 +95,7 @@ sx_value sx_value_copy(sx_arena *a, const sx_value *v) {
   } else if (v->t == SX_LIST || v->t == SX_TUPLE) {
     sx_list *l = sx_arena_alloc(a, sizeof *l + v->u.l->n * sizeof(sx_value));
     l->n = v->u.l->n;
+    l->weight = v->u.l->weight;
     l->v = (sx_value *)(l + 1);
     for (size_t i = 0; i < l->n; i++) l->v[i] = sx_value_copy(a, &v->u.l->v[i]);
     r.u.l = l;

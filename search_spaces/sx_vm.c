@@ -20,7 +20,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define SX_MAX_SEQ 10000000   /* most elements (bytes for str) one sequence may have */
 
 struct sx_vm {
   sx_value *stack;          /* 2 spare, comprehension variables, value stack */
@@ -100,13 +99,32 @@ static int charge(sx_vm *vm, size_t n) {
   return 0;
 }
 
-/* A new list/tuple body of n elements in scratch; NULL: raised. */
+/* A new list/tuple body of n elements in scratch; NULL: raised. Once
+** its elements are in, weigh() it unless they are all scalars. */
 static sx_list *new_list(sx_vm *vm, size_t n) {
   if (charge(vm, n)) return NULL;
   sx_list *l = scratch(vm, sizeof *l + n * sizeof(sx_value));
   l->n = n;
   l->v = (sx_value *)(l + 1);
+  l->weight = n;
   return l;
+}
+
+/* Weight of a value as an element (sx.h invariant 4). */
+static size_t weight_of(const sx_value *v) {
+  return v->t == SX_STR ? v->u.s->len : v->t == SX_LIST || v->t == SX_TUPLE ? v->u.l->weight : 0;
+}
+
+/* Set l's weight from its elements, paying for what nesting adds; -1
+** (MemoryError) beyond SX_MAX_SEQ. */
+static int weigh(sx_vm *vm, sx_list *l) {
+  size_t w = l->n;
+  for (size_t i = 0; i < l->n && w <= SX_MAX_SEQ; i++) w += weight_of(&l->v[i]);
+  if (w > SX_MAX_SEQ)
+    return fail(vm, "MemoryError: sequences are limited to %d elements (nested ones and "
+                "string bytes counted each time)", SX_MAX_SEQ);
+  l->weight = w;
+  return charge(vm, w - l->n);
 }
 
 /* A new string of n bytes (NUL-terminated) in scratch; NULL: raised. */
@@ -323,6 +341,7 @@ static int concat(sx_vm *vm, const sx_value *a, const sx_value *b, sx_value *r) 
   if (!l) return -1;
   copy_values(l->v, a->u.l->v, na);
   copy_values(l->v + na, b->u.l->v, nb);
+  if (weigh(vm, l)) return -1;
   *r = mk_seq(a->t, l);
   return 0;
 }
@@ -343,6 +362,7 @@ static int repeat(sx_vm *vm, const sx_value *s, int64_t count, sx_value *r) {
   sx_list *l = new_list(vm, n);
   if (!l) return -1;
   for (size_t i = 0; i < reps; i++) copy_values(l->v + i * len, s->u.l->v, len);
+  if (weigh(vm, l)) return -1;
   *r = mk_seq(s->t, l);
   return 0;
 }
@@ -382,6 +402,7 @@ static int unop(sx_vm *vm, int op, sx_value *v) {
 /* ---- comparisons ---------------------------------------------------- */
 
 static int contains(sx_vm *vm, const sx_value *c, const sx_value *x, int *res) {
+  if (is_seq(c) && charge(vm, weight_of(c))) return -1;   /* the walk's bound */
   if (c->t == SX_STR) {
     if (x->t != SX_STR)
       return fail(vm, "TypeError: 'in <string>' requires string as left operand, not %s", tn(x));
@@ -400,6 +421,8 @@ static int compare(sx_vm *vm, int op, const sx_value *a, const sx_value *b, int 
   static const unsigned char outcome[4][4] = {
     {1, 0, 0, 0}, {1, 1, 0, 0}, {0, 0, 1, 0}, {0, 1, 1, 0}};
   const sx_value *ba, *bb;
+  size_t wa = weight_of(a), wb = weight_of(b);   /* a walk of both stops at the lighter */
+  if (op != OP_IN && op != OP_NOTIN && wa && wb && charge(vm, wa < wb ? wa : wb)) return -1;
   switch (op) {
   case OP_EQ: *res = sx_equal(a, b); return 0;
   case OP_NE: *res = !sx_equal(a, b); return 0;
@@ -460,6 +483,7 @@ static int bi_list(sx_vm *vm, const sx_value *a, int n, sx_value *r) {
   if (!l) return -1;
   for (size_t i = 0; i < len; i++)
     if (seq_item(vm, a, i, &l->v[i])) return -1;
+  if (weigh(vm, l)) return -1;
   *r = mk_seq(SX_LIST, l);
   return 0;
 }
@@ -779,6 +803,7 @@ do_BUILD: {
   if (!l) return NULL;
   sp -= in->arg;
   copy_values(l->v, sp, l->n);
+  if (weigh(vm, l)) return NULL;
   *sp++ = mk_seq(in->op == OP_BUILD_LIST ? SX_LIST : SX_TUPLE, l);
   NEXT;
 }
@@ -790,8 +815,9 @@ do_BUILDER_END: {
   size_t mark = (size_t)sp[-1].u.i;
   sx_list *l = new_list(vm, vm->nbld - mark);
   if (!l) return NULL;
-  copy_values(l->v, vm->bld + mark, l->n);
+  if (l->n) copy_values(l->v, vm->bld + mark, l->n);   /* bld is NULL until an append */
   vm->nbld = mark;
+  if (weigh(vm, l)) return NULL;
   sp[-1] = mk_seq(SX_LIST, l);
   NEXT;
 }

@@ -642,6 +642,9 @@ static void t_check_finds_reader_invariants(void **state) {
     {"UPDATE workloads SET sizes = '{\"s\": \"' || replace(hex(zeroblob(150)), '0', 'x') || '\"}'",
      {"reader: pins row 1 (current): unexpected pin of workload", NULL}},   /* JSON, but not for the reader */
     {"UPDATE workloads SET key = CAST(key AS BLOB)", {"reader: pins row 1 (current): unexpected value in column key", NULL}},
+    /* an answer's workload "" and version 0 mean the default (fuzz/regress/lookup/crash-f238...) */
+    {"UPDATE workloads SET key = ''", {"reader: pins row 1 (current): unexpected pin of workload ''", NULL}},
+    {"UPDATE pins SET version = 0", {"reader: pins row 1 (current): unexpected pin of workload", NULL}},
     {"UPDATE pins SET trial_id = 999999", {"foreign key: pins row 1 -> trials", NULL}},
     {"UPDATE pin_current SET pin_id = 999", {"foreign key: pin_current row 1 -> pins", NULL}},
     {"INSERT INTO tag_pins VALUES(1, 999)", {"foreign key: tag_pins row", "-> pins"}},

@@ -702,6 +702,32 @@ static void test_problem_variables(void **state) {
   assert_non_null(strstr(err.msg, "ZeroDivisionError"));
   assert_null(load_str(pv_space, "M=64,M=32", &err));
   assert_non_null(strstr(err.msg, "given twice"));
+
+  /* items split where the expression lexer says a string ends (escaped
+  ** quotes, triple quotes); names are identifiers, blanks around them
+  ** allowed (fuzz/regress/set/: `vt(anv="""...,"""` gave a binding named
+  ** "vt(anv" whose value, written back, no longer parsed) */
+  a = sx_arena_new();
+  static const struct { const char *text, *name[3], *str; int n; } splits[] = {
+    {"s='a\\',b',t=1", {"s", "t"}, "a',b", 2},
+    {"s=\"\"\"a\",\"b\"\"\",t=1", {"s", "t"}, "a\",\"b", 2},
+    {" M = 1024 ,\tN_2=2,s=('x,' + 'y')", {"M", "N_2", "s"}, "x,y", 3},
+  };
+  for (size_t i = 0; i < sizeof splits / sizeof *splits; i++) {
+    assert_int_equal(sp_parse_bindings(splits[i].text, a, &b, &err), splits[i].n);
+    for (int k = 0; k < splits[i].n; k++) assert_string_equal(b[k].name, splits[i].name[k]);
+    const sx_value *sv = b[0].value.t == SX_STR ? &b[0].value : &b[splits[i].n - 1].value;
+    assert_int_equal(sv->t, SX_STR);
+    assert_string_equal(sv->u.s->s, splits[i].str);
+    free(b);
+  }
+  static const char *const bad_names[] = {"vt(anv=1", "a b=1", "2x=1", "=3", "'M'=1", "M.x=2"};
+  for (size_t i = 0; i < sizeof bad_names / sizeof *bad_names; i++) {
+    assert_int_equal(sp_parse_bindings(bad_names[i], a, &b, &err), -1);
+    assert_null(b);
+    assert_non_null(strstr(err.msg, "expected VAR=VALUE (VAR a name"));
+  }
+  sx_arena_free(a);
 }
 
 /* ---- Configurations as JSON ---- */

@@ -21,7 +21,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "search_spaces/sx.h"
-#include "search_spaces/sx_int.h"   /* white-box: sx_prog.int_ok */
+#include "search_spaces/sx_int.h"   /* white-box: sx_prog.int_ok; sx__run: the step budget */
 
 #define TSV "tests/data/expr_cases.tsv"
 
@@ -368,6 +368,11 @@ static void test_runtime_messages(void **state) {
     {"range(1.5)", "TypeError: 'float' object cannot be interpreted as an integer"},
     {"len(range(10000001))", "MemoryError"},
     {"'ab' * 10000000", "MemoryError"},
+    /* weights (sx.h invariant 4): shared sublists and strings count each time */
+    {"len([[0] * 1000] * 100000)", "MemoryError: sequences are limited to 10000000 elements (nested"},
+    {"[['x' * 1000000] * 2] * 5", "MemoryError"},
+    {"[[[[[[[[[[[[[[[[[[[[[[[[0] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2]"
+     " * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2] * 2", "MemoryError"},
     {"len(5)", "TypeError: object of type 'int' has no len()"},
     {"list(5)", "TypeError: 'int' object is not iterable"},
     {"[i for i in 5]", "TypeError: 'int' object is not iterable"},
@@ -401,6 +406,45 @@ static void test_big_sequences(void **state) {
   assert_string_equal(buf, "1999999");
   assert_int_equal(run_src(vm, "len('ab' * 5000000)", NULL, 0, NULL, buf, sizeof buf), 0);
   assert_string_equal(buf, "10000000");
+  /* nested: up to the weight limit, shared sublists work as in Python */
+  assert_int_equal(run_src(vm, "sum(len(x) for x in [[0] * 1000] * 9000)", NULL, 0, NULL, buf,
+                           sizeof buf), 0);
+  assert_string_equal(buf, "9000000");
+  assert_int_equal(run_src(vm, "[[0] * 1000] * 1000 == [[0] * 1000] * 1000", NULL, 0, NULL, buf,
+                           sizeof buf), 0);
+  assert_string_equal(buf, "True");
+  sx_vm_free(vm);
+}
+
+/* The least budget with which sx__run evaluates src (slot a = 7). */
+static int64_t least_budget(sx_vm *vm, const char *src) {
+  sx_name names[] = {{"a", 0, {0}}};
+  sx_value slots[] = {sx_int(7)}, v;
+  rt_err err = {0};
+  sx_prog *p = sx_compile(src, names, 1, &err);
+  assert_non_null(p);
+  int64_t lo = 0, hi = 1 << 24;   /* sx__run fails with lo, works with hi */
+  assert_int_equal(sx__run(vm, p, slots, &v, &err, hi), 0);
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (sx__run(vm, p, slots, &v, &err, mid) == 0) hi = mid;
+    else lo = mid;
+  }
+  sx_prog_free(p);
+  return hi;
+}
+
+/* The budget of sx__run pays for walks too, so it bounds the work: ==
+** and `in` over 10^5 elements cost 10^5 beyond making the lists, and a
+** list of lists pays for its nested weight when it is made. */
+static void test_budget(void **state) {
+  (void)state;
+  sx_vm *vm = sx_vm_new();
+  assert_true(least_budget(vm, "[a] * 100000 == [a] * 100000") -
+                  least_budget(vm, "len([a] * 100000) + len([a] * 100000)") >= 100000);
+  assert_true(least_budget(vm, "a in [a + 1] * 100000") -
+                  least_budget(vm, "len([a + 1] * 100000)") >= 100000);
+  assert_true(least_budget(vm, "len([[a] * 1000] * 100)") >= 100 * 1000);
   sx_vm_free(vm);
 }
 
@@ -789,6 +833,7 @@ int main(void) {
     cmocka_unit_test(test_operand_forms_agree),
     cmocka_unit_test(test_runtime_messages),
     cmocka_unit_test(test_big_sequences),
+    cmocka_unit_test(test_budget),
     cmocka_unit_test(test_vm_reuse),
     cmocka_unit_test(test_value_copy),
     cmocka_unit_test(test_eval_bool),
