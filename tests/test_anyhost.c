@@ -41,20 +41,7 @@
 
 static char rooftune[4096], dir[64], db[128], db2[128], csvdir[128];
 
-typedef struct result {
-  int rc;
-  char *out, *err;
-} result;
-
-static char *slurp_file(FILE *f) {
-  rewind(f);
-  size_t cap = 4096, n = 0, got;
-  char *s = malloc(cap);
-  while ((got = fread(s + n, 1, cap - n - 1, f)) > 0)
-    if ((n += got) == cap - 1) s = realloc(s, cap *= 2);
-  s[n] = 0;
-  return s;
-}
+typedef tk_result result;
 
 /* rooftune argv[] (NULL-terminated) as host host_fp (NULL: this machine). */
 static result run(const char *host_fp, const char *const *args) {
@@ -62,29 +49,13 @@ static result run(const char *host_fp, const char *const *args) {
   int argc = 1;
   for (int i = 0; args[i] && argc < 63; i++) argv[argc++] = args[i];
   argv[argc] = NULL;
-  FILE *out = tmpfile(), *err = tmpfile();
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (host_fp) setenv("ROOFTUNE_TEST_HOST_FINGERPRINT", host_fp, 1);
-    else unsetenv("ROOFTUNE_TEST_HOST_FINGERPRINT");
-    dup2(fileno(out), 1);
-    dup2(fileno(err), 2);
-    execv(rooftune, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp_file(out), slurp_file(err)};
-  fclose(out);
-  fclose(err);
-  return r;
+  char set[128];
+  snprintf(set, sizeof set, "ROOFTUNE_TEST_HOST_FINGERPRINT=%s", host_fp ? host_fp : "");
+  const char *env[] = {host_fp ? set : "ROOFTUNE_TEST_HOST_FINGERPRINT", NULL};
+  return tk_capture(argv, NULL, env);
 }
 
-static void done(result *r) {
-  free(r->out);
-  free(r->err);
-}
+static void done(result *r) { tk_result_free(r); }
 
 /* Copy a file byte for byte (the test's own copies; no shell). */
 static void copy_file(const char *from, const char *to) {

@@ -48,6 +48,7 @@
 #include "targets/tg.h"
 #include "tuner/tu.h"
 #include "tk_exe.h"
+#include "tk_run.h"
 #include "tk_space.h"
 
 #define SET "N=100000,threads_max=2"
@@ -799,58 +800,19 @@ static void test_leases(void **state) {
 
 /* ---- The rooftune program ---- */
 
-typedef struct result {
-  int rc;
-  char *out, *err;
-} result;
-
-static char *slurp_fd(int fd) {
-  size_t cap = 4096, n = 0;
-  char *s = malloc(cap);
-  ssize_t k;
-  while ((k = read(fd, s + n, cap - n - 1)) > 0)
-    if ((n += (size_t)k) + 1 >= cap) s = realloc(s, cap *= 2);
-  s[n] = 0;
-  return s;
-}
+typedef tk_result result;
 
 /* Run rooftune with argv (NULL-terminated) and env (NAME=VALUE or NULL). */
 static result run_env(const char *env, const char *const *args) {
-  char out[] = "/tmp/rt_tcamp_out_XXXXXX", errf[] = "/tmp/rt_tcamp_err_XXXXXX";
-  int fo = mkstemp(out), fe = mkstemp(errf);
   const char *argv[48] = {rooftune};
   int n = 1;
-  for (; args[n - 1]; n++) argv[n] = args[n - 1];
+  for (; args[n - 1] && n < 47; n++) argv[n] = args[n - 1];
   argv[n] = NULL;
-  fflush(NULL);
-  pid_t pid = fork();
-  if (!pid) {
-    dup2(fo, 1);
-    dup2(fe, 2);
-    if (env) putenv((char *)env);
-    execv(rooftune, (char *const *)argv);
-    _exit(127);
-  }
-  int st;
-  waitpid(pid, &st, 0);
-  result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), NULL, NULL};
-  lseek(fo, 0, SEEK_SET), lseek(fe, 0, SEEK_SET);
-  r.out = slurp_fd(fo), r.err = slurp_fd(fe);
-  close(fo), close(fe);
-  unlink(out), unlink(errf);
-  return r;
+  const char *envs[] = {env, NULL};
+  return tk_capture(argv, NULL, env ? envs : NULL);
 }
 
-static void done(result *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static void done(result *r) { tk_result_free(r); }
 
 /* rooftune with argv in the background, its output to /dev/null. */
 static pid_t start_bg(const char *const *args) {
@@ -1003,9 +965,9 @@ static void test_cli_compile_time(void **state) {
   const char *const args[] = {"tune", "--db", x->db, "--kernel", "reduction", "--set", "N=20000",
                               "--strategy", "random", "--budget", "7", "--batch", "8",
                               "--time-cap", "0.05", "--json", NULL};
-  double t0 = now_s();
+  double t0 = rt_now();
   result r = run_env(env, args);
-  double wall = now_s() - t0;
+  double wall = rt_now() - t0;
   assert_int_equal(r.rc, 0);
   json_t *j = json_loads(r.out, 0, NULL);
   assert_non_null(j);

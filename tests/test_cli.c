@@ -45,21 +45,7 @@
 
 static char rooftune[4096];
 
-typedef struct result {
-  int rc;
-  char *out, *err;
-} result;
-
-static char *slurp(FILE *f) {
-  rewind(f);
-  size_t cap = 4096, n = 0;
-  char *s = malloc(cap);
-  size_t got;
-  while ((got = fread(s + n, 1, cap - n - 1, f)) > 0)
-    if ((n += got) == cap - 1) s = realloc(s, cap *= 2);
-  s[n] = 0;
-  return s;
-}
+typedef tk_result result;
 
 /* The working directory of the programs run() starts (NULL: the test's). */
 static const char *run_cwd;
@@ -73,28 +59,10 @@ static result run(const char *arg0, ...) {
   for (const char *a = arg0; a && argc < 63; a = va_arg(ap, const char *)) argv[argc++] = a;
   va_end(ap);
   argv[argc] = NULL;
-  FILE *out = tmpfile(), *err = tmpfile();
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fileno(out), 1);
-    dup2(fileno(err), 2);
-    if (run_cwd && chdir(run_cwd)) _exit(126);
-    execv(rooftune, (char *const *)argv);
-    _exit(127);
-  }
-  int status;
-  waitpid(pid, &status, 0);
-  result r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out), slurp(err)};
-  fclose(out);
-  fclose(err);
-  return r;
+  return tk_capture(argv, run_cwd, NULL);
 }
 
-static void done(result *r) {
-  free(r->out);
-  free(r->err);
-}
+static void done(result *r) { tk_result_free(r); }
 
 static int count_lines(const char *s) {
   int n = 0;
@@ -1249,7 +1217,7 @@ static void t1001_bench_usage(void **state) {
 static char *read_all(const char *path, size_t *n) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  char *s = slurp(f);
+  char *s = tk__slurp(f);
   fseek(f, 0, SEEK_END);
   *n = (size_t)ftell(f);
   fclose(f);

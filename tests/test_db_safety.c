@@ -32,6 +32,7 @@
 
 #include "db/db.h"
 #include "db/rtdb.h"
+#include "tk_run.h"
 
 #include "tk_exe.h"
 
@@ -129,20 +130,7 @@ static int header_mode(const char *path) {
 
 /* ---- Running the program ---- */
 
-typedef struct result {
-  int rc;
-  char *out, *err;
-} result;
-
-static char *slurp(FILE *f) {
-  rewind(f);
-  size_t cap = 4096, n = 0, got;
-  char *s = malloc(cap);
-  while ((got = fread(s + n, 1, cap - n - 1, f)) > 0)
-    if ((n += got) == cap - 1) s = realloc(s, cap *= 2);
-  s[n] = 0;
-  return s;
-}
+typedef tk_result result;
 
 /* Run `exe argv...` (NULL-terminated), capturing its output. */
 static result runv(const char *exe, const char *const *argv) {
@@ -150,27 +138,10 @@ static result runv(const char *exe, const char *const *argv) {
   int n = 1;
   while (argv[n - 1] && n < 39) a[n] = argv[n - 1], n++;
   a[n] = NULL;
-  FILE *out = tmpfile(), *err = tmpfile();
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fileno(out), 1);
-    dup2(fileno(err), 2);
-    execv(exe, (char *const *)a);
-    _exit(127);
-  }
-  int status;
-  waitpid(pid, &status, 0);
-  result r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out), slurp(err)};
-  fclose(out);
-  fclose(err);
-  return r;
+  return tk_capture(a, NULL, NULL);
 }
 
-static void done(result *r) {
-  free(r->out);
-  free(r->err);
-}
+static void done(result *r) { tk_result_free(r); }
 
 /* Run `rooftune WORDS... --db path` (words NULL-terminated). */
 static result run_db(const char *exe, const char *const *words, const char *path) {

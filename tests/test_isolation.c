@@ -55,6 +55,7 @@
 #include "../measure/ms.h"
 #include "../targets/tg.h"
 #include "tk_exe.h"
+#include "tk_run.h"
 
 extern char **environ;
 
@@ -62,21 +63,7 @@ static char rooftune[4096], dir[64];
 
 /* ---- running rooftune with extra environment ---- */
 
-typedef struct result {
-  int rc;
-  char *out, *err;
-} result;
-
-static char *slurp_fd(int fd) {
-  size_t cap = 4096, n = 0;
-  char *s = malloc(cap);
-  ssize_t k;
-  lseek(fd, 0, SEEK_SET);
-  while ((k = read(fd, s + n, cap - n - 1)) > 0)
-    if ((n += (size_t)k) == cap - 1) s = realloc(s, cap *= 2);
-  s[n] = 0;
-  return s;
-}
+typedef tk_result result;
 
 /* envp = environ with the NAME=VALUE entries of env (NULL-terminated)
 ** replacing or adding theirs. */
@@ -122,23 +109,14 @@ static pid_t start(const char *const *env, const char *const *argv, int out, int
 static int exit_code(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
 
 static result run(const char *const *env, const char *const *argv) {
-  char p1[128], p2[128];
-  snprintf(p1, sizeof p1, "%s/out", dir);
-  snprintf(p2, sizeof p2, "%s/err", dir);
-  int out = open(p1, O_RDWR | O_CREAT | O_TRUNC, 0600), err = open(p2, O_RDWR | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = start(env, argv, out, err);
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-  result r = {exit_code(st), slurp_fd(out), slurp_fd(err)};
-  close(out);
-  close(err);
-  return r;
+  const char *av[64] = {rooftune};
+  int n = 1;
+  for (; argv[n - 1] && n < 63; n++) av[n] = argv[n - 1];
+  av[n] = NULL;
+  return tk_capture(av, NULL, env);
 }
 
-static void done(result *r) {
-  free(r->out);
-  free(r->err);
-}
+static void done(result *r) { tk_result_free(r); }
 
 static void must_contain(const result *r, const char *what) {
   if (!strstr(r->err, what) && !strstr(r->out, what))

@@ -1,7 +1,8 @@
 /*
 ** tk_run.h -- for the tests that run other programs or clean up after
 ** them, without a shell: a program run from an argument vector (its
-** standard input from a file, its output captured), recursive removal of
+** standard input from a file, its output captured; or its whole stdout
+** and stderr kept apart, with environment changes), recursive removal of
 ** a folder the test made (links removed as links, never followed), and a
 ** gzip file read whole. The project runs no shell text anywhere, tests
 ** included (README: "Output files" and HACKING: conventions).
@@ -110,6 +111,69 @@ static inline char *tk_gunzip(const char *path, size_t *n) {
   if (s) s[len] = 0;
   if (n) *n = len;
   return s;
+}
+
+/* A program's exit status (127: it could not be run; 128 + the signal
+** that ended it) and its whole standard output and error (malloc'd). */
+typedef struct tk_result {
+  int rc;
+  char *out, *err;
+} tk_result;
+
+static inline char *tk__slurp(FILE *f) {
+  rewind(f);
+  size_t cap = 4096, n = 0, got;
+  char *s = malloc(cap);
+  while (s && (got = fread(s + n, 1, cap - n - 1, f)) > 0)
+    if ((n += got) == cap - 1) s = realloc(s, cap *= 2);
+  if (s) s[n] = 0;
+  return s;
+}
+
+/* Run argv (argv[0] searched in $PATH unless it holds a slash) in cwd
+** (NULL: the test's working directory), with env's "NAME=VALUE" entries
+** set and its bare "NAME" entries unset in the child (env NULL: none), and
+** wait for it; its stdout and stderr captured whole, apart. */
+static inline tk_result tk_capture(const char *const *argv, const char *cwd, const char *const *env) {
+  FILE *out = tmpfile(), *err = tmpfile();
+  tk_result r = {127, NULL, NULL};
+  if (!out || !err) {
+    if (out) fclose(out);
+    if (err) fclose(err);
+    r.out = strdup(""), r.err = strdup("tk_capture: no temporary file");
+    return r;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const char *const *e = env; e && *e; e++) {
+      const char *eq = strchr(*e, '=');
+      if (!eq) {
+        unsetenv(*e);
+        continue;
+      }
+      char name[256];
+      snprintf(name, sizeof name, "%.*s", (int)(eq - *e), *e);
+      setenv(name, eq + 1, 1);
+    }
+    if (dup2(fileno(out), 1) < 0 || dup2(fileno(err), 2) < 0) _exit(126);
+    if (cwd && chdir(cwd)) _exit(126);
+    execvp(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int st = 0;
+  while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (pid > 0) r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r.out = tk__slurp(out), r.err = tk__slurp(err);
+  fclose(out);
+  fclose(err);
+  return r;
+}
+
+static inline void tk_result_free(tk_result *r) {
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
 }
 
 #endif
