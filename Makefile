@@ -176,21 +176,24 @@ device-bundle: $(BUILD)/bundle-link/rooftune $(BUNDLE_TESTS)
 	@scripts/device-bundle.sh $(BUILD) $(BUNDLE)
 
 # The README's commands: they install what is missing, then build and run.
+# Their builds use every CPU unless make was given -j already.
+NPROC := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+SUBMAKE = $(MAKE) --no-print-directory $(if $(findstring j,$(filter-out --%,$(MAKEFLAGS))),,-j$(NPROC))
 deps:
 	@scripts/deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(SUBMAKE) all
 	@scripts/run-tests $(BUILD)
 
 ASAN_SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
+	@$(SUBMAKE) BUILD=build-asan OPT=-O1 SAN="$(ASAN_SAN)" all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  RT_BUILD_FLAGS="OPT=-O1 SAN='$(ASAN_SAN)'" scripts/run-tests build-asan
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/rooftune $(BENCHES)
+	@$(SUBMAKE) $(BUILD)/rooftune $(BENCHES)
 	@scripts/run-bench $(BUILD)
 
 # make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="t1 expr ..."]: the library
@@ -204,7 +207,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_SAN = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 fuzz-build:
 	@scripts/deps.sh fuzz
-	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 SAN="$(FUZZ_SAN)" \
+	@$(SUBMAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 SAN="$(FUZZ_SAN)" \
 	  $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz/fuzz_%)
 fuzz: fuzz-build
 	@scripts/run-fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -213,7 +216,7 @@ fuzz-merge: fuzz-build
 	  $(FUZZ_BUILD)/fuzz/fuzz_$$t -merge=1 fuzz/corpus/$$t $(FUZZ_BUILD)/corpus/$$t 2>&1 | tail -1; done
 
 demo: deps
-	@$(MAKE) --no-print-directory $(BUILD)/rooftune
+	@$(SUBMAKE) $(BUILD)/rooftune
 	@scripts/demo $(BUILD)
 
 clean:

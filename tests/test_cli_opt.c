@@ -164,7 +164,7 @@ static void test_errors(void **state) {
     {3, {"--seed", "1e300"}, "--seed: expected a whole number >= 0"},  /* not exact as a double */
     {3, {"--secs", "0"}, "--secs: expected a number > 0, got '0'"},
     {3, {"--set", "M="}, "--set: M=: "},                                /* the check's message */
-    {3, {"--set", "M"}, "--set: expected VAR=VALUE in \"M\""},
+    {3, {"--set", "M"}, "--set: expected VAR=VALUE (VAR a name of letters, digits and _) in \"M\""},
     {3, {"--budget", "0"}, "--budget: expected N evaluations"},
     {3, {"--budget", "101%"}, "--budget: expected N evaluations"},
     {3, {"--budget", "2.5"}, "--budget: expected N evaluations"},
