@@ -30,7 +30,7 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static sp_space *load(const hk_kernel *k, const char *set) {
+static sp_space *load(const kn_kernel *k, const char *set) {
   rt_err err = {0};
   sx_arena *a = sx_arena_new();
   sp_binding *b = NULL;
@@ -73,7 +73,7 @@ static void stats3(double *x, int n, double *med, double *lo, double *hi) {
 }
 
 static void bench_gemm(int reps, const ms_opts *o) {
-  const hk_kernel *k = hk_find("gemm");
+  const kn_kernel *k = hk_find("gemm");
   printf("1. gemm: best candidate schedule (1 or 2 threads) vs OpenBLAS sgemm (its default\n"
          "   threading: all CPUs), same harness, %d interleaved runs each\n", reps);
   printf("   GFLOP/s median [min, max] over runs (each run: median time of its repeats)\n\n");
@@ -83,8 +83,8 @@ static void bench_gemm(int reps, const ms_opts *o) {
     char set[96];
     snprintf(set, sizeof set, "M=%d,N=%d,K=%d", sizes[s], sizes[s], sizes[s]);
     sp_space *sp = load(k, set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     ms_workload *w = ms_workload_new(k, &pb, NULL);
     char **cands;
     int np = sp_nparams(sp), nc = load_candidates(&cands);
@@ -142,10 +142,10 @@ static void bench_gemm(int reps, const ms_opts *o) {
 
 /* Harness overhead: wall time of ms_measure minus the kernel runs. */
 static void bench_overhead(int reps, const ms_opts *base) {
-  const hk_kernel *k = hk_find("reduction");
+  const kn_kernel *k = hk_find("reduction");
   sp_space *sp = load(k, "N=1024");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   ms_workload *w = ms_workload_new(k, &pb, NULL);
   int *cfg = rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   sp_default_config(sp, cfg);
@@ -176,10 +176,10 @@ static void bench_overhead(int reps, const ms_opts *base) {
 
 /* Compile-cache hit rate: the same 12 sampled schedules, twice. */
 static void bench_cache(const ms_opts *base) {
-  const hk_kernel *k = hk_find("transpose");
+  const kn_kernel *k = hk_find("transpose");
   sp_space *sp = load(k, "M=96,N=80");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   ms_workload *w = ms_workload_new(k, &pb, NULL);
   int np = sp_nparams(sp), n = 12;
   int *cfgs = rt_malloc((size_t)n * (size_t)np * sizeof *cfgs);

@@ -197,12 +197,12 @@ const tg_target *cli_find_target(const cli_spec *s, const char *name, int *rc) {
   return NULL;
 }
 
-const hk_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc) {
+const kn_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc) {
   const tg_target *t = cli_find_target(s, target, rc);
   if (!t) return NULL;
   const char *names[64];
   int n = 0;
-  const hk_kernel *k = tg_kernel(t, kernel);
+  const kn_kernel *k = tg_kernel(t, kernel);
   if (k) return k;
   for (int i = 0; t->kernels[i] && n < 63; i++) names[n++] = t->kernels[i]->name;
   names[n] = NULL;

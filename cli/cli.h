@@ -217,8 +217,8 @@ int cli_check_fingerprint(const char *arg, char *msg, size_t cap);
 ** kernel, with "did you mean"), *rc set. */
 struct tg_target;
 const struct tg_target *cli_find_target(const cli_spec *s, const char *name, int *rc);
-struct hk_kernel;
-const struct hk_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc);
+struct kn_kernel;
+const struct kn_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc);
 /* The strategy of a name: NULL after a usage error, *rc set. */
 struct tu_strategy;
 const struct tu_strategy *cli_strategy(const cli_spec *s, const char *name, int *rc);

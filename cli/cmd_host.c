@@ -78,7 +78,7 @@ static int parse_hopts(int argc, char **argv, unsigned which, hopts *o) {
 }
 
 /* Load the kernel's space with the bindings. NULL after reporting. */
-static sp_space *load_space(const hk_kernel *k, const char *target, const char *user_set,
+static sp_space *load_space(const kn_kernel *k, const char *target, const char *user_set,
                             const char *cmd) {
   char path[4096];
   rt_err err = {0};
@@ -111,7 +111,7 @@ static sp_space *load_space(const hk_kernel *k, const char *target, const char *
 
 /* ---- Printing a measurement ---- */
 
-static void print_result(const char *what, int what_config, const hk_kernel *k, const hk_problem *pb,
+static void print_result(const char *what, int what_config, const kn_kernel *k, const kn_problem *pb,
                          const ms_result *r, const hopts *o) {
   double t = r->t.median, gflops = t > 0 ? k->flops(pb) / t * 1e-9 : 0,
          gbs = t > 0 ? k->min_bytes(pb) / t * 1e-9 : 0;
@@ -188,9 +188,9 @@ static void print_result(const char *what, int what_config, const hk_kernel *k, 
 
 /* The workload of sp's problem (its sizes checked before anything else
 ** of the kernel runs), or NULL after reporting. */
-static ms_workload *workload(const char *cmd, const hk_kernel *k, sp_space *sp, hk_problem *pb) {
+static ms_workload *workload(const char *cmd, const kn_kernel *k, sp_space *sp, kn_problem *pb) {
   rt_err err = {0};
-  hk_problem_from_space(pb, sp);
+  kn_problem_from_space(pb, sp);
   ms_workload *w = ms_workload_new(k, pb, &err);
   if (!w) cli_fail(cmd, "%s", err.msg);
   return w;
@@ -198,8 +198,8 @@ static ms_workload *workload(const char *cmd, const hk_kernel *k, sp_space *sp, 
 
 /* Measure src (or report why it could not be) and print; exit code. Every
 ** status prints as its T4 name (ms.h invariant 1). */
-static int run_measure(const char *cmd, const char *what, int what_config, const hk_kernel *k, ms_workload *w,
-                       const hk_problem *pb, const char *src, const char *ldflags,
+static int run_measure(const char *cmd, const char *what, int what_config, const kn_kernel *k, ms_workload *w,
+                       const kn_problem *pb, const char *src, const char *ldflags,
                        const hopts *o) {
   ms_result r;
   int rc = ms_measure(w, src, ldflags, &o->ms, &r);
@@ -214,10 +214,10 @@ int cmd_measure(int argc, char **argv) {
   hopts o;
   int rc = parse_hopts(argc, argv, H_MEASURE, &o);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  const hk_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
+  const kn_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
   sp_space *sp = load_space(k, o.target, o.set, "measure");
   if (!sp) return EXIT_FAIL;
-  hk_problem pb;
+  kn_problem pb;
   ms_workload *w = workload("measure", k, sp, &pb);
   if (!w) {
     sp_free(sp);
@@ -249,10 +249,10 @@ int cmd_baseline(int argc, char **argv) {
   hopts o;
   int rc = parse_hopts(argc, argv, H_BASELINE, &o);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  const hk_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
+  const kn_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
   sp_space *sp = load_space(k, o.target, o.set, "baseline");
   if (!sp) return EXIT_FAIL;
-  hk_problem pb;
+  kn_problem pb;
   ms_workload *w = workload("baseline", k, sp, &pb);
   if (!w) {
     sp_free(sp);
@@ -337,7 +337,7 @@ int cmd_kernels(int argc, char **argv) {
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
   for (int i = 0; t->kernels[i]; i++) {
-    const hk_kernel *k = t->kernels[i];
+    const kn_kernel *k = t->kernels[i];
     char path[4096];
     json_error_t je;
     json_t *root = json_load_file(rt_project_path(k->space, path, sizeof path), 0, &je);

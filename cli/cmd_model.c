@@ -162,7 +162,7 @@ typedef struct mctx {
   cli_target t;                /* the data's target, or this machine */
   int64_t target_id;           /* t.id */
   const char *target;          /* t.name: "host", "cuda:N" */
-  const hk_kernel *hk;
+  const kn_kernel *hk;
   const cm_kmodel *km;
   cm_ceilings ce;
 } mctx;
@@ -244,7 +244,7 @@ static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, 
 
 /* The kernel's space bound to one workload's variables; NULL after
 ** reporting. */
-static sp_space *workload_space(const hk_kernel *k, const char *set, const char *cmd) {
+static sp_space *workload_space(const kn_kernel *k, const char *set, const char *cmd) {
   char path[4096];
   rt_err err = {0};
   sx_arena *arena = sx_arena_new();
@@ -258,12 +258,12 @@ static sp_space *workload_space(const hk_kernel *k, const char *set, const char 
 }
 
 /* The database id of the workload sp binds (registered when new). */
-static int workload_id(mctx *m, const sp_space *sp, const hk_problem *pb, int64_t *wid,
+static int workload_id(mctx *m, const sp_space *sp, const kn_problem *pb, int64_t *wid,
                        rt_err *err) {
   int64_t kid;
   char *key = db_workload_key(m->hk->name, m->hk->dtype, sp), *sizes = db_workload_sizes(sp);
   int rc = db_kernel_id(m->d, m->hk->name, "rooftune-" RT_VERSION, &kid, err) ||
-           db_workload_id(m->d, kid, key, sizes, m->hk->dtype, hk_str(pb, "layout"), wid, err);
+           db_workload_id(m->d, kid, key, sizes, m->hk->dtype, kn_str(pb, "layout"), wid, err);
   free(key), free(sizes);
   return rc ? -1 : 0;
 }
@@ -339,8 +339,8 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     free(cfg), sp_free(sp), mctx_close(&m);
     return rc;
   }
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   cm_pred p;
   if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, o->flush, &p, &err)) {
     free(cfg), sp_free(sp), mctx_close(&m);
@@ -481,7 +481,7 @@ static int mc_explain(const mopts *o, const char *cmd) { return predict_or_expla
 typedef struct wl {
   char *set, *key;
   sp_space *sp;
-  hk_problem pb;
+  kn_problem pb;
 } wl;
 
 typedef struct sample_set {
@@ -550,7 +550,7 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
       rc = EXIT_FAIL;
       break;
     }
-    hk_problem_from_space(&w->pb, w->sp);
+    kn_problem_from_space(&w->pb, w->sp);
     w->key = db_workload_key(m->hk->name, m->hk->dtype, w->sp);
     ss->nw++;
     ss->cur = ss->nw - 1;
@@ -697,7 +697,7 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
   for (int i = 0; i < ss->n && n < want; i++) {
     const cm_sample *s = &ss->s[i];
     if (!train[i] || s->sp != ss->w[0].sp) continue;
-    if (sp_param_index(s->sp, "threads") >= 0 && hk_param_int(s->sp, s->cfg, "threads") != 1) continue;
+    if (sp_param_index(s->sp, "threads") >= 0 && kn_param_int(s->sp, s->cfg, "threads") != 1) continue;
     char *canon = sp_config_json(s->sp, s->cfg);
     cm_traffic tr;
     int found = counted_of(m, wid, ss->hash[i], source, tr.bytes, err);

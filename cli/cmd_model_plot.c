@@ -252,7 +252,7 @@ static int is_gpu(const roof *r) { return r->ce.gpu.sms > 0 || tg_device(r->targ
 /* The workload's flops and compulsory bytes from the host kernel with the
 ** key's problem variables. 0, or an exit code after reporting. */
 static int load_workload(roof *r) {
-  const hk_kernel *k = tg_kernel(tg_find(r->target), r->kernel);
+  const kn_kernel *k = tg_kernel(tg_find(r->target), r->kernel);
   if (!k)
     return cli_fail(CMD, "kernel '%s' is not a kernel of %s: its flops and compulsory bytes are "
                     "unknown", r->kernel, r->target);
@@ -266,8 +266,8 @@ static int load_workload(roof *r) {
   if (!sp) {
     rc = cli_fail(CMD, "workload '%s': %s", r->key, err.msg);
   } else {
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     r->flops = k->flops(&pb);
     r->bytes = k->min_bytes(&pb);
     if (!(r->flops > 0) || !(r->bytes > 0))

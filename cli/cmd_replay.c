@@ -142,7 +142,7 @@ typedef struct replay_in {
   int64_t n;            /* configurations recorded */
   double *values, opt, worst;
   char *key;
-  hk_problem pb;        /* the workload, for the cost model */
+  kn_problem pb;        /* the workload, for the cost model */
   cm_tmodel *model;     /* a host kernel's model on the recording's target,
                         ** or NULL (T4 recordings, kernels without one) */
   char why_no_model[600];
@@ -274,7 +274,7 @@ static int load_input_space(const ropts *o, const char *cmd, const char *target,
   const char *space = o->space;
   if (!space) {
     if (!target) target = "host";
-    const hk_kernel *k = o->kernel ? tg_kernel(tg_find(target), o->kernel) : NULL;
+    const kn_kernel *k = o->kernel ? tg_kernel(tg_find(target), o->kernel) : NULL;
     if (!k) return cli_fail(cmd, "--space T1 is needed: '%s' is not a kernel of %s with a space of its own",
                             o->kernel ? o->kernel : "(no --kernel)", target);
     space = rt_project_path(k->space, path, sizeof path);
@@ -317,7 +317,7 @@ static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) 
       json_t *opt = json_loads(info.options ? info.options : "{}", 0, NULL);
       int flush = json_is_true(json_object_get(opt, "flush"));
       json_decref(opt);
-      hk_problem_from_space(&in->pb, in->sp);
+      kn_problem_from_space(&in->pb, in->sp);
       if (cm_ceilings_load(d, info.target_id, info.target, 0, &ce, NULL, &err) ||
           cm_coefs_load(d, info.target_id, km, 0, &c, &err))
         snprintf(in->why_no_model, sizeof in->why_no_model, "%s", err.msg);
@@ -373,7 +373,7 @@ static int load_input(const ropts *o, const char *cmd, replay_in *in) {
   } else {
     /* the dtype of a template kernel of the data's target, else of imported data */
     const tg_target *tt = tg_find(t.name);
-    const hk_kernel *k = o->kernel && tt ? tg_kernel(tt, o->kernel) : NULL;
+    const kn_kernel *k = o->kernel && tt ? tg_kernel(tt, o->kernel) : NULL;
     in->key = o->kernel ? db_workload_key(o->kernel, k ? k->dtype : DB_DEFAULT_DTYPE, in->sp) : NULL;
     db_trial_filter f = {.campaign = o->campaign, .target_id = o->campaign ? 0 : t.id,
                          .kernel = o->campaign ? NULL : o->kernel, .workload_key = o->campaign ? NULL : in->key};

@@ -36,7 +36,7 @@
 #define CM_H
 
 #include "../common/rt.h"
-#include "../targets/host/hk.h"
+#include "../targets/kn.h"
 
 /* ---- Bounds and levels ---- */
 typedef enum { CM_COMPUTE, CM_L1, CM_L2, CM_L3, CM_DRAM, CM_OVERHEAD,
@@ -218,7 +218,7 @@ typedef struct cm_kmodel {
   /* The work of schedule cfg of workload pb on machine m: 0, or -1 with
   ** err when cfg is not a schedule of this kernel. c holds the model's own
   ** coefficients (byte-term factors, ...) at c->v[CM_C_EFF0 + neff ...]. */
-  int (*work)(const hk_problem *pb, const sp_space *sp, const int *cfg,
+  int (*work)(const kn_problem *pb, const sp_space *sp, const int *cfg,
               const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err);
   const char *target;           /* target kind: "host" (NULL: "host"), "cuda" */
 } cm_kmodel;
@@ -335,7 +335,7 @@ double cm_gpu_sectors(double bytes, double stride);
 ** model asked about before a GPU was benched), an H200 (sm_90) with the
 ** space's device limits (problem variables sms, max_threads, max_smem,
 ** regs_block) where it has them. */
-void cm_gpu_props(const cm_machine *m, const hk_problem *pb, cm_gpu *g);
+void cm_gpu_props(const cm_machine *m, const kn_problem *pb, cm_gpu *g);
 /* A parameter by name that a space may lack: its value, or dflt. */
 int64_t cm_param_int(const sp_space *sp, const int *cfg, const char *name, int64_t dflt);
 const char *cm_param_str(const sp_space *sp, const int *cfg, const char *name,
@@ -369,7 +369,7 @@ typedef struct cm_pred {
 void cm_time(const cm_kmodel *k, const cm_work *w, const cm_ceilings *ce,
              const cm_coefs *c, cm_pred *p);
 /* work + time in one call. */
-int cm_predict(const cm_kmodel *k, const hk_problem *pb, const sp_space *sp,
+int cm_predict(const cm_kmodel *k, const kn_problem *pb, const sp_space *sp,
                const int *cfg, const cm_ceilings *ce, const cm_coefs *c,
                int flush, cm_pred *p, rt_err *err);
 
@@ -399,7 +399,7 @@ int cm_fit(int n_obs, int n_par, cm_resid_fn fn, void *ctx, double *u,
 
 /* One measured schedule: its workload, configuration and time. */
 typedef struct cm_sample {
-  const hk_problem *pb;
+  const kn_problem *pb;
   const sp_space *sp;
   const int *cfg;
   double t;                     /* seconds */
@@ -421,7 +421,7 @@ int cm_calibrate_capped(const cm_kmodel *k, const cm_sample *s, int n, const cm_
 ** refit hooks over one workload of one kernel on one target ---- */
 typedef struct cm_tmodel cm_tmodel;
 /* Copies ce and c; pb and sp must outlive the model. */
-cm_tmodel *cm_tmodel_new(const cm_kmodel *k, const hk_problem *pb, const sp_space *sp,
+cm_tmodel *cm_tmodel_new(const cm_kmodel *k, const kn_problem *pb, const sp_space *sp,
                          const cm_ceilings *ce, const cm_coefs *c, int flush);
 void cm_tmodel_free(cm_tmodel *m);                  /* NULL is a no-op */
 int cm_tmodel_predict(void *m, const int *cfgs, int n, double *t);
@@ -447,7 +447,7 @@ int cm_coefs_load(struct db *d, int64_t target_id, const cm_kmodel *k, int versi
 /* The tuner's model of a workload on a target: ceilings (measured now if
 ** missing) and the latest calibration. NULL with err. */
 cm_tmodel *cm_tmodel_open(struct db *d, int64_t target_id, const char *target,
-                          const char *kernel, const hk_problem *pb, const sp_space *sp,
+                          const char *kernel, const kn_problem *pb, const sp_space *sp,
                           int flush, rt_err *err);
 
 /* ---- Accuracy of a ranking (cm_metrics.c) ---- */
@@ -470,7 +470,7 @@ typedef struct cm_traffic {
 /* Count the traffic of one run of schedule src of workload (k, pb) under
 ** cachegrind with the caches of m (two runs: last level = L2, then L3),
 ** building src for an ISA valgrind decodes. 0, or -1 with err. */
-int cm_count_cachegrind(const hk_kernel *k, const hk_problem *pb,
+int cm_count_cachegrind(const kn_kernel *k, const kn_problem *pb,
                         const char *src, const cm_machine *m,
                         const char *cache_dir, cm_traffic *tr, rt_err *err);
 /* Whether cachegrind can be used here (*why says why not). */
@@ -479,14 +479,14 @@ int cm_cachegrind_available(const char **why);
 ** with the AVX-512 shim cost_model/cm_shim512.h) under the same driver, on
 ** k's buffers bufs: inputs as given, outputs get the results (shows that
 ** the shim computes what the AVX-512 build computes). 0, or -1 with err. */
-int cm_run_shimmed(const hk_kernel *k, const hk_problem *pb, const char *src,
+int cm_run_shimmed(const kn_kernel *k, const kn_problem *pb, const char *src,
                    const char *cache_dir, float *const *bufs, rt_err *err);
 /* Count misses of one warm run of src with PAPI through the harness's
 ** counter pass (ms_measure with o, counters on; PAPI_L1_DCM, PAPI_L2_TCM,
 ** PAPI_L3_TCM times the line size; the calling thread only). -1 with err
 ** "no hardware counters: ..." where there are none (then use cachegrind). */
 struct ms_opts;
-int cm_count_papi(const hk_kernel *k, const hk_problem *pb, const char *src,
+int cm_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
                   const struct ms_opts *o, cm_traffic *tr, rt_err *err);
 
 #endif

@@ -217,26 +217,26 @@ static blk_eff edge_eff(double u, double v, double vw, int strided, const double
   return e;
 }
 
-static int cv_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                    const cm_machine *m, const cm_coefs *c, cm_work *w,
                    rt_err *err) {
   const double *v = c->v;
   conv d = {
-    (double)hk_int(pb, "N"), (double)hk_int(pb, "H"), (double)hk_int(pb, "W"),
-    (double)hk_int(pb, "C"), (double)hk_int(pb, "K"), (double)hk_int(pb, "R"),
-    (double)hk_int(pb, "S"), (double)hk_int(pb, "stride"), (double)hk_int(pb, "pad"),
-    0, 0, 0, 0, !strcmp(hk_str(pb, "layout"), "nhwc"),
+    (double)kn_int(pb, "N"), (double)kn_int(pb, "H"), (double)kn_int(pb, "W"),
+    (double)kn_int(pb, "C"), (double)kn_int(pb, "K"), (double)kn_int(pb, "R"),
+    (double)kn_int(pb, "S"), (double)kn_int(pb, "stride"), (double)kn_int(pb, "pad"),
+    0, 0, 0, 0, !strcmp(kn_str(pb, "layout"), "nhwc"),
   };
   if (d.st < 1) d.st = 1;
   d.p = floor((d.h + 2 * d.pad - d.r) / d.st) + 1;
   d.q = floor((d.w + 2 * d.pad - d.s) / d.st) + 1;
   d.hp = d.h + 2 * d.pad, d.wp = d.w + 2 * d.pad;
-  double KB = (double)hk_param_int(sp, cfg, "kb"), QB = (double)hk_param_int(sp, cfg, "qb");
-  double CT = (double)hk_param_int(sp, cfg, "ct"), KT = (double)hk_param_int(sp, cfg, "kt");
-  double PT = (double)hk_param_int(sp, cfg, "pt");
-  int kp = !strcmp(hk_param_str(sp, cfg, "loop_order"), "kp");
-  int cd = (int)strlen(hk_param_str(sp, cfg, "parallel"));
-  int th = (int)hk_param_int(sp, cfg, "threads");
+  double KB = (double)kn_param_int(sp, cfg, "kb"), QB = (double)kn_param_int(sp, cfg, "qb");
+  double CT = (double)kn_param_int(sp, cfg, "ct"), KT = (double)kn_param_int(sp, cfg, "kt");
+  double PT = (double)kn_param_int(sp, cfg, "pt");
+  int kp = !strcmp(kn_param_str(sp, cfg, "loop_order"), "kp");
+  int cd = (int)strlen(kn_param_str(sp, cfg, "parallel"));
+  int th = (int)kn_param_int(sp, cfg, "threads");
   if (th < 1) th = 1;
   if (cd < 1 || cd > 3) cd = 3;
   if (th > CM_MAXTHREADS) {

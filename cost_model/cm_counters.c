@@ -523,11 +523,11 @@ static void cleanup(prep *p) {
 /* Write the data file: k's buffers for pb, each page-aligned, with the
 ** contents of bufs (NULL: inputs from mt19937 seed 42 in [-1, 1], outputs
 ** zero). nbuf/b get the buffers. */
-static int write_data(const char *path, const hk_kernel *k, const hk_problem *pb,
-                      float *const *bufs, hk_buf *b, int *nbuf, rt_err *err) {
+static int write_data(const char *path, const kn_kernel *k, const kn_problem *pb,
+                      float *const *bufs, kn_buf *b, int *nbuf, rt_err *err) {
   int n = k->buffers(pb, b);
-  if (n < 1 || n > HK_MAXBUF || n > DRV_MAXBUF) {
-    rt_err_set(err, "kernel %s: %d buffers (expected 1..%d)", k->name, n, HK_MAXBUF);
+  if (n < 1 || n > KN_MAXBUF || n > DRV_MAXBUF) {
+    rt_err_set(err, "kernel %s: %d buffers (expected 1..%d)", k->name, n, KN_MAXBUF);
     return -1;
   }
   *nbuf = n;
@@ -692,7 +692,7 @@ done:
 
 /* ---- Counting ---- */
 
-int cm_count_cachegrind(const hk_kernel *k, const hk_problem *pb,
+int cm_count_cachegrind(const kn_kernel *k, const kn_problem *pb,
                         const char *src, const cm_machine *m,
                         const char *cache_dir, cm_traffic *tr, rt_err *err) {
   const char *why;
@@ -728,7 +728,7 @@ int cm_count_cachegrind(const hk_kernel *k, const hk_problem *pb,
   if (prepare(src, cache_dir, &p, err)) goto out;
   char data[PATH_MAX], cgout[2][PATH_MAX], log[2][PATH_MAX];
   snprintf(data, sizeof data, "%s/data", p.tmp);
-  hk_buf b[HK_MAXBUF];
+  kn_buf b[KN_MAXBUF];
   int nbuf;
   if (write_data(data, k, pb, NULL, b, &nbuf, err)) goto out;
   /* both runs at once: L2 as the last level, then L3 */
@@ -802,12 +802,12 @@ out:
   return rc;
 }
 
-int cm_run_shimmed(const hk_kernel *k, const hk_problem *pb, const char *src,
+int cm_run_shimmed(const kn_kernel *k, const kn_problem *pb, const char *src,
                    const char *cache_dir, float *const *bufs, rt_err *err) {
   prep p;
   int rc = -1;
   char data[PATH_MAX], outf[PATH_MAX], log[PATH_MAX];
-  hk_buf b[HK_MAXBUF];
+  kn_buf b[KN_MAXBUF];
   int nbuf;
   if (prepare(src, cache_dir, &p, err)) goto out;
   snprintf(data, sizeof data, "%s/data", p.tmp);
@@ -837,7 +837,7 @@ out:
   return rc;
 }
 
-int cm_count_papi(const hk_kernel *k, const hk_problem *pb, const char *src,
+int cm_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
                   const ms_opts *o, cm_traffic *tr, rt_err *err) {
   static const char *const names[3] = {"PAPI_L1_DCM", "PAPI_L2_TCM", "PAPI_L3_TCM"};
   const char *why;

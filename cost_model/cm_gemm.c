@@ -45,20 +45,20 @@ static void ukernel_eff(double mr, double nv, double uk, const double *v,
   *issue = fma / 2 / cycles;
 }
 
-static int gemm_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int gemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                      const cm_machine *m, const cm_coefs *c, cm_work *w,
                      rt_err *err) {
   (void)err;
   const double *v = c->v;
-  double M = hk_int(pb, "M"), N = hk_int(pb, "N"), K = hk_int(pb, "K");
-  double mc = hk_param_int(sp, cfg, "mc"), nc = hk_param_int(sp, cfg, "nc");
-  double kc = hk_param_int(sp, cfg, "kc"), mr = hk_param_int(sp, cfg, "mr");
-  double nv = hk_param_int(sp, cfg, "nr_vecs"), uk = hk_param_int(sp, cfg, "unroll_k");
-  const char *order = hk_param_str(sp, cfg, "loop_order");
-  int inner_m = !strcmp(hk_param_str(sp, cfg, "macro_order"), "mn");
-  int pa = (int)hk_param_int(sp, cfg, "pack_a"), pbk = (int)hk_param_int(sp, cfg, "pack_b");
-  int th = (int)hk_param_int(sp, cfg, "threads");
-  const char *par = hk_param_str(sp, cfg, "parallel_loop");
+  double M = kn_int(pb, "M"), N = kn_int(pb, "N"), K = kn_int(pb, "K");
+  double mc = kn_param_int(sp, cfg, "mc"), nc = kn_param_int(sp, cfg, "nc");
+  double kc = kn_param_int(sp, cfg, "kc"), mr = kn_param_int(sp, cfg, "mr");
+  double nv = kn_param_int(sp, cfg, "nr_vecs"), uk = kn_param_int(sp, cfg, "unroll_k");
+  const char *order = kn_param_str(sp, cfg, "loop_order");
+  int inner_m = !strcmp(kn_param_str(sp, cfg, "macro_order"), "mn");
+  int pa = (int)kn_param_int(sp, cfg, "pack_a"), pbk = (int)kn_param_int(sp, cfg, "pack_b");
+  int th = (int)kn_param_int(sp, cfg, "threads");
+  const char *par = kn_param_str(sp, cfg, "parallel_loop");
   if (th < 2 || (*par != 'm' && *par != 'n')) th = 1;
   double nr = nv * VW;
 

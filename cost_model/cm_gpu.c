@@ -79,7 +79,7 @@ double cm_gpu_sectors(double bytes, double stride) {
   return s / n;
 }
 
-void cm_gpu_props(const cm_machine *m, const hk_problem *pb, cm_gpu *g) {
+void cm_gpu_props(const cm_machine *m, const kn_problem *pb, cm_gpu *g) {
   if (m && m->gpu.sms > 0) {
     *g = m->gpu;
     if (g->warp <= 0) g->warp = 32;
@@ -90,17 +90,17 @@ void cm_gpu_props(const cm_machine *m, const hk_problem *pb, cm_gpu *g) {
                 .regs_block = 65536, .regs_sm = 65536, .smem_sm = 233472,
                 .smem_block_optin = 232448, .l2_bytes = 60 << 20, .clock_khz = 1980000};
   int64_t v;
-  if ((v = hk_int(pb, "sms")) > 0) g->sms = (int)v;
-  if ((v = hk_int(pb, "max_threads")) > 0) g->max_threads_block = (int)v;
-  if ((v = hk_int(pb, "max_smem")) > 0) g->smem_block_optin = (int)v;
-  if ((v = hk_int(pb, "regs_block")) > 0) g->regs_block = (int)v;
+  if ((v = kn_int(pb, "sms")) > 0) g->sms = (int)v;
+  if ((v = kn_int(pb, "max_threads")) > 0) g->max_threads_block = (int)v;
+  if ((v = kn_int(pb, "max_smem")) > 0) g->smem_block_optin = (int)v;
+  if ((v = kn_int(pb, "regs_block")) > 0) g->regs_block = (int)v;
 }
 
 int64_t cm_param_int(const sp_space *sp, const int *cfg, const char *name, int64_t dflt) {
-  return sp_param_index(sp, name) < 0 ? dflt : hk_param_int(sp, cfg, name);
+  return sp_param_index(sp, name) < 0 ? dflt : kn_param_int(sp, cfg, name);
 }
 
 const char *cm_param_str(const sp_space *sp, const int *cfg, const char *name,
                          const char *dflt) {
-  return sp_param_index(sp, name) < 0 ? dflt : hk_param_str(sp, cfg, name);
+  return sp_param_index(sp, name) < 0 ? dflt : kn_param_str(sp, cfg, name);
 }

@@ -180,16 +180,16 @@ static double wave_reads(const raster *r, long splitk, double conc, const double
   return reads;
 }
 
-static int ggemm_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int ggemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                       const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err) {
   const double *v = c->v;
   cm_gpu g;
   cm_gpu_props(m, pb, &g);
-  double M = (double)hk_int(pb, "M"), N = (double)hk_int(pb, "N"), K = (double)hk_int(pb, "K");
-  long BM = hk_param_int(sp, cfg, "BM"), BN = hk_param_int(sp, cfg, "BN");
-  long BK = hk_param_int(sp, cfg, "BK"), WM = hk_param_int(sp, cfg, "WM");
-  long WN = hk_param_int(sp, cfg, "WN"), TM = hk_param_int(sp, cfg, "TM");
-  long TN = hk_param_int(sp, cfg, "TN"), VEC = hk_param_int(sp, cfg, "VEC");
+  double M = (double)kn_int(pb, "M"), N = (double)kn_int(pb, "N"), K = (double)kn_int(pb, "K");
+  long BM = kn_param_int(sp, cfg, "BM"), BN = kn_param_int(sp, cfg, "BN");
+  long BK = kn_param_int(sp, cfg, "BK"), WM = kn_param_int(sp, cfg, "WM");
+  long WN = kn_param_int(sp, cfg, "WN"), TM = kn_param_int(sp, cfg, "TM");
+  long TN = kn_param_int(sp, cfg, "TN"), VEC = kn_param_int(sp, cfg, "VEC");
   long STAGES = cm_param_int(sp, cfg, "STAGES", 1), UNROLL = cm_param_int(sp, cfg, "UNROLL", 1);
   long SPLITK = cm_param_int(sp, cfg, "SPLITK", 1), GROUP_M = cm_param_int(sp, cfg, "GROUP_M", 1);
   if (SPLITK < 1) SPLITK = 1;

@@ -46,7 +46,7 @@ typedef struct mem_sched {
 } mem_sched;
 
 /* The common part: occupancy, waves, Little's law, L2 residency. */
-static int mem_finish(const char *kernel, const mem_sched *s, const hk_problem *pb,
+static int mem_finish(const char *kernel, const mem_sched *s, const kn_problem *pb,
                       const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err) {
   const double *v = c->v;
   cm_gpu g;
@@ -84,11 +84,11 @@ static int mem_finish(const char *kernel, const mem_sched *s, const hk_problem *
 }
 
 /* ---- reduction: s = x[0] + ... + x[N-1] ---- */
-static int red_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int red_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                     const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err) {
   cm_gpu g;
   cm_gpu_props(m, pb, &g);
-  double N = (double)hk_int(pb, "N");
+  double N = (double)kn_int(pb, "N");
   double th = (double)cm_param_int(sp, cfg, "threads", 256);
   double vec = (double)cm_param_int(sp, cfg, "vec", 4), ilp = (double)cm_param_int(sp, cfg, "ilp", 4);
   double waves = (double)cm_param_int(sp, cfg, "waves", 8);
@@ -112,9 +112,9 @@ static int red_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
 }
 
 /* ---- transpose: out[N][M] = in[M][N] through shared memory ---- */
-static int tr_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int tr_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                    const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err) {
-  double M = (double)hk_int(pb, "M"), N = (double)hk_int(pb, "N");
+  double M = (double)kn_int(pb, "M"), N = (double)kn_int(pb, "N");
   double tile = (double)cm_param_int(sp, cfg, "tile", 32), rows = (double)cm_param_int(sp, cfg, "rows", 8);
   double vr = (double)cm_param_int(sp, cfg, "vr", 1), vw = (double)cm_param_int(sp, cfg, "vw", 1);
   double pad = (double)cm_param_int(sp, cfg, "pad", 1), tiles = (double)cm_param_int(sp, cfg, "tiles", 1);
@@ -143,10 +143,10 @@ static int tr_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
 }
 
 /* ---- stencil: STEPS Jacobi steps of the 5-point stencil on NX x NY ---- */
-static int st_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int st_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                    const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err) {
-  double NX = (double)hk_int(pb, "NX"), NY = (double)hk_int(pb, "NY");
-  double steps = (double)hk_int(pb, "STEPS");
+  double NX = (double)kn_int(pb, "NX"), NY = (double)kn_int(pb, "NY");
+  double steps = (double)kn_int(pb, "STEPS");
   if (steps < 1) steps = 1;
   double bx = (double)cm_param_int(sp, cfg, "BX", 32), by = (double)cm_param_int(sp, cfg, "BY", 8);
   double tb = (double)cm_param_int(sp, cfg, "tb", 1);

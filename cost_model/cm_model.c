@@ -131,7 +131,7 @@ void cm_time(const cm_kmodel *k, const cm_work *w, const cm_ceilings *ce,
   p->frac[CM_OVERHEAD] = p->t[CM_OVERHEAD] / p->time;
 }
 
-int cm_predict(const cm_kmodel *k, const hk_problem *pb, const sp_space *sp,
+int cm_predict(const cm_kmodel *k, const kn_problem *pb, const sp_space *sp,
                const int *cfg, const cm_ceilings *ce, const cm_coefs *c,
                int flush, cm_pred *p, rt_err *err) {
   cm_machine m;

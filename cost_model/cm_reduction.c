@@ -55,16 +55,16 @@ static void sum_range(double len, double vec, double acc, double unroll,
   rw->trips += ceil(main / unroll) + tail + vec + acc;
 }
 
-static int red_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int red_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                     const cm_machine *m, const cm_coefs *c, cm_work *w,
                     rt_err *err) {
   const double *v = c->v;
-  double N = (double)hk_int(pb, "N");
-  double vec = (double)hk_param_int(sp, cfg, "vec");
-  double acc = (double)hk_param_int(sp, cfg, "accs");
-  double unroll = (double)hk_param_int(sp, cfg, "unroll");
-  double chunk = (double)hk_param_int(sp, cfg, "chunk");
-  int th = (int)hk_param_int(sp, cfg, "threads");
+  double N = (double)kn_int(pb, "N");
+  double vec = (double)kn_param_int(sp, cfg, "vec");
+  double acc = (double)kn_param_int(sp, cfg, "accs");
+  double unroll = (double)kn_param_int(sp, cfg, "unroll");
+  double chunk = (double)kn_param_int(sp, cfg, "chunk");
+  int th = (int)kn_param_int(sp, cfg, "threads");
   if (th < 1) th = 1;
   if (th > CM_MAXTHREADS) {
     rt_err_set(err, "reduction model: %d threads (at most %d)", th, CM_MAXTHREADS);

@@ -245,16 +245,16 @@ static double private_traffic(const st_dim *dx, const st_dim *dy, double ko, dou
   return total + first;
 }
 
-static int st_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int st_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                    const cm_machine *m, const cm_coefs *c, cm_work *w,
                    rt_err *err) {
   const double *v = c->v;
-  double NX = (double)hk_int(pb, "NX"), NY = (double)hk_int(pb, "NY");
-  double STEPS = (double)hk_int(pb, "STEPS");
-  double TX = (double)hk_param_int(sp, cfg, "tx"), TY = (double)hk_param_int(sp, cfg, "ty");
-  double TB = (double)hk_param_int(sp, cfg, "tb");
-  int tiles = !strcmp(hk_param_str(sp, cfg, "parallel"), "tiles");
-  int th = (int)hk_param_int(sp, cfg, "threads");
+  double NX = (double)kn_int(pb, "NX"), NY = (double)kn_int(pb, "NY");
+  double STEPS = (double)kn_int(pb, "STEPS");
+  double TX = (double)kn_param_int(sp, cfg, "tx"), TY = (double)kn_param_int(sp, cfg, "ty");
+  double TB = (double)kn_param_int(sp, cfg, "tb");
+  int tiles = !strcmp(kn_param_str(sp, cfg, "parallel"), "tiles");
+  int th = (int)kn_param_int(sp, cfg, "threads");
   if (th < 1) th = 1;
   if (th > CM_MAXTHREADS) {
     rt_err_set(err, "stencil model: %d threads (at most %d)", th, CM_MAXTHREADS);

@@ -66,7 +66,7 @@ int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_
 }
 
 cm_tmodel *cm_tmodel_open(db *d, int64_t target_id, const char *target, const char *kernel,
-                          const hk_problem *pb, const sp_space *sp, int flush, rt_err *err) {
+                          const kn_problem *pb, const sp_space *sp, int flush, rt_err *err) {
   const cm_kmodel *k = cm_kmodel_find_on(tg_device(target) >= 0 ? "cuda" : "host", kernel);
   cm_ceilings ce;
   cm_coefs c;

@@ -108,17 +108,17 @@ static double flat_elems(double x, double eo, double ei, double to,
   return rows * ei + (row > 0 ? row : 0) * fmin(c * ti, ei);
 }
 
-static int tr_work(const hk_problem *pb, const sp_space *sp, const int *cfg,
+static int tr_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
                    const cm_machine *m, const cm_coefs *c, cm_work *w,
                    rt_err *err) {
   const double *v = c->v;
-  double M = (double)hk_int(pb, "M"), N = (double)hk_int(pb, "N");
-  double TI = (double)hk_param_int(sp, cfg, "ti"), TJ = (double)hk_param_int(sp, cfg, "tj");
-  double B = (double)hk_param_int(sp, cfg, "block");
-  int ij = !strcmp(hk_param_str(sp, cfg, "order"), "ij");
-  int nt = hk_param_int(sp, cfg, "nt") != 0;
-  int collapse = !strcmp(hk_param_str(sp, cfg, "parallel"), "collapse");
-  int th = (int)hk_param_int(sp, cfg, "threads");
+  double M = (double)kn_int(pb, "M"), N = (double)kn_int(pb, "N");
+  double TI = (double)kn_param_int(sp, cfg, "ti"), TJ = (double)kn_param_int(sp, cfg, "tj");
+  double B = (double)kn_param_int(sp, cfg, "block");
+  int ij = !strcmp(kn_param_str(sp, cfg, "order"), "ij");
+  int nt = kn_param_int(sp, cfg, "nt") != 0;
+  int collapse = !strcmp(kn_param_str(sp, cfg, "parallel"), "collapse");
+  int th = (int)kn_param_int(sp, cfg, "threads");
   if (th < 1) th = 1;
   if (th > CM_MAXTHREADS) {
     rt_err_set(err, "transpose model: %d threads (at most %d)", th, CM_MAXTHREADS);

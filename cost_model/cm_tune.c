@@ -15,14 +15,14 @@
 
 struct cm_tmodel {
   const cm_kmodel *k;
-  const hk_problem *pb;
+  const kn_problem *pb;
   const sp_space *sp;
   cm_ceilings ce;
   cm_coefs start, cur;
   int flush, refits;
 };
 
-cm_tmodel *cm_tmodel_new(const cm_kmodel *k, const hk_problem *pb, const sp_space *sp,
+cm_tmodel *cm_tmodel_new(const cm_kmodel *k, const kn_problem *pb, const sp_space *sp,
                          const cm_ceilings *ce, const cm_coefs *c, int flush) {
   cm_tmodel *m = rt_calloc(1, sizeof *m);
   *m = (cm_tmodel){.k = k, .pb = pb, .sp = sp, .ce = *ce, .start = *c, .cur = *c,

@@ -27,7 +27,7 @@
 **     --version, flags); a key present in the cache is never rebuilt.
 **  5. No workload is allocated unless its sizes were checked first
 **     (ms_workload_new): every size variable an integer of at most
-**     HK_SIZE_MAX, buffer sizes computed without overflow, and twice the
+**     KN_SIZE_MAX, buffer sizes computed without overflow, and twice the
 **     bytes of its buffers (the workload plus a worker's copy) within the
 **     memory limit (ms_mem_limit).
 */
@@ -37,7 +37,7 @@
 #include <stddef.h>
 
 #include "../common/rt.h"
-#include "../targets/host/hk.h"
+#include "../targets/kn.h"
 
 /* Statuses, in the community T4 vocabulary (ms_status_name). */
 typedef enum {
@@ -145,9 +145,9 @@ int ms_status_parse(const char *name);
 ** variable, the sizes and the limit) when its sizes fail invariant 5;
 ** nothing is allocated then. */
 typedef struct ms_workload ms_workload;
-ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb, rt_err *err);
+ms_workload *ms_workload_new(const kn_kernel *k, const kn_problem *pb, rt_err *err);
 /* Invariant 5 alone: 0, or -1 with err. */
-int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err);
+int ms_workload_check(const kn_kernel *k, const kn_problem *pb, rt_err *err);
 /* Bytes a workload's harness may hold: $ROOFTUNE_MEM_LIMIT (a size such as
 ** 8G, 512M, or bytes; K, M, G, T are powers of 1024), else three quarters
 ** of the memory here (physical, or the cgroup's limit when lower). *what

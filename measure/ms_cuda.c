@@ -164,7 +164,7 @@ typedef struct cuda_child {
   const char *const *ev;
   /* in the child */
   CUstream s;
-  CUdeviceptr buf[HK_MAXBUF], refbuf[HK_MAXBUF], flush;
+  CUdeviceptr buf[KN_MAXBUF], refbuf[KN_MAXBUF], flush;
   size_t flush_words;
   unsigned flush_val;
   dev_plan cand, ref;
@@ -348,7 +348,7 @@ static void child_main(int fd, void *ctx) {
     fail(&rep, MS_RUNTIME_ERROR, what, c->bad);
     ms__send(fd, &rep);
   }
-  float *out[HK_MAXBUF] = {0}, *ref[HK_MAXBUF] = {0};
+  float *out[KN_MAXBUF] = {0}, *ref[KN_MAXBUF] = {0};
   for (int i = 0; i < w->nbuf && rep.status == MS_OK; i++) {
     size_t bytes = ms__buf_bytes(&w->b[i]);
     out[i] = rt_malloc(bytes);
@@ -419,7 +419,7 @@ static void child_main(int fd, void *ctx) {
 
 int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_result *r) {
   memset(r, 0, sizeof *r);
-  const hk_kernel *k = w->k;
+  const kn_kernel *k = w->k;
   rt_err err = {0};
   gd_props p;
   int dev = o->device >= 0 ? o->device : 0;

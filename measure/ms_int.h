@@ -13,12 +13,12 @@
 #define MS_HOST_CHECK_FLOPS 2e8
 
 struct ms_workload {
-  const hk_kernel *k;
-  hk_problem pb;           /* its strings point into the caller's space */
+  const kn_kernel *k;
+  kn_problem pb;           /* its strings point into the caller's space */
   int nbuf;
-  hk_buf b[HK_MAXBUF];
-  float *in[HK_MAXBUF];    /* input values (NULL for outputs) */
-  float *ref[HK_MAXBUF];   /* reference outputs (NULL for inputs); device
+  kn_buf b[KN_MAXBUF];
+  float *in[KN_MAXBUF];    /* input values (NULL for outputs) */
+  float *ref[KN_MAXBUF];   /* reference outputs (NULL for inputs); device
                            ** kernels: the host reference's outputs for
                            ** small workloads (checks the device reference),
                            ** else all NULL */
@@ -54,7 +54,7 @@ void ms__guard_take(const char *path, ms__guard *g);
 /* 0: unchanged since g; -1 with msg naming the change. */
 int ms__guard_check(const char *path, const ms__guard *g, char *msg, size_t cap);
 
-size_t ms__buf_bytes(const hk_buf *b);
+size_t ms__buf_bytes(const kn_buf *b);
 /* Worst relative error of the outputs bufs against ref (hk.h invariant
 ** 3); msg gets the first output beyond tolerance. NaN/Inf: infinitely
 ** wrong. */
@@ -70,7 +70,7 @@ void ms__send(int fd, ms__report *rep) __attribute__((noreturn));
 int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o,
                    ms__report *rep);
 
-/* ms_measure of a device kernel (hk_kernel.device_reference set). */
+/* ms_measure of a device kernel (kn_kernel.device_reference set). */
 int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_result *r);
 /* ms_build_key for CUDA source (o->device >= 0). */
 void ms__cuda_key(const char *src, const ms_opts *o, char key[33]);

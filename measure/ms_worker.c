@@ -2,7 +2,7 @@
 ** ms_worker.c -- workloads and the isolated measurement of one candidate.
 **
 ** A workload is made only after its sizes passed ms_workload_check (every
-** size variable of the kernel an integer in [0, HK_SIZE_MAX], the buffers'
+** size variable of the kernel an integer in [0, KN_SIZE_MAX], the buffers'
 ** sizes computed without overflow, twice their bytes within ms_mem_limit).
 ** It holds the inputs (deterministic: GSL mt19937, seed 42, uniform in
 ** [-1, 1]) and the reference outputs (k->reference run on a copy of the
@@ -94,27 +94,27 @@ static const char *signal_name(int sig) {
 
 /* ---- workloads ---- */
 
-size_t ms__buf_bytes(const hk_buf *b) {
+size_t ms__buf_bytes(const kn_buf *b) {
   return (size_t)(b->n > 0 ? b->n : 1) * sizeof(float);
 }
 #define buf_bytes ms__buf_bytes
 
 /* "K1=V1 K2=V2" of the kernel's size variables, into buf. */
-static const char *size_text(const hk_kernel *k, const hk_problem *pb, char *buf, size_t cap) {
+static const char *size_text(const kn_kernel *k, const kn_problem *pb, char *buf, size_t cap) {
   buf[0] = 0;
   for (const char *s = k->sizes ? k->sizes : ""; *s;) {
     size_t len = strcspn(s, " ");
     char name[32];
     snprintf(name, sizeof name, "%.*s", (int)(len < 31 ? len : 31), s);
     size_t at = strlen(buf);
-    if (len) snprintf(buf + at, cap - at, "%s%s=%lld", at ? " " : "", name, (long long)hk_int(pb, name));
+    if (len) snprintf(buf + at, cap - at, "%s%s=%lld", at ? " " : "", name, (long long)kn_int(pb, name));
     s += len + (s[len] == ' ');
   }
   return buf;
 }
 
-/* Whether pb binds name to an integer (hk_int reads 0 otherwise). */
-static int int_var(const hk_problem *pb, const char *name, int64_t *v) {
+/* Whether pb binds name to an integer (kn_int reads 0 otherwise). */
+static int int_var(const kn_problem *pb, const char *name, int64_t *v) {
   for (int i = 0; i < pb->n; i++)
     if (!strcmp(pb->name[i], name)) {
       *v = pb->val[i].u.i;
@@ -179,9 +179,9 @@ uint64_t ms_mem_limit(const char **what, rt_err *err) {
   return (cg && cg < phys ? cg : phys) / 4 * 3;
 }
 
-int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
+int ms_workload_check(const kn_kernel *k, const kn_problem *pb, rt_err *err) {
   char sizes[512];
-  /* 1. every size variable an integer in [0, HK_SIZE_MAX] */
+  /* 1. every size variable an integer in [0, KN_SIZE_MAX] */
   for (const char *s = k->sizes ? k->sizes : ""; *s;) {
     size_t len = strcspn(s, " ");
     char name[32];
@@ -194,16 +194,16 @@ int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
                  name);
       return -1;
     }
-    if (v < 0 || v > HK_SIZE_MAX) {
+    if (v < 0 || v > KN_SIZE_MAX) {
       rt_err_set(err, "%s: problem variable %s = %lld is out of range: a size must be in [0, "
-                 "2^40 = %lld]", k->name, name, (long long)v, (long long)HK_SIZE_MAX);
+                 "2^40 = %lld]", k->name, name, (long long)v, (long long)KN_SIZE_MAX);
       return -1;
     }
   }
   /* 2. buffers that exist, 3. within the memory limit (exact in 128 bits) */
-  hk_buf b[HK_MAXBUF];
+  kn_buf b[KN_MAXBUF];
   int n = k->buffers(pb, b);
-  if (n < 1 || n > HK_MAXBUF) {
+  if (n < 1 || n > KN_MAXBUF) {
     rt_err_set(err, "%s: internal error: %d buffers", k->name, n);
     return -1;
   }
@@ -235,9 +235,9 @@ int ms_workload_check(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
   return 0;
 }
 
-ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb, rt_err *err) {
+ms_workload *ms_workload_new(const kn_kernel *k, const kn_problem *pb, rt_err *err) {
   if (ms_workload_check(k, pb, err)) return NULL;
-  hk_buf b[HK_MAXBUF];
+  kn_buf b[KN_MAXBUF];
   int n = k->buffers(pb, b);
   ms_workload *w = rt_calloc(1, sizeof *w);
   w->k = k;
@@ -247,7 +247,7 @@ ms_workload *ms_workload_new(const hk_kernel *k, const hk_problem *pb, rt_err *e
   w->tol = k->tolerance(pb);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 42);
-  float *work[HK_MAXBUF];
+  float *work[KN_MAXBUF];
   for (int i = 0; i < n; i++) {
     work[i] = rt_calloc(1, buf_bytes(&b[i]));
     if (b[i].out) continue;
@@ -399,7 +399,7 @@ static void child_main(int fd, const ms_workload *w, const char *so,
     }
     if (chdir("/")) {}   /* relative paths lead nowhere of the caller's */
   }
-  float *bufs[HK_MAXBUF];
+  float *bufs[KN_MAXBUF];
   runctx x = {.run = run, .bufs = bufs};
   int bad;
   if (rep.status == MS_OK) {

@@ -40,7 +40,7 @@ const tg_target *tg_find(const char *name) {
   return NULL;
 }
 
-const hk_kernel *tg_kernel(const tg_target *t, const char *name) {
+const kn_kernel *tg_kernel(const tg_target *t, const char *name) {
   for (int i = 0; t && t->kernels[i]; i++)
     if (!strcmp(t->kernels[i]->name, name)) return t->kernels[i];
   return NULL;

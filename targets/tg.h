@@ -20,21 +20,21 @@ typedef struct tg_desc {
                           ** (the host's recipe: hw_describe) */
 } tg_desc;
 
-struct hk_kernel;
+struct kn_kernel;
 typedef struct tg_target {
   const char *name;       /* "host", "cuda" */
   const char *summary;
   /* Describe instance (the name as given: "host", "cuda:1"); -1 with err
   ** when it is not available here. */
   int (*describe)(const char *instance, tg_desc *d, rt_err *err);
-  const struct hk_kernel *const *kernels;   /* NULL-terminated */
+  const struct kn_kernel *const *kernels;   /* NULL-terminated */
 } tg_target;
 
 extern const tg_target tg_targets[];        /* ends with a NULL name */
 /* The target of a name ("host", "cuda", "cuda:N"); NULL if unknown. */
 const tg_target *tg_find(const char *name);
 /* Kernel template name of target t; NULL if it has none of that name. */
-const struct hk_kernel *tg_kernel(const tg_target *t, const char *name);
+const struct kn_kernel *tg_kernel(const tg_target *t, const char *name);
 /* The CUDA device ordinal of a target name; -1 for the host (ms_opts.device). */
 int tg_device(const char *name);
 /* Describe the target named name (an instance); -1 with err. */

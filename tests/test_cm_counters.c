@@ -30,6 +30,7 @@
 
 #include "cost_model/cm.h"
 #include "measure/ms.h"
+#include "targets/host/hk.h"
 #include "targets/tg.h"
 
 #define LINE 64
@@ -106,13 +107,13 @@ static void need_cachegrind(void) {
 
 /* ---- A test kernel: x (N floats, input) summed R times into out[0] ---- */
 
-static int sum_buffers(const hk_problem *pb, hk_buf *b) {
-  b[0] = (hk_buf){"x", hk_int(pb, "N"), 0};
-  b[1] = (hk_buf){"out", 16, 1};
+static int sum_buffers(const kn_problem *pb, kn_buf *b) {
+  b[0] = (kn_buf){"x", kn_int(pb, "N"), 0};
+  b[1] = (kn_buf){"out", 16, 1};
   return 2;
 }
 
-static const hk_kernel sum_kernel = {
+static const kn_kernel sum_kernel = {
   .name = "sum", .summary = "test: R passes over x", .buffers = sum_buffers,
 };
 
@@ -130,8 +131,8 @@ static char *sum_src(long n, int passes) {
   return s.s;
 }
 
-static hk_problem problem_n(long n) {
-  hk_problem pb;
+static kn_problem problem_n(long n) {
+  kn_problem pb;
   memset(&pb, 0, sizeof pb);
   pb.n = 1;
   pb.name[0] = "N";
@@ -141,7 +142,7 @@ static hk_problem problem_n(long n) {
 
 /* Count the sum kernel over n floats read `passes` times. */
 static void count_sum(long n, int passes, cm_traffic *tr) {
-  hk_problem pb = problem_n(n);
+  kn_problem pb = problem_n(n);
   char *src = sum_src(n, passes);
   rt_err err = {0};
   int rc = cm_count_cachegrind(&sum_kernel, &pb, src, &mach, cache_dir, tr, &err);
@@ -234,7 +235,7 @@ static void test_unaligned_vectors(void **state) {
       "  for (long j = 0; j < %ld; j++)\n"
       "    acc = _mm512_add_ps(acc, _mm512_loadu_ps(bufs[0] + 10 + 32 * j));\n"
       "  _mm512_storeu_ps(bufs[1], acc);\n  return 0;\n}\n", loads);
-  hk_problem pb = problem_n(32 * loads + 32);
+  kn_problem pb = problem_n(32 * loads + 32);
   cm_traffic tr;
   rt_err err = {0};
   int rc = cm_count_cachegrind(&sum_kernel, &pb, s.s, &mach, cache_dir, &tr, &err);
@@ -270,19 +271,19 @@ static void set_bool(const sp_space *sp, int *cfg, const char *name, int v) {
 
 /* The schedule (default, or without packing) of gemm 37 x 45 x 29: mr 6
 ** leaves a 1-row edge, 45 columns a 3-vector edge with a 13-lane mask. */
-static char *gemm_case(sp_space *sp, int pack, hk_problem *pb, long *pa, long *pbl) {
+static char *gemm_case(sp_space *sp, int pack, kn_problem *pb, long *pa, long *pbl) {
   int cfg[32];
   assert_true(sp_nparams(sp) <= 32);
   assert_true(sp_default_config(sp, cfg));
   set_bool(sp, cfg, "pack_a", pack);
   set_bool(sp, cfg, "pack_b", pack);
   assert_true(sp_valid(sp, cfg, NULL));
-  hk_problem_from_space(pb, sp);
-  long m = hk_int(pb, "M"), n = hk_int(pb, "N"), k = hk_int(pb, "K");
-  long mr = hk_param_int(sp, cfg, "mr"), nr = 16 * hk_param_int(sp, cfg, "nr_vecs");
+  kn_problem_from_space(pb, sp);
+  long m = kn_int(pb, "M"), n = kn_int(pb, "N"), k = kn_int(pb, "K");
+  long mr = kn_param_int(sp, cfg, "mr"), nr = 16 * kn_param_int(sp, cfg, "nr_vecs");
   assert_true(m % mr != 0 && n % nr != 0 && n % 16 != 0);   /* edges, masked */
-  assert_true(hk_param_int(sp, cfg, "mc") >= m && hk_param_int(sp, cfg, "nc") >= n &&
-              hk_param_int(sp, cfg, "kc") >= k);            /* one block each */
+  assert_true(kn_param_int(sp, cfg, "mc") >= m && kn_param_int(sp, cfg, "nc") >= n &&
+              kn_param_int(sp, cfg, "kc") >= k);            /* one block each */
   /* lines of the packed panels it fills: whole mr-row and nr-column panels */
   *pa = pack ? lines_of(4.0 * ((m + mr - 1) / mr * mr) * k) : 0;
   *pbl = pack ? lines_of(4.0 * ((n + nr - 1) / nr * nr) * k) : 0;
@@ -295,12 +296,12 @@ static void test_shim_native(void **state) {
   (void)state;
   sp_space *sp = gemm_space("M=37,N=45,K=29");
   for (int pack = 0; pack <= 1; pack++) {
-    hk_problem pb;
+    kn_problem pb;
     long pa, pbl;
     char *src = gemm_case(sp, pack, &pb, &pa, &pbl);
-    hk_buf b[HK_MAXBUF];
+    kn_buf b[KN_MAXBUF];
     int nb = hk_gemm.buffers(&pb, b);
-    float *io[HK_MAXBUF], *ref[HK_MAXBUF];
+    float *io[KN_MAXBUF], *ref[KN_MAXBUF];
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 7);
     for (int i = 0; i < nb; i++) {
@@ -337,10 +338,10 @@ static void test_shim_cachegrind(void **state) {
   need_cachegrind();
   sp_space *sp = gemm_space("M=37,N=45,K=29");
   for (int pack = 0; pack <= 1; pack++) {
-    hk_problem pb;
+    kn_problem pb;
     long pa, pbl;
     char *src = gemm_case(sp, pack, &pb, &pa, &pbl);
-    long m = hk_int(&pb, "M"), n = hk_int(&pb, "N"), k = hk_int(&pb, "K");
+    long m = kn_int(&pb, "M"), n = kn_int(&pb, "N"), k = kn_int(&pb, "K");
     long foot = lines_of(4.0 * m * k) + lines_of(4.0 * k * n) + lines_of(4.0 * m * n);
     cm_traffic tr;
     rt_err err = {0};
@@ -369,7 +370,7 @@ static void test_undecodable(void **state) {
       "int rk_run(float *const *bufs) {\n"
       "  __asm__ volatile(\"vpxord %%zmm1, %%zmm1, %%zmm1\" ::: \"xmm1\");\n"
       "  bufs[1][0] = 1;\n  return 0;\n}\n";
-  hk_problem pb = problem_n(16);
+  kn_problem pb = problem_n(16);
   cm_traffic tr;
   rt_err err = {0};
   assert_int_equal(cm_count_cachegrind(&sum_kernel, &pb, src, &mach, cache_dir,
@@ -388,7 +389,7 @@ static void test_undecodable(void **state) {
 static void test_papi(void **state) {
   (void)state;
   sp_space *sp = gemm_space("M=37,N=45,K=29");
-  hk_problem pb;
+  kn_problem pb;
   long pa, pbl;
   char *src = gemm_case(sp, 1, &pb, &pa, &pbl);
   ms_opts o;

@@ -169,10 +169,10 @@ typedef struct gcfg {
 } gcfg;
 
 static gcfg read_cfg(const sp_space *sp, const int *cfg) {
-  return (gcfg){hk_param_int(sp, cfg, "BM"), hk_param_int(sp, cfg, "BN"),
-                hk_param_int(sp, cfg, "BK"), hk_param_int(sp, cfg, "WM"),
-                hk_param_int(sp, cfg, "WN"), hk_param_int(sp, cfg, "TM"),
-                hk_param_int(sp, cfg, "TN"), hk_param_int(sp, cfg, "SPLITK")};
+  return (gcfg){kn_param_int(sp, cfg, "BM"), kn_param_int(sp, cfg, "BN"),
+                kn_param_int(sp, cfg, "BK"), kn_param_int(sp, cfg, "WM"),
+                kn_param_int(sp, cfg, "WN"), kn_param_int(sp, cfg, "TM"),
+                kn_param_int(sp, cfg, "TN"), kn_param_int(sp, cfg, "SPLITK")};
 }
 
 /* FMAs the launch executes: every block of every slice, its BK steps (the
@@ -225,8 +225,8 @@ static void test_gemm_flops_walk(void **state) {
     char set[96];
     snprintf(set, sizeof set, "M=%ld,N=%ld,K=%ld", shapes[s][0], shapes[s][1], shapes[s][2]);
     sp_space *sp = load_space("tests/data/cuda_gemm_space.json", set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     int np = sp_nparams(sp), n = 12;
     int *cfgs = malloc((size_t)n * np * sizeof *cfgs);
     rt_err err = {0};
@@ -293,8 +293,8 @@ static void test_gemm_dram(void **state) {
   ** when warm; C stays in L2 (written back later, not in this run) */
   {
     sp_space *sp = load_space("tests/data/cuda_gemm_space.json", "M=512,N=512,K=512");
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     int np = sp_nparams(sp), n = 20;
     int *cfgs = malloc((size_t)n * np * sizeof *cfgs);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -314,8 +314,8 @@ static void test_gemm_dram(void **state) {
   /* 2. 8192^3 (768 MiB): the wave rule, simulated block by block; the
   ** default tile 128 x 128, 256 threads, 2 blocks per SM (occupancy test) */
   sp_space *sp = load_space("tests/data/cuda_gemm_space.json", "M=8192,N=8192,K=8192");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   int *cfg = malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   double cap = 0.8 * H200.l2_bytes, K = 8192, compulsory = 4.0 * 2 * 8192 * 8192;
   double prev = 0;
@@ -354,8 +354,8 @@ static void test_time_bounds(void **state) {
   rt_err err = {0};
   /* compute-bound: the default gemm tile on 4096^3 */
   sp_space *sp = load_space("tests/data/cuda_gemm_space.json", "M=4096,N=4096,K=4096");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   int *cfg = malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   assert_int_equal(cfg_of(sp, "{\"BM\": 128, \"BN\": 128, \"BK\": 8, \"WM\": 32, \"WN\": 64, "
                               "\"TM\": 8, \"TN\": 8, \"VEC\": 4, \"STAGES\": 2, \"UNROLL\": 8, "
@@ -379,7 +379,7 @@ static void test_time_bounds(void **state) {
   sp_free(sp);
   /* memory-bound: a reduction of 2^28 floats */
   sp = load_space("tests/data/cuda_reduction_space.json", "N=268435456");
-  hk_problem_from_space(&pb, sp);
+  kn_problem_from_space(&pb, sp);
   cfg = malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   assert_int_equal(cfg_of(sp, "{\"threads\": 256, \"vec\": 4, \"ilp\": 4, \"waves\": 8}", cfg), 0);
   cm_coefs_default(&cm_gpu_reduction, &c);
@@ -466,8 +466,8 @@ static void test_find_on(void **state) {
 static void test_calibration_recovers(void **state) {
   (void)state;
   sp_space *sp = load_space("tests/data/cuda_gemm_space.json", "M=1024,N=1024,K=1024");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   cm_ceilings ce = gpu_ceilings();
   cm_coefs truth, start;
   cm_coefs_default(&cm_gpu_gemm, &truth);

@@ -222,7 +222,7 @@ static cm_machine machine(double l1, double l2, double l3) {
 }
 
 static int64_t param(sp_space *sp, const int *cfg, const char *name) {
-  return hk_param_int(sp, cfg, name);
+  return kn_param_int(sp, cfg, name);
 }
 
 /* ---- Instrumented walks of the generated schedules ---- */
@@ -241,7 +241,7 @@ static void gomp_static(int64_t n, int64_t th, int64_t t, int64_t *lo, int64_t *
 ** stores fill no line. */
 static void walk_transpose(trace *tr, sp_space *sp, const int *cfg, int64_t M, int64_t N) {
   int64_t TI = param(sp, cfg, "ti"), TJ = param(sp, cfg, "tj"), B = param(sp, cfg, "block");
-  int ij = !strcmp(hk_param_str(sp, cfg, "order"), "ij"), nt = param(sp, cfg, "nt") != 0;
+  int ij = !strcmp(kn_param_str(sp, cfg, "order"), "ij"), nt = param(sp, cfg, "nt") != 0;
   int64_t nti = (M + TI - 1) / TI, ntj = (N + TJ - 1) / TJ;
   for (int64_t a = 0; a < (ij ? nti : ntj); a++)
     for (int64_t b = 0; b < (ij ? ntj : nti); b++) {
@@ -357,10 +357,10 @@ typedef struct cv_dims {
   int nhwc;
 } cv_dims;
 
-static cv_dims cv_get(const hk_problem *pb) {
-  cv_dims d = {hk_int(pb, "N"), hk_int(pb, "H"), hk_int(pb, "W"), hk_int(pb, "C"),
-               hk_int(pb, "K"), hk_int(pb, "R"), hk_int(pb, "S"), hk_int(pb, "stride"),
-               hk_int(pb, "pad"), 0, 0, 0, 0, !strcmp(hk_str(pb, "layout"), "nhwc")};
+static cv_dims cv_get(const kn_problem *pb) {
+  cv_dims d = {kn_int(pb, "N"), kn_int(pb, "H"), kn_int(pb, "W"), kn_int(pb, "C"),
+               kn_int(pb, "K"), kn_int(pb, "R"), kn_int(pb, "S"), kn_int(pb, "stride"),
+               kn_int(pb, "pad"), 0, 0, 0, 0, !strcmp(kn_str(pb, "layout"), "nhwc")};
   d.p = (d.h + 2 * d.pad - d.r) / d.st + 1;
   d.q = (d.w + 2 * d.pad - d.s) / d.st + 1;
   d.hp = d.h + 2 * d.pad, d.wp = d.w + 2 * d.pad;
@@ -420,10 +420,10 @@ static void cv_mk(trace *tr, const cv_sched *s, int64_t n, int64_t k0, int64_t k
       touch(tr, B_OUT, cv_out(d, n, k0 + (d->nhwc ? b : a), p, q0 + (d->nhwc ? a : b)));
 }
 
-static void walk_conv2d(trace *tr, sp_space *sp, const int *cfg, const hk_problem *pb) {
+static void walk_conv2d(trace *tr, sp_space *sp, const int *cfg, const kn_problem *pb) {
   cv_sched s = {cv_get(pb), param(sp, cfg, "kb"), param(sp, cfg, "qb"), param(sp, cfg, "ct"),
-                param(sp, cfg, "kt"), param(sp, cfg, "pt"), hk_param_str(sp, cfg, "red_order"),
-                !strcmp(hk_param_str(sp, cfg, "loop_order"), "kp")};
+                param(sp, cfg, "kt"), param(sp, cfg, "pt"), kn_param_str(sp, cfg, "red_order"),
+                !strcmp(kn_param_str(sp, cfg, "loop_order"), "kp")};
   const cv_dims *d = &s.d;
   if (d->pad > 0) {
     if (d->nhwc)
@@ -472,12 +472,12 @@ static void walk_conv2d(trace *tr, sp_space *sp, const int *cfg, const hk_proble
 /* Work of each thread of schedule cfg (threads given by the schedule),
 ** by walking the parallel loop's iterations and dealing them out as
 ** libgomp's schedule(static) does; returns the number of threads. */
-static int thread_work(const char *name, sp_space *sp, const int *cfg, const hk_problem *pb,
+static int thread_work(const char *name, sp_space *sp, const int *cfg, const kn_problem *pb,
                        double *work) {
   int64_t th = param(sp, cfg, "threads");
   for (int64_t t = 0; t < th; t++) work[t] = 0;
   if (!strcmp(name, "reduction")) {
-    int64_t N = hk_int(pb, "N"), chunk = param(sp, cfg, "chunk");
+    int64_t N = kn_int(pb, "N"), chunk = param(sp, cfg, "chunk");
     for (int64_t t = 0; t < th; t++) {
       int64_t lo, hi;
       if (chunk == 0) {
@@ -491,10 +491,10 @@ static int thread_work(const char *name, sp_space *sp, const int *cfg, const hk_
       for (int64_t i = lo; i < hi; i++) work[t]++;
     }
   } else if (!strcmp(name, "transpose")) {
-    int64_t M = hk_int(pb, "M"), N = hk_int(pb, "N"), TI = param(sp, cfg, "ti"),
+    int64_t M = kn_int(pb, "M"), N = kn_int(pb, "N"), TI = param(sp, cfg, "ti"),
             TJ = param(sp, cfg, "tj");
-    int ij = !strcmp(hk_param_str(sp, cfg, "order"), "ij");
-    int col = !strcmp(hk_param_str(sp, cfg, "parallel"), "collapse");
+    int ij = !strcmp(kn_param_str(sp, cfg, "order"), "ij");
+    int col = !strcmp(kn_param_str(sp, cfg, "parallel"), "collapse");
     int64_t nti = (M + TI - 1) / TI, ntj = (N + TJ - 1) / TJ;
     int64_t no = ij ? nti : ntj, nn = ij ? ntj : nti;
     for (int64_t t = 0; t < th; t++) {
@@ -509,9 +509,9 @@ static int thread_work(const char *name, sp_space *sp, const int *cfg, const hk_
         }
     }
   } else if (!strcmp(name, "stencil")) {
-    int64_t NX = hk_int(pb, "NX"), NY = hk_int(pb, "NY"), TX = param(sp, cfg, "tx"),
+    int64_t NX = kn_int(pb, "NX"), NY = kn_int(pb, "NY"), TX = param(sp, cfg, "tx"),
             TY = param(sp, cfg, "ty");
-    int col = !strcmp(hk_param_str(sp, cfg, "parallel"), "tiles");
+    int col = !strcmp(kn_param_str(sp, cfg, "parallel"), "tiles");
     int64_t ntx = (NX + TX - 1) / TX, nty = (NY + TY - 1) / TY;
     for (int64_t t = 0; t < th; t++) {
       int64_t lo, hi;
@@ -526,7 +526,7 @@ static int thread_work(const char *name, sp_space *sp, const int *cfg, const hk_
   } else {
     cv_dims d = cv_get(pb);
     int64_t KT = param(sp, cfg, "kt"), PT = param(sp, cfg, "pt");
-    int cd = (int)strlen(hk_param_str(sp, cfg, "parallel"));
+    int cd = (int)strlen(kn_param_str(sp, cfg, "parallel"));
     int64_t nkt = (d.k + KT - 1) / KT, npt = (d.p + PT - 1) / PT;
     int64_t dims[3] = {d.n, nkt, npt}, iters = 1;
     for (int i = 0; i < cd; i++) iters *= dims[i];
@@ -574,23 +574,23 @@ static const cm_kmodel *kmodel(const char *name) {
 ** nt_write). */
 static result run_case(const char *name, const char *set, const char *cfg_text,
                        const double caps[3], double nt_write) {
-  const hk_kernel *k = hk_find(name);
+  const kn_kernel *k = hk_find(name);
   const cm_kmodel *km = kmodel(name);
   assert_non_null(k);
   sp_space *sp = load_space(k, set);
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   int cfg[64];
   config(sp, cfg_text, cfg);
-  hk_buf bufs[HK_MAXBUF];
+  kn_buf bufs[KN_MAXBUF];
   long total = 0;
   for (int i = 0, nb = k->buffers(&pb, bufs); i < nb; i++) total += (long)bufs[i].n;
   trace tr;
   trace_init(&tr, caps, 3, 4 * total / 16 + 4096);
-  if (!strcmp(name, "transpose")) walk_transpose(&tr, sp, cfg, hk_int(&pb, "M"), hk_int(&pb, "N"));
-  else if (!strcmp(name, "reduction")) walk_reduction(&tr, sp, cfg, hk_int(&pb, "N"));
+  if (!strcmp(name, "transpose")) walk_transpose(&tr, sp, cfg, kn_int(&pb, "M"), kn_int(&pb, "N"));
+  else if (!strcmp(name, "reduction")) walk_reduction(&tr, sp, cfg, kn_int(&pb, "N"));
   else if (!strcmp(name, "stencil"))
-    walk_stencil(&tr, sp, cfg, hk_int(&pb, "NX"), hk_int(&pb, "NY"), hk_int(&pb, "STEPS"));
+    walk_stencil(&tr, sp, cfg, kn_int(&pb, "NX"), kn_int(&pb, "NY"), kn_int(&pb, "STEPS"));
   else walk_conv2d(&tr, sp, cfg, &pb);
   result r;
   memset(&r, 0, sizeof r);
@@ -818,8 +818,8 @@ static void test_sampled(void **state) {
   for (const kcase *c = loads; c->kernel; c++) {
     const cm_kmodel *km = kmodel(c->kernel);
     sp_space *sp = load_space(hk_find(c->kernel), c->set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     int np = sp_nparams(sp), n = 200;
     int *cfgs = malloc((size_t)n * (size_t)np * sizeof *cfgs);
     rt_err err = {0};
@@ -876,11 +876,11 @@ static void test_cachegrind(void **state) {
   assert_non_null(mkdtemp(dir));
   cm_machine m = machine(48 << 10, 2 << 20, 260 << 20);
   for (const kcase *c = cases; c->kernel; c++) {
-    const hk_kernel *k = hk_find(c->kernel);
+    const kn_kernel *k = hk_find(c->kernel);
     const cm_kmodel *km = kmodel(c->kernel);
     sp_space *sp = load_space(k, c->set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     int cfg[64];
     config(sp, c->cfg, cfg);
     char *src = k->codegen(&pb, sp, cfg);

@@ -26,6 +26,7 @@
 
 #include "cost_model/cm.h"
 #include "measure/ms.h"
+#include "targets/host/hk.h"
 #include "tk_run.h"
 
 /* ---- Brute-force LRU: misses of a fully associative LRU cache of cap
@@ -219,22 +220,22 @@ static void test_gemm_flops_lanes_threads(void **state) {
   cm_coefs_default(&cm_gemm, &c);
   for (size_t s = 0; s < sizeof sets / sizeof *sets; s++) {
     sp_space *sp = gemm_space(sets[s]);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     int np = sp_nparams(sp);
     int *cfgs = malloc(60 * (size_t)np * sizeof *cfgs);
     rt_err err = {0};
     assert_int_equal(sp_sample(sp, rng, 60, 0, cfgs, &err), 0);
     for (int i = 0; i < 60; i++) {
       const int *cfg = cfgs + (size_t)i * np;
-      long M = hk_int(&pb, "M"), N = hk_int(&pb, "N"), K = hk_int(&pb, "K");
-      int th = (int)hk_param_int(sp, cfg, "threads");
-      char par = *hk_param_str(sp, cfg, "parallel_loop");
+      long M = kn_int(&pb, "M"), N = kn_int(&pb, "N"), K = kn_int(&pb, "K");
+      int th = (int)kn_param_int(sp, cfg, "threads");
+      char par = *kn_param_str(sp, cfg, "parallel_loop");
       if (th < 2 || par == 'n' + 1 || (par != 'm' && par != 'n')) th = 1, par = 0;
       double lanes, tmax, tsum;
-      walk_gemm(M, N, K, hk_param_int(sp, cfg, "mc"), hk_param_int(sp, cfg, "nc"),
-                hk_param_int(sp, cfg, "kc"), hk_param_int(sp, cfg, "mr"),
-                hk_param_int(sp, cfg, "nr_vecs"), th, par, &lanes, &tmax, &tsum);
+      walk_gemm(M, N, K, kn_param_int(sp, cfg, "mc"), kn_param_int(sp, cfg, "nc"),
+                kn_param_int(sp, cfg, "kc"), kn_param_int(sp, cfg, "mr"),
+                kn_param_int(sp, cfg, "nr_vecs"), th, par, &lanes, &tmax, &tsum);
       cm_pred p;
       assert_int_equal(cm_predict(&cm_gemm, &pb, sp, cfg, &ce, &c, 0, &p, &err), 0);
       assert_true(fabs(p.w.flops - 2.0 * M * N * K) < 1e-6);
@@ -242,7 +243,7 @@ static void test_gemm_flops_lanes_threads(void **state) {
       assert_true(fabs(p.w.eff[0] - tsum / lanes) < 1e-12); /* lanes: useful / computed */
       int active = 0;
       for (int t = 0; t < th; t++) {
-        long tile = par == 'n' ? hk_param_int(sp, cfg, "nr_vecs") * 16 : hk_param_int(sp, cfg, "mr");
+        long tile = par == 'n' ? kn_param_int(sp, cfg, "nr_vecs") * 16 : kn_param_int(sp, cfg, "mr");
         long ext = par == 'n' ? N : M, share = ((ext + th - 1) / th + tile - 1) / tile * tile;
         active += t * share < ext;
       }
@@ -271,8 +272,8 @@ static void test_gemm_bytes_cachegrind(void **state) {
   char dir[] = "/tmp/rt-cm-model-XXXXXX";
   assert_non_null(mkdtemp(dir));
   sp_space *sp = gemm_space("M=96,N=80,K=128");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   cm_ceilings ce = test_ceilings();
   ce.cache[0] = 48 * 1024, ce.cache[1] = 2 << 20, ce.cache[2] = 256 << 20;
   cm_machine mach;
@@ -320,7 +321,7 @@ static const cm_coef hand_coefs[CM_NGENERIC + 1] = {
   CM_GENERIC_COEFS,
   {"exp_e", 2.0, CM_POS, "", 0},
 };
-static int hand_work(const hk_problem *pb, const sp_space *sp, const int *cfg, const cm_machine *m,
+static int hand_work(const kn_problem *pb, const sp_space *sp, const int *cfg, const cm_machine *m,
                      const cm_coefs *c, cm_work *w, rt_err *err) {
   (void)pb, (void)sp, (void)cfg, (void)m, (void)c, (void)err;
   w->flops = 1e9;
@@ -362,8 +363,8 @@ static void test_time_by_hand(void **state) {
 static void test_calibration_recovers(void **state) {
   (void)state;
   sp_space *sp = gemm_space("M=256,N=256,K=256");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   cm_ceilings ce = test_ceilings();
   cm_coefs truth, start;
   cm_coefs_default(&cm_gemm, &truth);
@@ -451,8 +452,8 @@ static void test_coefs_json(void **state) {
 static void test_tmodel(void **state) {
   (void)state;
   sp_space *sp = gemm_space("M=128,N=128,K=128");
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   cm_ceilings ce = test_ceilings();
   cm_coefs c, truth;
   cm_coefs_default(&cm_gemm, &c);

@@ -11,7 +11,7 @@
 ** mt19937 seed 42, as measure/ms_worker.c) with outputs poisoned (NaN), in
 ** both thread orders (emu_opts.reverse: a missing barrier shows in one of
 ** them; cheap, the compiled source is reused), are compared with the
-** kernel's host reference (hk_kernel.reference) within its tolerance
+** kernel's host reference (kn_kernel.reference) within its tolerance
 ** (hk.h invariant 3: max|out-ref| <= tol * max(max|ref|, 1e-30)). Every
 ** value of the important parameters must have been checked on some
 ** workload. A failure names the kernel, workload, schedule (JSON) and the
@@ -58,7 +58,7 @@ typedef struct workload {
 } workload;
 
 typedef struct kernel_case {
-  const hk_kernel *k;
+  const kn_kernel *k;
   const char *important[MAXIMP];   /* NULL-terminated */
   workload w[6];                   /* terminated by a NULL set */
 } kernel_case;
@@ -67,14 +67,14 @@ typedef struct kernel_case {
 ** the host reference's outputs, and outputs to run into. */
 typedef struct bufs {
   int n;
-  hk_buf b[HK_MAXBUF];
-  float *data[HK_MAXBUF];   /* inputs; outputs for the run under test */
-  float *ref[HK_MAXBUF];    /* inputs shared; host reference outputs */
+  kn_buf b[KN_MAXBUF];
+  float *data[KN_MAXBUF];   /* inputs; outputs for the run under test */
+  float *ref[KN_MAXBUF];    /* inputs shared; host reference outputs */
 } bufs;
 
-static void bufs_init(bufs *w, const hk_kernel *k, const hk_problem *pb) {
+static void bufs_init(bufs *w, const kn_kernel *k, const kn_problem *pb) {
   w->n = k->buffers(pb, w->b);
-  assert_true(w->n >= 1 && w->n <= HK_MAXBUF);
+  assert_true(w->n >= 1 && w->n <= KN_MAXBUF);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 42);
   for (int i = 0; i < w->n; i++) {
@@ -235,7 +235,7 @@ static void check_kernel(const kernel_case *kc) {
     printf("skipped: %s on the CUDA emulator: %s\n", kc->k->name, emu_why);
     skip();
   }
-  const hk_kernel *k = kc->k;
+  const kn_kernel *k = kc->k;
   assert_non_null(k->device_reference);
   int nimp = 0;
   while (nimp < MAXIMP && kc->important[nimp]) nimp++;
@@ -246,8 +246,8 @@ static void check_kernel(const kernel_case *kc) {
     const workload *wl = &kc->w[wi];
     double tw = rt_now();
     sp_space *sp = load_space(k, wl->set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     int np = sp_nparams(sp), imp[MAXIMP];
     for (int i = 0; i < nimp; i++) {
       imp[i] = param(sp, kc->important[i]);

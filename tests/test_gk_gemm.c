@@ -69,13 +69,13 @@ static void compile_ok(const char *src, const char *extra, rt_str *log) {
 }
 
 /* The plan of src must be the launch that configuration cfg implies. */
-static void check_plan(const char *src, const hk_problem *pb, const sp_space *sp,
+static void check_plan(const char *src, const kn_problem *pb, const sp_space *sp,
                        const int *cfg) {
   gk_plan p;
   rt_err err = {0};
   if (gk_plan_parse(src, 3, &p, &err)) fail_msg("plan: %s\n%s", err.msg, src);
-  int64_t M = hk_int(pb, "M"), N = hk_int(pb, "N");
-#define P(name) hk_param_int(sp, cfg, name)
+  int64_t M = kn_int(pb, "M"), N = kn_int(pb, "N");
+#define P(name) kn_param_int(sp, cfg, name)
   int64_t bm = P("BM"), bn = P("BN"), bk = P("BK"), splitk = P("SPLITK");
   int64_t threads = (bm / P("WM")) * (bn / P("WN")) * 32;
   int64_t smem = P("STAGES") * bk * (bm + 4 + bn) * 4;
@@ -113,8 +113,8 @@ static void test_samples_compile(void **state) {
   int nvrtc = nvrtc_here();
   for (int w = 0; workloads[w]; w++) {
     sp_space *sp = load_space(workloads[w]);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     rt_count count = sp_count(sp);
     assert_true(count > 0);
     int np = sp_nparams(sp), n = count < SAMPLES ? (int)count : SAMPLES;
@@ -147,8 +147,8 @@ static void test_default_no_spills(void **state) {
   (void)state;
   if (!nvrtc_here()) skip();
   sp_space *sp = load_space(workloads[0]);
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   int *cfg = calloc((size_t)sp_nparams(sp), sizeof(int));
   assert_true(sp_default_config(sp, cfg));
   char *src = gk_gemm.codegen(&pb, sp, cfg);
@@ -172,9 +172,9 @@ static void test_reference_and_baseline(void **state) {
   int nvrtc = nvrtc_here();
   for (int w = 0; workloads[w]; w++) {
     sp_space *sp = load_space(workloads[w]);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
-    int64_t m = hk_int(&pb, "M"), n = hk_int(&pb, "N"), k = hk_int(&pb, "K");
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
+    int64_t m = kn_int(&pb, "M"), n = kn_int(&pb, "N"), k = kn_int(&pb, "K");
     char *src = gk_gemm.device_reference(&pb);
     gk_plan p;
     rt_err err = {0};
@@ -209,10 +209,10 @@ static void test_reference_and_baseline(void **state) {
 static void test_formulas_and_reference(void **state) {
   (void)state;
   assert_ptr_equal(gk_find("gemm"), &gk_gemm);
-  hk_problem pb = {.n = 3, .name = {"M", "N", "K"}};
+  kn_problem pb = {.n = 3, .name = {"M", "N", "K"}};
   int64_t v[3] = {2, 3, 4};
   for (int i = 0; i < 3; i++) pb.val[i] = sx_int(v[i]);
-  hk_buf b[HK_MAXBUF];
+  kn_buf b[KN_MAXBUF];
   assert_int_equal(gk_gemm.buffers(&pb, b), 3);
   assert_int_equal(b[0].n, 8);
   assert_int_equal(b[1].n, 12);

@@ -25,6 +25,7 @@
 #include "search_spaces/sp.h"
 #include "targets/cuda/gd.h"
 #include "targets/cuda/gk.h"
+#include "targets/host/hk.h"
 #include "tk_space.h"
 
 #define SAMPLES_LARGE 30   /* schedules sampled for a workload marked large */
@@ -51,9 +52,9 @@ static int defines_kernel(const char *src, const char *name) {
 
 /* Check the plan of src (what of which kernel, for messages) against the
 ** ABI and the workload's device limits; kernel-specific chains below. */
-static void check_plan(const hk_kernel *k, const hk_problem *pb, const char *src,
+static void check_plan(const kn_kernel *k, const kn_problem *pb, const char *src,
                        const char *what) {
-  hk_buf b[HK_MAXBUF];
+  kn_buf b[KN_MAXBUF];
   int nbuf = k->buffers(pb, b);
   gk_plan p;
   rt_err err = {0};
@@ -73,7 +74,7 @@ static void check_plan(const hk_kernel *k, const hk_problem *pb, const char *src
     }
     nlaunch++;
     int64_t threads = (int64_t)st->block[0] * st->block[1] * st->block[2];
-    if (threads < 1 || threads > hk_int(pb, "max_threads") || st->smem > hk_int(pb, "max_smem") ||
+    if (threads < 1 || threads > kn_int(pb, "max_threads") || st->smem > kn_int(pb, "max_smem") ||
         st->grid[0] < 1 || st->grid[1] < 1 || st->grid[1] > 65535 || st->grid[2] != 1 ||
         st->grid[0] > 2147483647u)
       fail_msg("%s: launch %s %u %u %u %u %u %u %u outside the device's limits\n%s", what,
@@ -128,10 +129,10 @@ static void compile_ok(const char *src, const char *what) {
 /* One workload: the space, its default and samples, the device reference.
 ** ns: how many schedules to sample (fewer if the space is smaller).
 ** Returns the number of schedules checked. */
-static int check_workload(const hk_kernel *k, const char *set, int ns, gsl_rng *rng) {
+static int check_workload(const kn_kernel *k, const char *set, int ns, gsl_rng *rng) {
   sp_space *sp = load_space(k, set);
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   int np = sp_nparams(sp);
   rt_count count = sp_count(sp);
   if (count == 0) fail_msg("%s %s: empty space", k->name, set);
@@ -164,7 +165,7 @@ static int check_workload(const hk_kernel *k, const char *set, int ns, gsl_rng *
 }
 
 /* Workloads: "L:" marks a large one (more samples). */
-static void check_kernel(const hk_kernel *k, const char *const *sets) {
+static void check_kernel(const kn_kernel *k, const char *const *sets) {
   assert_non_null(k->device_reference);
   assert_null(k->baseline);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -217,8 +218,8 @@ static void test_stencil_many_steps(void **state) {
   char set[64];
   snprintf(set, sizeof set, "NX=40,NY=30,STEPS=%d", 2 * GK_MAXSTEP + 1);
   sp_space *sp = load_space(&gk_stencil, set);
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   assert_true(sp_count(sp) > 0);
   int *cfg = malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   assert_int_equal(sp_default_config(sp, cfg), 1);
@@ -228,8 +229,8 @@ static void test_stencil_many_steps(void **state) {
   rt_err err = {0};
   for (int i = 0; i < 4; i++) {
     assert_int_equal(sp_sample(sp, rng, 1, 0, cfg, &err), 0);
-    assert_int_equal(hk_param_str(sp, cfg, "mode")[0], 's');
-    assert_true(hk_param_int(sp, cfg, "tb") >= 3);
+    assert_int_equal(kn_param_str(sp, cfg, "mode")[0], 's');
+    assert_true(kn_param_int(sp, cfg, "tb") >= 3);
     char *src = gk_stencil.codegen(&pb, sp, cfg);
     check_plan(&gk_stencil, &pb, src, set);
     compile_ok(src, set);
@@ -247,7 +248,7 @@ static void test_stencil_many_steps(void **state) {
   /* exactly GK_MAXSTEP steps: one step per launch still fits a plan */
   snprintf(set, sizeof set, "NX=9,NY=11,STEPS=%d", GK_MAXSTEP);
   sp = load_space(&gk_stencil, set);
-  hk_problem_from_space(&pb, sp);
+  kn_problem_from_space(&pb, sp);
   cfg = malloc((size_t)sp_nparams(sp) * sizeof *cfg);
   assert_int_equal(sp_default_config(sp, cfg), 1);
   assert_true(sp_valid(sp, cfg, NULL));
@@ -270,7 +271,7 @@ static void test_stencil_many_steps(void **state) {
 ** files with the device-limit problem variables. */
 static void test_same_problem_as_host(void **state) {
   (void)state;
-  static const struct { const hk_kernel *g, *h; const char *set; } k[] = {
+  static const struct { const kn_kernel *g, *h; const char *set; } k[] = {
     {&gk_reduction, &hk_reduction, "N=1000"},
     {&gk_transpose, &hk_transpose, "M=7,N=13"},
     {&gk_stencil, &hk_stencil, "NX=7,NY=13,STEPS=3"},
@@ -278,9 +279,9 @@ static void test_same_problem_as_host(void **state) {
   for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
     assert_string_equal(k[i].g->name, k[i].h->name);
     sp_space *sp = load_space(k[i].g, k[i].set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
-    hk_buf bg[HK_MAXBUF], bh[HK_MAXBUF];
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
+    kn_buf bg[KN_MAXBUF], bh[KN_MAXBUF];
     int n = k[i].g->buffers(&pb, bg);
     assert_int_equal(n, k[i].h->buffers(&pb, bh));
     for (int j = 0; j < n; j++) {
@@ -292,7 +293,7 @@ static void test_same_problem_as_host(void **state) {
     assert_true(k[i].g->tolerance(&pb) == k[i].h->tolerance(&pb));
     static const char *const limits[] = {"max_threads", "max_smem", "regs_block", "sms"};
     static const int64_t h200[] = {1024, 232448, 65536, 132};
-    for (int l = 0; l < 4; l++) assert_true(hk_int(&pb, limits[l]) == h200[l]);
+    for (int l = 0; l < 4; l++) assert_true(kn_int(&pb, limits[l]) == h200[l]);
     sp_free(sp);
   }
 }

@@ -75,11 +75,11 @@ static double rel_err(const float *out, const float *ref, int64_t n) {
 ** (an element a schedule forgets to write then fails). */
 typedef struct bufset {
   int n;
-  hk_buf b[HK_MAXBUF];
-  float *p[HK_MAXBUF];
+  kn_buf b[KN_MAXBUF];
+  float *p[KN_MAXBUF];
 } bufset;
 
-static void bufs_alloc(bufset *s, const hk_kernel *k, const hk_problem *pb) {
+static void bufs_alloc(bufset *s, const kn_kernel *k, const kn_problem *pb) {
   s->n = k->buffers(pb, s->b);
   for (int i = 0; i < s->n; i++) {
     assert_true(s->b[i].n >= 1);
@@ -101,10 +101,10 @@ static void bufs_free(bufset *s) {
 ** the default (which must be valid) and up to SAMPLES distinct samples.
 ** Each must meet the bound; the last result, perturbed, must not. Returns
 ** the number of schedules run. */
-static int check_workload(const hk_kernel *k, const char *set, gsl_rng *rng) {
+static int check_workload(const kn_kernel *k, const char *set, gsl_rng *rng) {
   sp_space *sp = load_space(k, set);
-  hk_problem pb;
-  hk_problem_from_space(&pb, sp);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
   int np = sp_nparams(sp);
   rt_count count = sp_count(sp);
   int ns = count < SAMPLES ? (int)count : SAMPLES;
@@ -164,7 +164,7 @@ static int check_workload(const hk_kernel *k, const char *set, gsl_rng *rng) {
 }
 
 static void check_kernel(const char *name, const char *const *sets) {
-  const hk_kernel *k = hk_find(name);
+  const kn_kernel *k = hk_find(name);
   assert_non_null(k);
   assert_string_equal(k->name, name);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -196,7 +196,7 @@ static void test_reduction(void **state) {
 ** at the sizes the documented bound claims (N up to ~10^5). */
 static void test_reduction_missing_term(void **state) {
   (void)state;
-  const hk_kernel *k = hk_find("reduction");
+  const kn_kernel *k = hk_find("reduction");
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 7);
   static const int64_t ns[] = {2, 13, 1000, 100000};
@@ -204,8 +204,8 @@ static void test_reduction_missing_term(void **state) {
     char set[32];
     snprintf(set, sizeof set, "N=%lld", (long long)ns[t]);
     sp_space *sp = load_space(k, set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
     float *x = malloc((size_t)ns[t] * sizeof *x), ref = 0, miss = 0;
     float *bufs[2] = {x, &ref}, *missing[2] = {x, &miss};
     for (int64_t i = 0; i < ns[t]; i++) x[i] = (float)(2 * gsl_rng_uniform(rng) - 1);
@@ -258,7 +258,7 @@ static void test_conv2d(void **state) {
 static void test_counts(void **state) {
   (void)state;
   static const struct {
-    const hk_kernel *k;
+    const kn_kernel *k;
     const char *set;
     double flops, bytes;
     int nbuf;
@@ -275,9 +275,9 @@ static void test_counts(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     sp_space *sp = load_space(cases[i].k, cases[i].set);
-    hk_problem pb;
-    hk_problem_from_space(&pb, sp);
-    hk_buf b[HK_MAXBUF];
+    kn_problem pb;
+    kn_problem_from_space(&pb, sp);
+    kn_buf b[KN_MAXBUF];
     assert_true(cases[i].k->flops(&pb) == cases[i].flops);
     assert_true(cases[i].k->min_bytes(&pb) == cases[i].bytes);
     assert_int_equal(cases[i].k->buffers(&pb, b), cases[i].nbuf);

@@ -728,13 +728,13 @@ static void test_memory_limit(void **state) {
 
 /* The problem of kernel k's space file: every int problem variable at its
 ** default, or 8 when it has none (string variables left out). */
-static void small_problem(const hk_kernel *k, hk_problem *pb, char names[][32]) {
+static void small_problem(const kn_kernel *k, kn_problem *pb, char names[][32]) {
   char path[4096];
   json_t *root = json_load_file(rt_project_path(k->space, path, sizeof path), 0, NULL);
   json_t *vars = json_object_get(json_object_get(root, "ConfigurationSpace"), "ProblemVariables");
   assert_non_null(vars);
   memset(pb, 0, sizeof *pb);
-  for (size_t v = 0; v < json_array_size(vars) && pb->n < HK_MAXVARS; v++) {
+  for (size_t v = 0; v < json_array_size(vars) && pb->n < KN_MAXVARS; v++) {
     json_t *jv = json_array_get(vars, v), *def = json_object_get(jv, "Default");
     if (strcmp(json_string_value(json_object_get(jv, "Type")), "int")) continue;
     snprintf(names[pb->n], 32, "%s", json_string_value(json_object_get(jv, "Name")));
@@ -763,15 +763,15 @@ static void test_every_kernel_declares_its_sizes(void **state) {
   int checked = 0;
   for (const tg_target *t = tg_targets; t->name; t++)
     for (int i = 0; t->kernels[i]; i++) {
-      const hk_kernel *k = t->kernels[i];
-      hk_problem pb;
-      char names[HK_MAXVARS][32];
+      const kn_kernel *k = t->kernels[i];
+      kn_problem pb;
+      char names[KN_MAXVARS][32];
       small_problem(k, &pb, names);
       if (!k->sizes) fail_msg("%s/%s declares no .sizes", t->name, k->name);
-      hk_buf base[HK_MAXBUF], moved[HK_MAXBUF];
+      kn_buf base[KN_MAXBUF], moved[KN_MAXBUF];
       int n = k->buffers(&pb, base);
       for (int v = 0; v < pb.n; v++) {
-        hk_problem p2 = pb;
+        kn_problem p2 = pb;
         p2.val[v].u.i += 1;
         int changed = 0;
         assert_int_equal(k->buffers(&p2, moved), n);
@@ -791,16 +791,16 @@ static void test_every_kernel_declares_its_sizes(void **state) {
       rt_err err = {0};
       if (ms_workload_check(k, &pb, &err)) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
       /* the largest sizes (stride and pad kept: they shrink the output) */
-      hk_problem big = pb;
+      kn_problem big = pb;
       int first = -1;
       for (int v = 0; v < big.n; v++)
         if (listed(k->sizes, big.name[v]) && strcmp(big.name[v], "stride") && strcmp(big.name[v], "pad")) {
-          big.val[v].u.i = HK_SIZE_MAX;
+          big.val[v].u.i = KN_SIZE_MAX;
           if (first < 0) first = v;
         }
       assert_int_equal(ms_workload_check(k, &big, &err), -1);
       if (!strstr(err.msg, "memory limit")) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
-      big.val[first].u.i = HK_SIZE_MAX + 1;
+      big.val[first].u.i = KN_SIZE_MAX + 1;
       assert_int_equal(ms_workload_check(k, &big, &err), -1);
       char want[96];
       snprintf(want, sizeof want, "problem variable %s = 1099511627777 is out of range", big.name[first]);

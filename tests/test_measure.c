@@ -35,24 +35,24 @@
 
 #define N 4096
 
-static int tw_buffers(const hk_problem *pb, hk_buf *b) {
+static int tw_buffers(const kn_problem *pb, kn_buf *b) {
   (void)pb;
-  b[0] = (hk_buf){"x", N, 0};
-  b[1] = (hk_buf){"y", N, 1};
+  b[0] = (kn_buf){"x", N, 0};
+  b[1] = (kn_buf){"y", N, 1};
   return 2;
 }
 
-static void tw_reference(const hk_problem *pb, float *const *bufs) {
+static void tw_reference(const kn_problem *pb, float *const *bufs) {
   (void)pb;
   for (int i = 0; i < N; i++) bufs[1][i] = 2 * bufs[0][i];
 }
 
-static double tw_tolerance(const hk_problem *pb) {
+static double tw_tolerance(const kn_problem *pb) {
   (void)pb;
   return 1e-6;
 }
 
-static const hk_kernel twice = {
+static const kn_kernel twice = {
   .name = "twice", .summary = "y = 2x (test only)", .buffers = tw_buffers,
   .reference = tw_reference, .tolerance = tw_tolerance,
 };
@@ -87,7 +87,7 @@ static void quick_opts(ms_opts *o) {
 }
 
 static ms_workload *twice_workload(void) {
-  hk_problem pb = {0};
+  kn_problem pb = {0};
   ms_workload *w = ms_workload_new(&twice, &pb, NULL);
   assert_non_null(w);
   return w;

@@ -28,19 +28,19 @@
 
 #define N 1000003   /* odd: no schedule divides it */
 
-static int sc_buffers(const hk_problem *pb, hk_buf *b) {
+static int sc_buffers(const kn_problem *pb, kn_buf *b) {
   (void)pb;
-  b[0] = (hk_buf){"x", N, 0};
-  b[1] = (hk_buf){"y", N, 1};
+  b[0] = (kn_buf){"x", N, 0};
+  b[1] = (kn_buf){"y", N, 1};
   return 2;
 }
-static void sc_reference(const hk_problem *pb, float *const *b) {
+static void sc_reference(const kn_problem *pb, float *const *b) {
   (void)pb;
   for (int i = 0; i < N; i++) b[1][i] = 2.0f * b[0][i];
 }
-static double sc_flops(const hk_problem *pb) { (void)pb; return N; }
-static double sc_bytes(const hk_problem *pb) { (void)pb; return 8.0 * N; }
-static double sc_tol(const hk_problem *pb) { (void)pb; return 0; }
+static double sc_flops(const kn_problem *pb) { (void)pb; return N; }
+static double sc_bytes(const kn_problem *pb) { (void)pb; return 8.0 * N; }
+static double sc_tol(const kn_problem *pb) { (void)pb; return 0; }
 
 /* A candidate: body computes element i (in range) of y from x. */
 static char *cand(const char *body, int block) {
@@ -53,12 +53,12 @@ static char *cand(const char *body, int block) {
            (N + block - 1) / block, block, N, body);
   return s;
 }
-static char *sc_devref(const hk_problem *pb) {
+static char *sc_devref(const kn_problem *pb) {
   (void)pb;
   return cand("y[i] = 2.0f * x[i];", 128);
 }
 
-static const hk_kernel scale = {
+static const kn_kernel scale = {
   .name = "scale", .summary = "y = 2x (test)", .buffers = sc_buffers,
   .reference = sc_reference, .flops = sc_flops, .min_bytes = sc_bytes, .tolerance = sc_tol,
   .device_reference = sc_devref,
@@ -79,7 +79,7 @@ static int setup(void **state) {
   o.cache_dir = cache;
   o.timeout = 20;
   o.time_cap = 0.2;
-  hk_problem pb = {0};
+  kn_problem pb = {0};
   w = ms_workload_new(&scale, &pb, NULL);
   return 0;
 }

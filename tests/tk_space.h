@@ -7,7 +7,7 @@
 #ifndef TK_SPACE_H
 #define TK_SPACE_H
 
-static sp_space *load_space(const hk_kernel *k, const char *set) {
+static sp_space *load_space(const kn_kernel *k, const char *set) {
   rt_err err = {0};
   sx_arena *a = sx_arena_new();
   sp_binding *b = NULL;

@@ -55,8 +55,8 @@ typedef struct camp {
   const tu_campaign_opts *o;
   db *d;
   sp_space *sp;
-  const hk_kernel *k;
-  hk_problem pb;
+  const kn_kernel *k;
+  kn_problem pb;
   ms_workload *w;
   ms_opts ms;
   int64_t id, target_id, workload_id, budget;
@@ -388,7 +388,7 @@ static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *
            db_target_id(c->d, o->target, desc->fingerprint, desc_json, &c->target_id, err) ||
            db_kernel_id(c->d, c->k->name, "rooftune-" RT_VERSION, &kid, err) ||
            (dj && db_kernel_set_default(c->d, kid, dj, err)) ||
-           db_workload_id(c->d, kid, key, sizes, c->k->dtype, hk_str(&c->pb, "layout"), &c->workload_id, err) ||
+           db_workload_id(c->d, kid, key, sizes, c->k->dtype, kn_str(&c->pb, "layout"), &c->workload_id, err) ||
            db_space_id(c->d, spec, &sid, err);
   if (!rc) {
     cr.target_id = c->target_id, cr.workload_id = c->workload_id, cr.space_id = sid;
@@ -890,7 +890,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   int bad_space = !set || load_space(&c, set, o.space, err);
   free(set);
   if (bad_space) goto out;
-  hk_problem_from_space(&c.pb, c.sp);
+  kn_problem_from_space(&c.pb, c.sp);
   if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
   c.ms.device = tg_device(o.target);

@@ -1,6 +1,6 @@
 /*
 ** gk.h -- the CUDA target's kernel templates. A GPU kernel is an
-** hk_kernel (targets/host/hk.h: buffers, code generator, reference, flop
+** kn_kernel (targets/kn.h: buffers, code generator, reference, flop
 ** and byte counts, tolerance, space file) whose code generator writes CUDA
 ** C++ for NVRTC instead of C for the system compiler, and which adds a
 ** device reference (device_reference) and a launch plan in its source.
@@ -19,7 +19,7 @@
 **           launch kernel NAME with that grid, block and dynamic shared
 **           memory (bytes; above 48 KiB the harness raises the kernel's
 **           limit); arguments, in order: bN (the device pointer of buffer N
-**           in hk_kernel.buffers order) or ws.
+**           in kn_kernel.buffers order) or ws.
 **       //@rk library NAME INT...
 **           a library routine instead of launches (baselines only):
 **           cublas_sgemm M N K (row-major C = A*B, FP32 without tensor
@@ -29,11 +29,11 @@
 **     harness poisons every output before verification and does not reset
 **     buffers between timed repeats.
 **  3. Inputs are never written. Outputs are float32, checked as on the
-**     host (hk.h invariant 3) against the device reference's outputs.
+**     host (kn.h invariant 2) against the device reference's outputs.
 **  4. device_reference(pb) returns source in the same ABI, plain and
 **     obviously right (one thread per output, double accumulation), and
 **     independent of every schedule; tests compare it with the host
-**     reference (hk_kernel.reference) on small problems.
+**     reference (kn_kernel.reference) on small problems.
 **
 ** Spaces: problem variables max_threads, max_smem (bytes per block,
 ** opt-in), regs_block and sms are bound from the device's description when
@@ -43,13 +43,13 @@
 #ifndef GK_H
 #define GK_H
 
-#include "../host/hk.h"
+#include "../kn.h"
 
-extern const hk_kernel *const gk_kernels[];   /* NULL-terminated */
-const hk_kernel *gk_find(const char *name);   /* NULL if unknown */
+extern const kn_kernel *const gk_kernels[];   /* NULL-terminated */
+const kn_kernel *gk_find(const char *name);   /* NULL if unknown */
 
 /* The kernels (one file each). */
-extern const hk_kernel gk_gemm, gk_reduction, gk_transpose, gk_stencil;
+extern const kn_kernel gk_gemm, gk_reduction, gk_transpose, gk_stencil;
 
 /* ---- Plans (gk_plan.c): the parsed //@rk lines of a source ---- */
 #define GK_MAXSTEP 64

@@ -5,11 +5,11 @@
 
 #include "gk.h"
 
-const hk_kernel *const gk_kernels[] = {
+const kn_kernel *const gk_kernels[] = {
   &gk_gemm, &gk_reduction, &gk_transpose, &gk_stencil, NULL,
 };
 
-const hk_kernel *gk_find(const char *name) {
+const kn_kernel *gk_find(const char *name) {
   for (int i = 0; gk_kernels[i]; i++)
     if (!strcmp(gk_kernels[i]->name, name)) return gk_kernels[i];
   return NULL;

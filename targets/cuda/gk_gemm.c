@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../host/hk.h"
 #include "gk.h"
 
 /* The schedule of one configuration, its derived quantities, and the sizes
@@ -75,28 +76,28 @@ typedef struct gg {
   int smem;                        /* bytes of dynamic shared memory */
 } gg;
 
-static int gemm_buffers(const hk_problem *pb, hk_buf *b) {
+static int gemm_buffers(const kn_problem *pb, kn_buf *b) {
   return hk_gemm.buffers(pb, b);
 }
 
-static void gemm_reference(const hk_problem *pb, float *const *bufs) {
+static void gemm_reference(const kn_problem *pb, float *const *bufs) {
   hk_gemm.reference(pb, bufs);
 }
 
-static double gemm_flops(const hk_problem *pb) {
-  return 2.0 * hk_int(pb, "M") * hk_int(pb, "N") * hk_int(pb, "K");
+static double gemm_flops(const kn_problem *pb) {
+  return 2.0 * kn_int(pb, "M") * kn_int(pb, "N") * kn_int(pb, "K");
 }
 
 /* A and B read once, C written once (the device never reads C unless
 ** split-K, whose extra traffic is the schedule's, not the problem's). */
-static double gemm_min_bytes(const hk_problem *pb) {
-  double m = hk_int(pb, "M"), n = hk_int(pb, "N"), k = hk_int(pb, "K");
+static double gemm_min_bytes(const kn_problem *pb) {
+  double m = kn_int(pb, "M"), n = kn_int(pb, "N"), k = kn_int(pb, "K");
   return 4.0 * (m * k + k * n + m * n);
 }
 
 /* As the host's (hk_gemm.c): 2*K*FLT_EPSILON relative to max|C|. */
-static double gemm_tolerance(const hk_problem *pb) {
-  return 2.0 * (double)hk_int(pb, "K") * FLT_EPSILON;
+static double gemm_tolerance(const kn_problem *pb) {
+  return 2.0 * (double)kn_int(pb, "K") * FLT_EPSILON;
 }
 
 static const char *const comp[4] = {"x", "y", "z", "w"};
@@ -271,17 +272,17 @@ static void gen_epilogue(rt_str *s, const gg *g) {
 }
 
 /* The schedule of configuration cfg for problem pb, with derived values. */
-static gg gemm_sched(const hk_problem *pb, const sp_space *sp, const int *cfg) {
+static gg gemm_sched(const kn_problem *pb, const sp_space *sp, const int *cfg) {
   gg g = {
-    .m = hk_int(pb, "M"), .n = hk_int(pb, "N"), .k = hk_int(pb, "K"),
-    .bm = (int)hk_param_int(sp, cfg, "BM"), .bn = (int)hk_param_int(sp, cfg, "BN"),
-    .bk = (int)hk_param_int(sp, cfg, "BK"), .wm = (int)hk_param_int(sp, cfg, "WM"),
-    .wn = (int)hk_param_int(sp, cfg, "WN"), .tm = (int)hk_param_int(sp, cfg, "TM"),
-    .tn = (int)hk_param_int(sp, cfg, "TN"), .vec = (int)hk_param_int(sp, cfg, "VEC"),
-    .stages = (int)hk_param_int(sp, cfg, "STAGES"),
-    .unroll = (int)hk_param_int(sp, cfg, "UNROLL"),
-    .splitk = (int)hk_param_int(sp, cfg, "SPLITK"),
-    .group_m = (int)hk_param_int(sp, cfg, "GROUP_M"),
+    .m = kn_int(pb, "M"), .n = kn_int(pb, "N"), .k = kn_int(pb, "K"),
+    .bm = (int)kn_param_int(sp, cfg, "BM"), .bn = (int)kn_param_int(sp, cfg, "BN"),
+    .bk = (int)kn_param_int(sp, cfg, "BK"), .wm = (int)kn_param_int(sp, cfg, "WM"),
+    .wn = (int)kn_param_int(sp, cfg, "WN"), .tm = (int)kn_param_int(sp, cfg, "TM"),
+    .tn = (int)kn_param_int(sp, cfg, "TN"), .vec = (int)kn_param_int(sp, cfg, "VEC"),
+    .stages = (int)kn_param_int(sp, cfg, "STAGES"),
+    .unroll = (int)kn_param_int(sp, cfg, "UNROLL"),
+    .splitk = (int)kn_param_int(sp, cfg, "SPLITK"),
+    .group_m = (int)kn_param_int(sp, cfg, "GROUP_M"),
   };
   g.threads = (g.bm / g.wm) * (g.bn / g.wn) * 32;
   g.wtm = g.wm / g.tm, g.wtn = g.wn / g.tn;
@@ -300,7 +301,7 @@ static int fits_int(const gg *g) {
   return m * k < lim && k * n < lim && m * n < lim;
 }
 
-static char *gemm_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
+static char *gemm_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
   gg g = gemm_sched(pb, sp, cfg);
   rt_str s = {0};
   rt_str_printf(&s,
@@ -391,8 +392,8 @@ static char *gemm_codegen(const hk_problem *pb, const sp_space *sp, const int *c
 }
 
 /* One thread per element of C, a plain dot product in double. */
-static char *gemm_device_reference(const hk_problem *pb) {
-  long m = hk_int(pb, "M"), n = hk_int(pb, "N"), k = hk_int(pb, "K");
+static char *gemm_device_reference(const kn_problem *pb) {
+  long m = kn_int(pb, "M"), n = kn_int(pb, "N"), k = kn_int(pb, "K");
   long blocks = (m * n + 255) / 256;
   rt_str s = {0};
   rt_str_printf(&s,
@@ -412,15 +413,15 @@ static char *gemm_device_reference(const hk_problem *pb) {
 }
 
 /* cuBLAS SGEMM without tensor cores (gd.h gd_cublas_sgemm). */
-static char *gemm_baseline(const hk_problem *pb, const char **ldflags) {
+static char *gemm_baseline(const kn_problem *pb, const char **ldflags) {
   rt_str s = {0};
   *ldflags = NULL;
-  rt_str_printf(&s, "//@rk library cublas_sgemm %ld %ld %ld\n", (long)hk_int(pb, "M"),
-                (long)hk_int(pb, "N"), (long)hk_int(pb, "K"));
+  rt_str_printf(&s, "//@rk library cublas_sgemm %ld %ld %ld\n", (long)kn_int(pb, "M"),
+                (long)kn_int(pb, "N"), (long)kn_int(pb, "K"));
   return s.s;
 }
 
-const hk_kernel gk_gemm = {
+const kn_kernel gk_gemm = {
   .name = "gemm",
   .summary = "C = A*B, float32 row-major, FFMA; block, warp and thread tiles, "
              "double buffering, split-K",

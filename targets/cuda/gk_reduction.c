@@ -31,9 +31,10 @@
 */
 #include <string.h>
 
+#include "../host/hk.h"
 #include "gk.h"
 
-static int red_buffers(const hk_problem *pb, hk_buf *b) {
+static int red_buffers(const kn_problem *pb, kn_buf *b) {
   return hk_reduction.buffers(pb, b);
 }
 
@@ -67,16 +68,16 @@ static void block_sum(rt_str *s, int shfl) {
       "  s = sm[0];\n");
 }
 
-static char *red_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
-  long long n = hk_int(pb, "N");
-  int t = (int)hk_param_int(sp, cfg, "threads"), vec = (int)hk_param_int(sp, cfg, "vec");
-  int ilp = (int)hk_param_int(sp, cfg, "ilp");
-  int cover = !strcmp(hk_param_str(sp, cfg, "grid"), "cover");
-  int shfl = !strcmp(hk_param_str(sp, cfg, "block"), "shfl");
-  int atomic = !strcmp(hk_param_str(sp, cfg, "combine"), "atomic");
+static char *red_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
+  long long n = kn_int(pb, "N");
+  int t = (int)kn_param_int(sp, cfg, "threads"), vec = (int)kn_param_int(sp, cfg, "vec");
+  int ilp = (int)kn_param_int(sp, cfg, "ilp");
+  int cover = !strcmp(kn_param_str(sp, cfg, "grid"), "cover");
+  int shfl = !strcmp(kn_param_str(sp, cfg, "block"), "shfl");
+  int atomic = !strcmp(kn_param_str(sp, cfg, "combine"), "atomic");
   long long nv = n / vec, chunk = (long long)t * ilp, full = nv / chunk;
   long long grid = cover ? (nv + chunk - 1) / chunk
-                         : hk_param_int(sp, cfg, "waves") * hk_int(pb, "sms");
+                         : kn_param_int(sp, cfg, "waves") * kn_int(pb, "sms");
   if (grid < 1) grid = 1;
   int smem = 4 * (shfl ? t / 32 : t);
   rt_str s = {0};
@@ -142,8 +143,8 @@ static char *red_codegen(const hk_problem *pb, const sp_space *sp, const int *cf
 #define REF_T 256
 #define REF_CHUNK 16384
 
-static char *red_device_reference(const hk_problem *pb) {
-  long long n = hk_int(pb, "N"), nb = (n + REF_CHUNK - 1) / REF_CHUNK;
+static char *red_device_reference(const kn_problem *pb) {
+  long long n = kn_int(pb, "N"), nb = (n + REF_CHUNK - 1) / REF_CHUNK;
   rt_str s = {0};
   rt_str_printf(&s,
     "//@rk workspace %lld\n"
@@ -174,14 +175,14 @@ static char *red_device_reference(const hk_problem *pb) {
   return s.s;
 }
 
-static void red_reference(const hk_problem *pb, float *const *bufs) {
+static void red_reference(const kn_problem *pb, float *const *bufs) {
   hk_reduction.reference(pb, bufs);
 }
-static double red_flops(const hk_problem *pb) { return hk_reduction.flops(pb); }
-static double red_min_bytes(const hk_problem *pb) { return hk_reduction.min_bytes(pb); }
-static double red_tolerance(const hk_problem *pb) { return hk_reduction.tolerance(pb); }
+static double red_flops(const kn_problem *pb) { return hk_reduction.flops(pb); }
+static double red_min_bytes(const kn_problem *pb) { return hk_reduction.min_bytes(pb); }
+static double red_tolerance(const kn_problem *pb) { return hk_reduction.tolerance(pb); }
 
-const hk_kernel gk_reduction = {
+const kn_kernel gk_reduction = {
   .name = "reduction",
   .summary = "sum of N floats on the GPU: threads, vector loads, ILP, grid-stride "
              "or one pass, shuffle or shared-memory tree, atomic or two-pass combine",

@@ -44,9 +44,10 @@
 */
 #include <string.h>
 
+#include "../host/hk.h"
 #include "gk.h"
 
-static int st_buffers(const hk_problem *pb, hk_buf *b) { return hk_stencil.buffers(pb, b); }
+static int st_buffers(const kn_problem *pb, kn_buf *b) { return hk_stencil.buffers(pb, b); }
 
 static const char *const vtype[5] = {NULL, "float", "float2", NULL, "float4"};
 static const char *const comp[5][4] = {
@@ -163,12 +164,12 @@ static int smem_bytes(int txb, int tyb, int vec, int nt) {
   return 2 * 4 * (txb + 2 * nt) * (tyb + 2 * hy);
 }
 
-static char *st_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
-  long long nx = hk_int(pb, "NX"), ny = hk_int(pb, "NY"), steps = hk_int(pb, "STEPS");
-  int smem = !strcmp(hk_param_str(sp, cfg, "mode"), "smem");
-  int by = (int)hk_param_int(sp, cfg, "by"), bx = (int)hk_param_int(sp, cfg, "bx");
-  int vec = (int)hk_param_int(sp, cfg, "vec"), rx = (int)hk_param_int(sp, cfg, "rx");
-  int tb = smem ? (int)hk_param_int(sp, cfg, "tb") : 1;
+static char *st_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
+  long long nx = kn_int(pb, "NX"), ny = kn_int(pb, "NY"), steps = kn_int(pb, "STEPS");
+  int smem = !strcmp(kn_param_str(sp, cfg, "mode"), "smem");
+  int by = (int)kn_param_int(sp, cfg, "by"), bx = (int)kn_param_int(sp, cfg, "bx");
+  int vec = (int)kn_param_int(sp, cfg, "vec"), rx = (int)kn_param_int(sp, cfg, "rx");
+  int tb = smem ? (int)kn_param_int(sp, cfg, "tb") : 1;
   int txb = bx * rx, tyb = by * vec;
   long long nxg = nx + 2, ld = ny + 2;
   long long gx = (ld + tyb - 1) / tyb, gy = (nxg + txb - 1) / txb;
@@ -199,8 +200,8 @@ static char *st_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
   return s.s;
 }
 
-static char *st_device_reference(const hk_problem *pb) {
-  long long nx = hk_int(pb, "NX"), ny = hk_int(pb, "NY"), steps = hk_int(pb, "STEPS");
+static char *st_device_reference(const kn_problem *pb) {
+  long long nx = kn_int(pb, "NX"), ny = kn_int(pb, "NY"), steps = kn_int(pb, "STEPS");
   long long nxg = nx + 2, ld = ny + 2;
   rt_str s = {0};
   int one_block = steps > GK_MAXSTEP;
@@ -243,14 +244,14 @@ static char *st_device_reference(const hk_problem *pb) {
   return s.s;
 }
 
-static void st_reference(const hk_problem *pb, float *const *bufs) {
+static void st_reference(const kn_problem *pb, float *const *bufs) {
   hk_stencil.reference(pb, bufs);
 }
-static double st_flops(const hk_problem *pb) { return hk_stencil.flops(pb); }
-static double st_min_bytes(const hk_problem *pb) { return hk_stencil.min_bytes(pb); }
-static double st_tolerance(const hk_problem *pb) { return hk_stencil.tolerance(pb); }
+static double st_flops(const kn_problem *pb) { return hk_stencil.flops(pb); }
+static double st_min_bytes(const kn_problem *pb) { return hk_stencil.min_bytes(pb); }
+static double st_tolerance(const kn_problem *pb) { return hk_stencil.tolerance(pb); }
 
-const hk_kernel gk_stencil = {
+const kn_kernel gk_stencil = {
   .name = "stencil",
   .summary = "2D 5-point Jacobi, STEPS steps, fixed boundary, on the GPU: block shape, "
              "vector width, rows per thread, direct or shared-memory tiles, steps per launch",

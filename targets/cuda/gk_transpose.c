@@ -22,20 +22,21 @@
 ** The device reference: one thread per element, 32 x 8 blocks, the grid's
 ** y dimension striding over in's rows.
 */
+#include "../host/hk.h"
 #include "gk.h"
 
-static int tr_buffers(const hk_problem *pb, hk_buf *b) { return hk_transpose.buffers(pb, b); }
+static int tr_buffers(const kn_problem *pb, kn_buf *b) { return hk_transpose.buffers(pb, b); }
 
 static const char *const vtype[5] = {NULL, "float", "float2", NULL, "float4"};
 static const char *const comp[5][4] = {
   {0}, {""}, {".x", ".y"}, {0}, {".x", ".y", ".z", ".w"},
 };
 
-static char *tr_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
-  long long m = hk_int(pb, "M"), n = hk_int(pb, "N");
-  int tile = (int)hk_param_int(sp, cfg, "tile"), rows = (int)hk_param_int(sp, cfg, "rows");
-  int vr = (int)hk_param_int(sp, cfg, "vr"), vw = (int)hk_param_int(sp, cfg, "vw");
-  int pad = (int)hk_param_int(sp, cfg, "pad"), tpb = (int)hk_param_int(sp, cfg, "tiles");
+static char *tr_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
+  long long m = kn_int(pb, "M"), n = kn_int(pb, "N");
+  int tile = (int)kn_param_int(sp, cfg, "tile"), rows = (int)kn_param_int(sp, cfg, "rows");
+  int vr = (int)kn_param_int(sp, cfg, "vr"), vw = (int)kn_param_int(sp, cfg, "vw");
+  int pad = (int)kn_param_int(sp, cfg, "pad"), tpb = (int)kn_param_int(sp, cfg, "tiles");
   int nth = tile / vr * rows, wrows = nth / (tile / vw);
   long long tcols = (n + tile - 1) / tile;                 /* tiles along N */
   long long gx = (tcols + tpb - 1) / tpb, gy = (m + tile - 1) / tile;
@@ -96,8 +97,8 @@ static char *tr_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
   return s.s;
 }
 
-static char *tr_device_reference(const hk_problem *pb) {
-  long long m = hk_int(pb, "M"), n = hk_int(pb, "N");
+static char *tr_device_reference(const kn_problem *pb) {
+  long long m = kn_int(pb, "M"), n = kn_int(pb, "N");
   long long gx = (n + 31) / 32, gy = (m + 7) / 8;
   if (gy > 65535) gy = 65535;
   rt_str s = {0};
@@ -115,14 +116,14 @@ static char *tr_device_reference(const hk_problem *pb) {
   return s.s;
 }
 
-static void tr_reference(const hk_problem *pb, float *const *bufs) {
+static void tr_reference(const kn_problem *pb, float *const *bufs) {
   hk_transpose.reference(pb, bufs);
 }
-static double tr_flops(const hk_problem *pb) { return hk_transpose.flops(pb); }
-static double tr_min_bytes(const hk_problem *pb) { return hk_transpose.min_bytes(pb); }
-static double tr_tolerance(const hk_problem *pb) { return hk_transpose.tolerance(pb); }
+static double tr_flops(const kn_problem *pb) { return hk_transpose.flops(pb); }
+static double tr_min_bytes(const kn_problem *pb) { return hk_transpose.min_bytes(pb); }
+static double tr_tolerance(const kn_problem *pb) { return hk_transpose.tolerance(pb); }
 
-const hk_kernel gk_transpose = {
+const kn_kernel gk_transpose = {
   .name = "transpose",
   .summary = "out[N][M] = in[M][N] on the GPU: shared-memory tile, rows per pass, "
              "read and write vector widths, padding, tiles per block",

@@ -42,22 +42,22 @@ static int64_t out_dim(int64_t in, int64_t pad, int64_t f, int64_t stride) {
   return t / stride + 1;
 }
 
-static conv_dims dims(const hk_problem *pb) {
+static conv_dims dims(const kn_problem *pb) {
   conv_dims d = {
-    hk_int(pb, "N"), hk_int(pb, "H"), hk_int(pb, "W"), hk_int(pb, "C"),
-    hk_int(pb, "K"), hk_int(pb, "R"), hk_int(pb, "S"), hk_int(pb, "stride"),
-    hk_int(pb, "pad"), 0, 0, !strcmp(hk_str(pb, "layout"), "nhwc"),
+    kn_int(pb, "N"), kn_int(pb, "H"), kn_int(pb, "W"), kn_int(pb, "C"),
+    kn_int(pb, "K"), kn_int(pb, "R"), kn_int(pb, "S"), kn_int(pb, "stride"),
+    kn_int(pb, "pad"), 0, 0, !strcmp(kn_str(pb, "layout"), "nhwc"),
   };
   d.p = out_dim(d.h, d.pad, d.r, d.stride);
   d.q = out_dim(d.w, d.pad, d.s, d.stride);
   return d;
 }
 
-static int cv_buffers(const hk_problem *pb, hk_buf *b) {
+static int cv_buffers(const kn_problem *pb, kn_buf *b) {
   conv_dims d = dims(pb);
-  b[0] = (hk_buf){"input", hk_size_mul(hk_size_mul(d.n, d.c), hk_size_mul(d.h, d.w)), 0};
-  b[1] = (hk_buf){"filter", hk_size_mul(hk_size_mul(d.k, d.c), hk_size_mul(d.r, d.s)), 0};
-  b[2] = (hk_buf){"out", hk_size_mul(hk_size_mul(d.n, d.k), hk_size_mul(d.p, d.q)), 1};
+  b[0] = (kn_buf){"input", kn_size_mul(kn_size_mul(d.n, d.c), kn_size_mul(d.h, d.w)), 0};
+  b[1] = (kn_buf){"filter", kn_size_mul(kn_size_mul(d.k, d.c), kn_size_mul(d.r, d.s)), 0};
+  b[2] = (kn_buf){"out", kn_size_mul(kn_size_mul(d.n, d.k), kn_size_mul(d.p, d.q)), 1};
   return 3;
 }
 
@@ -92,19 +92,19 @@ static void nest(rt_str *s, const char *order, int ind) {
                       loops[i].v, loops[i].lo, loops[i].v, loops[i].hi, loops[i].v);
 }
 
-static char *cv_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
+static char *cv_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
   conv_dims d = dims(pb);
-  const char *par = hk_param_str(sp, cfg, "parallel");
-  int kp = !strcmp(hk_param_str(sp, cfg, "loop_order"), "kp");
+  const char *par = kn_param_str(sp, cfg, "parallel");
+  int kp = !strcmp(kn_param_str(sp, cfg, "loop_order"), "kp");
   rt_str s = {0};
   rt_str_printf(&s, "#include <string.h>\n");
   const struct { const char *name; int64_t v; } defs[] = {
     {"N", d.n}, {"H", d.h}, {"W", d.w}, {"C", d.c}, {"K", d.k}, {"R", d.r},
     {"S", d.s}, {"ST", d.stride}, {"PAD", d.pad}, {"P", d.p}, {"Q", d.q},
     {"HP", d.h + 2 * d.pad}, {"WP", d.w + 2 * d.pad},
-    {"KB", hk_param_int(sp, cfg, "kb")}, {"QB", hk_param_int(sp, cfg, "qb")},
-    {"CT", hk_param_int(sp, cfg, "ct")}, {"KT", hk_param_int(sp, cfg, "kt")},
-    {"PT", hk_param_int(sp, cfg, "pt")},
+    {"KB", kn_param_int(sp, cfg, "kb")}, {"QB", kn_param_int(sp, cfg, "qb")},
+    {"CT", kn_param_int(sp, cfg, "ct")}, {"KT", kn_param_int(sp, cfg, "kt")},
+    {"PT", kn_param_int(sp, cfg, "pt")},
   };
   for (size_t i = 0; i < sizeof defs / sizeof *defs; i++)
     rt_str_printf(&s, "#define %s %lldL\n", defs[i].name, (long long)defs[i].v);
@@ -118,7 +118,7 @@ static char *cv_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
     "  float acc ACC_DIMS;\n");
   nest(&s, d.nhwc ? "qk" : "kq", 2);
   rt_str_printf(&s, "      ACC(kk, qq) = c0 == 0 ? 0.0f : OUT(n, k0 + kk, p, q0 + qq);\n");
-  nest(&s, hk_param_str(sp, cfg, "red_order"), 2);
+  nest(&s, kn_param_str(sp, cfg, "red_order"), 2);
   nest(&s, d.nhwc ? "qk" : "kq", 8);
   rt_str_printf(&s,
     "            ACC(kk, qq) += IN(n, c, p * ST + r, (q0 + qq) * ST + s) * FL(k0 + kk, c, r, s);\n");
@@ -143,7 +143,7 @@ static char *cv_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
     "        long k1 = MIN(kt * KT + KT, K), p1 = MIN(pt * PT + PT, P);\n"
     "        for (long c0 = 0; c0 < C; c0 += CT) {\n"
     "          long c1 = MIN(c0 + CT, C);\n",
-    (long long)hk_param_int(sp, cfg, "threads"), (int)strlen(par));
+    (long long)kn_param_int(sp, cfg, "threads"), (int)strlen(par));
   const char *kloop = "for (long k0 = kt * KT; k0 < k1; k0 += KB)",
              *ploop = "for (long p = pt * PT; p < p1; p++)";
   rt_str_printf(&s,
@@ -157,7 +157,7 @@ static char *cv_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
   return s.s;
 }
 
-static void cv_reference(const hk_problem *pb, float *const *bufs) {
+static void cv_reference(const kn_problem *pb, float *const *bufs) {
   conv_dims d = dims(pb);
   const float *x = bufs[0], *f = bufs[1];
   for (int64_t n = 0; n < d.n; n++)
@@ -181,25 +181,25 @@ static void cv_reference(const hk_problem *pb, float *const *bufs) {
 }
 
 /* 2*N*K*P*Q*C*R*S: every multiply-add, padding zeros included. */
-static double cv_flops(const hk_problem *pb) {
+static double cv_flops(const kn_problem *pb) {
   conv_dims d = dims(pb);
   return 2.0 * (double)d.n * (double)d.k * (double)d.p * (double)d.q *
          (double)d.c * (double)d.r * (double)d.s;
 }
 
 /* Read input and filter once, write out once. */
-static double cv_min_bytes(const hk_problem *pb) {
+static double cv_min_bytes(const kn_problem *pb) {
   conv_dims d = dims(pb);
   return 4.0 * ((double)d.n * d.c * d.h * d.w + (double)d.k * d.c * d.r * d.s +
                 (double)d.n * d.k * d.p * d.q);
 }
 
-static double cv_tolerance(const hk_problem *pb) {
+static double cv_tolerance(const kn_problem *pb) {
   conv_dims d = dims(pb);
   return FLT_EPSILON * fmax(4.0, 32.0 * sqrt((double)d.c * d.r * d.s));
 }
 
-const hk_kernel hk_conv2d = {
+const kn_kernel hk_conv2d = {
   .name = "conv2d",
   .summary = "direct 2D convolution, nchw (KCRS filter) or nhwc (RSCK): register "
              "block, channel tile, output tiles, reduction order, threads",

@@ -34,11 +34,11 @@ typedef struct gemm_sched {
   char par;                       /* 'm', 'n' or 0 (no split) */
 } gemm_sched;
 
-static int gemm_buffers(const hk_problem *pb, hk_buf *b) {
-  int64_t m = hk_int(pb, "M"), n = hk_int(pb, "N"), k = hk_int(pb, "K");
-  b[0] = (hk_buf){"A", hk_size_mul(m, k), 0};
-  b[1] = (hk_buf){"B", hk_size_mul(k, n), 0};
-  b[2] = (hk_buf){"C", hk_size_mul(m, n), 1};
+static int gemm_buffers(const kn_problem *pb, kn_buf *b) {
+  int64_t m = kn_int(pb, "M"), n = kn_int(pb, "N"), k = kn_int(pb, "K");
+  b[0] = (kn_buf){"A", kn_size_mul(m, k), 0};
+  b[1] = (kn_buf){"B", kn_size_mul(k, n), 0};
+  b[2] = (kn_buf){"C", kn_size_mul(m, n), 1};
   return 3;
 }
 
@@ -222,21 +222,21 @@ static void gen_run(rt_str *s, const gemm_sched *g) {
   rt_str_printf(s, "  }}}}\n  return 0;\n}\n");
 }
 
-static char *gemm_codegen(const hk_problem *pb, const sp_space *sp,
+static char *gemm_codegen(const kn_problem *pb, const sp_space *sp,
                           const int *cfg) {
   gemm_sched g = {
-    .m = hk_int(pb, "M"), .n = hk_int(pb, "N"), .k = hk_int(pb, "K"),
-    .mc = hk_param_int(sp, cfg, "mc"), .nc = hk_param_int(sp, cfg, "nc"),
-    .kc = hk_param_int(sp, cfg, "kc"), .mr = hk_param_int(sp, cfg, "mr"),
-    .nv = hk_param_int(sp, cfg, "nr_vecs"),
-    .uk = hk_param_int(sp, cfg, "unroll_k"),
-    .order = hk_param_str(sp, cfg, "loop_order"),
-    .inner_m = !strcmp(hk_param_str(sp, cfg, "macro_order"), "mn"),
-    .pack_a = (int)hk_param_int(sp, cfg, "pack_a"),
-    .pack_b = (int)hk_param_int(sp, cfg, "pack_b"),
-    .threads = (int)hk_param_int(sp, cfg, "threads"),
+    .m = kn_int(pb, "M"), .n = kn_int(pb, "N"), .k = kn_int(pb, "K"),
+    .mc = kn_param_int(sp, cfg, "mc"), .nc = kn_param_int(sp, cfg, "nc"),
+    .kc = kn_param_int(sp, cfg, "kc"), .mr = kn_param_int(sp, cfg, "mr"),
+    .nv = kn_param_int(sp, cfg, "nr_vecs"),
+    .uk = kn_param_int(sp, cfg, "unroll_k"),
+    .order = kn_param_str(sp, cfg, "loop_order"),
+    .inner_m = !strcmp(kn_param_str(sp, cfg, "macro_order"), "mn"),
+    .pack_a = (int)kn_param_int(sp, cfg, "pack_a"),
+    .pack_b = (int)kn_param_int(sp, cfg, "pack_b"),
+    .threads = (int)kn_param_int(sp, cfg, "threads"),
   };
-  const char *par = hk_param_str(sp, cfg, "parallel_loop");
+  const char *par = kn_param_str(sp, cfg, "parallel_loop");
   g.par = g.threads > 1 && (*par == 'm' || *par == 'n') ? *par : 0;
   if (!g.par) g.threads = 1;
   rt_str s = {0};
@@ -267,8 +267,8 @@ static char *gemm_codegen(const hk_problem *pb, const sp_space *sp,
 }
 
 /* Triple loop (i, k, j) accumulating a row of C in double. */
-static void gemm_reference(const hk_problem *pb, float *const *bufs) {
-  int64_t m = hk_int(pb, "M"), n = hk_int(pb, "N"), k = hk_int(pb, "K");
+static void gemm_reference(const kn_problem *pb, float *const *bufs) {
+  int64_t m = kn_int(pb, "M"), n = kn_int(pb, "N"), k = kn_int(pb, "K");
   const float *a = bufs[0], *b = bufs[1];
   float *c = bufs[2];
   double *row = rt_malloc(sizeof *row * (size_t)n);
@@ -283,12 +283,12 @@ static void gemm_reference(const hk_problem *pb, float *const *bufs) {
   free(row);
 }
 
-static double gemm_flops(const hk_problem *pb) {
-  return 2.0 * hk_int(pb, "M") * hk_int(pb, "N") * hk_int(pb, "K");
+static double gemm_flops(const kn_problem *pb) {
+  return 2.0 * kn_int(pb, "M") * kn_int(pb, "N") * kn_int(pb, "K");
 }
 
-static double gemm_min_bytes(const hk_problem *pb) {
-  double m = hk_int(pb, "M"), n = hk_int(pb, "N"), k = hk_int(pb, "K");
+static double gemm_min_bytes(const kn_problem *pb) {
+  double m = kn_int(pb, "M"), n = kn_int(pb, "N"), k = kn_int(pb, "K");
   return 4.0 * (m * k + k * n + 2.0 * m * n);
 }
 
@@ -296,11 +296,11 @@ static double gemm_min_bytes(const hk_problem *pb) {
 ** at most about K*u*sum|a_k*b_k| (u = FLT_EPSILON/2); with inputs in [-1, 1]
 ** the error grows like sqrt(K)*u in practice, so 2*K*FLT_EPSILON relative to
 ** max|C| leaves a wide margin for rounding yet catches a lost k block. */
-static double gemm_tolerance(const hk_problem *pb) {
-  return 2.0 * (double)hk_int(pb, "K") * FLT_EPSILON;
+static double gemm_tolerance(const kn_problem *pb) {
+  return 2.0 * (double)kn_int(pb, "K") * FLT_EPSILON;
 }
 
-static char *gemm_baseline(const hk_problem *pb, const char **ldflags) {
+static char *gemm_baseline(const kn_problem *pb, const char **ldflags) {
   rt_str s = {0};
   *ldflags = "-lopenblas";
   rt_str_printf(&s,
@@ -309,12 +309,12 @@ static char *gemm_baseline(const hk_problem *pb, const char **ldflags) {
       "  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, %ld, %ld, %ld,"
       " 1.0f, bufs[0], %ld, bufs[1], %ld, 0.0f, bufs[2], %ld);\n"
       "  return 0;\n}\n",
-      (long)hk_int(pb, "M"), (long)hk_int(pb, "N"), (long)hk_int(pb, "K"),
-      (long)hk_int(pb, "K"), (long)hk_int(pb, "N"), (long)hk_int(pb, "N"));
+      (long)kn_int(pb, "M"), (long)kn_int(pb, "N"), (long)kn_int(pb, "K"),
+      (long)kn_int(pb, "K"), (long)kn_int(pb, "N"), (long)kn_int(pb, "N"));
   return s.s;
 }
 
-const hk_kernel hk_gemm = {
+const kn_kernel hk_gemm = {
   .name = "gemm",
   .summary = "C = A*B, float32 row-major; cache, register and thread tiling",
   .space = "targets/host/gemm.json",

@@ -27,20 +27,20 @@
 
 #include "hk.h"
 
-static int red_buffers(const hk_problem *pb, hk_buf *b) {
-  b[0] = (hk_buf){"x", hk_int(pb, "N"), 0};
-  b[1] = (hk_buf){"sum", 1, 1};
+static int red_buffers(const kn_problem *pb, kn_buf *b) {
+  b[0] = (kn_buf){"x", kn_int(pb, "N"), 0};
+  b[1] = (kn_buf){"sum", 1, 1};
   return 2;
 }
 
-static char *red_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
-  int64_t vec = hk_param_int(sp, cfg, "vec"), chunk = hk_param_int(sp, cfg, "chunk");
+static char *red_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
+  int64_t vec = kn_param_int(sp, cfg, "vec"), chunk = kn_param_int(sp, cfg, "chunk");
   rt_str s = {0};
   rt_str_printf(&s,
     "#include <omp.h>\n#include <string.h>\n"
     "#define N %lldL\n#define VEC %lld\n#define ACC %lld\n#define STEP (VEC * ACC)\n",
-    (long long)hk_int(pb, "N"), (long long)vec,
-    (long long)hk_param_int(sp, cfg, "accs"));
+    (long long)kn_int(pb, "N"), (long long)vec,
+    (long long)kn_param_int(sp, cfg, "accs"));
   if (vec == 1)
     rt_str_printf(&s, "typedef float vf;\n");
   else
@@ -57,8 +57,8 @@ static char *red_codegen(const hk_problem *pb, const sp_space *sp, const int *cf
     "  for (int l = 0; l < VEC; l++) s += lanes[l];\n"
     "  for (; i < hi; i++) s += x[i];\n  return s;\n}\n"
     "int rk_run(float *const *bufs) {\n  const float *x = bufs[0];\n  float s = 0;\n",
-    (long long)hk_param_int(sp, cfg, "unroll"));
-  int64_t threads = hk_param_int(sp, cfg, "threads");
+    (long long)kn_param_int(sp, cfg, "unroll"));
+  int64_t threads = kn_param_int(sp, cfg, "threads");
   if (chunk == 0)
     rt_str_printf(&s,
       "#pragma omp parallel num_threads(%lld) reduction(+ : s)\n  {\n"
@@ -75,25 +75,25 @@ static char *red_codegen(const hk_problem *pb, const sp_space *sp, const int *cf
   return s.s;
 }
 
-static void red_reference(const hk_problem *pb, float *const *bufs) {
+static void red_reference(const kn_problem *pb, float *const *bufs) {
   double s = 0;
-  for (int64_t i = 0; i < hk_int(pb, "N"); i++) s += bufs[0][i];
+  for (int64_t i = 0; i < kn_int(pb, "N"); i++) s += bufs[0][i];
   bufs[1][0] = (float)s;
 }
 
 /* N-1 additions: the algorithm's count, whatever the schedule adds. */
-static double red_flops(const hk_problem *pb) { return (double)hk_int(pb, "N") - 1; }
+static double red_flops(const kn_problem *pb) { return (double)kn_int(pb, "N") - 1; }
 
 /* Read x once, write the sum. */
-static double red_min_bytes(const hk_problem *pb) {
-  return 4.0 * ((double)hk_int(pb, "N") + 1);
+static double red_min_bytes(const kn_problem *pb) {
+  return 4.0 * ((double)kn_int(pb, "N") + 1);
 }
 
-static double red_tolerance(const hk_problem *pb) {
-  return FLT_EPSILON * fmax(4.0, 32.0 * sqrt((double)hk_int(pb, "N")));
+static double red_tolerance(const kn_problem *pb) {
+  return FLT_EPSILON * fmax(4.0, 32.0 * sqrt((double)kn_int(pb, "N")));
 }
 
-const hk_kernel hk_reduction = {
+const kn_kernel hk_reduction = {
   .name = "reduction",
   .summary = "sum of N floats (memory-bound, loop-carried): vector width, "
              "accumulators, unroll, chunking, threads",

@@ -33,13 +33,13 @@
 #define C0 0.5f
 #define C1 0.125f
 
-static int64_t grid_size(const hk_problem *pb) {
-  return hk_size_mul(hk_size_add(hk_int(pb, "NX"), 2), hk_size_add(hk_int(pb, "NY"), 2));
+static int64_t grid_size(const kn_problem *pb) {
+  return kn_size_mul(kn_size_add(kn_int(pb, "NX"), 2), kn_size_add(kn_int(pb, "NY"), 2));
 }
 
-static int st_buffers(const hk_problem *pb, hk_buf *b) {
-  b[0] = (hk_buf){"grid", grid_size(pb), 0};
-  b[1] = (hk_buf){"out", grid_size(pb), 1};
+static int st_buffers(const kn_problem *pb, kn_buf *b) {
+  b[0] = (kn_buf){"grid", grid_size(pb), 0};
+  b[1] = (kn_buf){"out", grid_size(pb), 1};
   return 2;
 }
 
@@ -49,9 +49,9 @@ static int st_buffers(const hk_problem *pb, hk_buf *b) {
   "d[x * ld + y] = C0 * s[x * ld + y] + C1 * ((s[(x - 1) * ld + y] + " \
   "s[(x + 1) * ld + y]) + (s[x * ld + y - 1] + s[x * ld + y + 1]));"
 
-static char *st_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
-  int64_t tb = hk_param_int(sp, cfg, "tb");
-  int tiles = !strcmp(hk_param_str(sp, cfg, "parallel"), "tiles");
+static char *st_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
+  int64_t tb = kn_param_int(sp, cfg, "tb");
+  int tiles = !strcmp(kn_param_str(sp, cfg, "parallel"), "tiles");
   rt_str s = {0};
   rt_str_printf(&s,
     "#include <stdlib.h>\n#include <string.h>\n"
@@ -65,9 +65,9 @@ static char *st_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
     "                         long x0, long x1, long y0, long y1) {\n"
     "  for (long x = x0; x < x1; x++)\n#pragma omp simd\n"
     "    for (long y = y0; y < y1; y++)\n      " SWEEP_BODY "\n}\n",
-    (long long)hk_int(pb, "NX"), (long long)hk_int(pb, "NY"),
-    (long long)hk_int(pb, "STEPS"), (long long)hk_param_int(sp, cfg, "tx"),
-    (long long)hk_param_int(sp, cfg, "ty"), (long long)tb, (double)C0, (double)C1);
+    (long long)kn_int(pb, "NX"), (long long)kn_int(pb, "NY"),
+    (long long)kn_int(pb, "STEPS"), (long long)kn_param_int(sp, cfg, "tx"),
+    (long long)kn_param_int(sp, cfg, "ty"), (long long)tb, (double)C0, (double)C1);
   if (tb > 1)
     rt_str_printf(&s,
       "/* nt steps of interior tile [x0,x1) x [y0,y1) from src into dst, in the\n"
@@ -97,7 +97,7 @@ static char *st_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
     "      out[x * LD + y] = scratch[x * LD + y] = in[x * LD + y];\n"
     "  const long nb = (STEPS + TB - 1) / TB;   /* block b writes out iff nb-1-b is even */\n"
     "#pragma omp parallel num_threads(%lld)\n  {\n",
-    (long long)hk_param_int(sp, cfg, "threads"));
+    (long long)kn_param_int(sp, cfg, "threads"));
   if (tb > 1)
     rt_str_printf(&s, "    float *a = malloc(LX * LY * sizeof *a), *b = malloc(LX * LY * sizeof *b);\n");
   rt_str_printf(&s,
@@ -128,31 +128,31 @@ static void sweep_ref(const float *s, float *d, int64_t nx, int64_t ny) {
               (s[x * ld + y - 1] + s[x * ld + y + 1]));
 }
 
-static void st_reference(const hk_problem *pb, float *const *bufs) {
-  int64_t nx = hk_int(pb, "NX"), ny = hk_int(pb, "NY"), n = grid_size(pb);
+static void st_reference(const kn_problem *pb, float *const *bufs) {
+  int64_t nx = kn_int(pb, "NX"), ny = kn_int(pb, "NY"), n = grid_size(pb);
   float *t = rt_malloc((size_t)n * sizeof *t);
   memcpy(t, bufs[0], (size_t)n * sizeof *t);
   memcpy(bufs[1], bufs[0], (size_t)n * sizeof *t);
-  for (int64_t k = 0; k < hk_int(pb, "STEPS"); k++) {
+  for (int64_t k = 0; k < kn_int(pb, "STEPS"); k++) {
     sweep_ref(t, bufs[1], nx, ny);
     memcpy(t, bufs[1], (size_t)n * sizeof *t);
   }
   free(t);
 }
 
-static double st_flops(const hk_problem *pb) {
-  return 6.0 * (double)hk_int(pb, "NX") * (double)hk_int(pb, "NY") *
-         (double)hk_int(pb, "STEPS");
+static double st_flops(const kn_problem *pb) {
+  return 6.0 * (double)kn_int(pb, "NX") * (double)kn_int(pb, "NY") *
+         (double)kn_int(pb, "STEPS");
 }
 
 /* Read the grid once, write it once. */
-static double st_min_bytes(const hk_problem *pb) { return 8.0 * (double)grid_size(pb); }
+static double st_min_bytes(const kn_problem *pb) { return 8.0 * (double)grid_size(pb); }
 
-static double st_tolerance(const hk_problem *pb) {
-  return 2.0 * (double)hk_int(pb, "STEPS") * FLT_EPSILON;
+static double st_tolerance(const kn_problem *pb) {
+  return 2.0 * (double)kn_int(pb, "STEPS") * FLT_EPSILON;
 }
 
-const hk_kernel hk_stencil = {
+const kn_kernel hk_stencil = {
   .name = "stencil",
   .summary = "2D 5-point Jacobi, STEPS steps, fixed boundary: tiles, temporal "
              "blocking depth, threads",

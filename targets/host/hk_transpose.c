@@ -12,10 +12,10 @@
 
 #include "hk.h"
 
-static int tr_buffers(const hk_problem *pb, hk_buf *b) {
-  int64_t n = hk_size_mul(hk_int(pb, "M"), hk_int(pb, "N"));
-  b[0] = (hk_buf){"in", n, 0};
-  b[1] = (hk_buf){"out", n, 1};
+static int tr_buffers(const kn_problem *pb, kn_buf *b) {
+  int64_t n = kn_size_mul(kn_int(pb, "M"), kn_int(pb, "N"));
+  b[0] = (kn_buf){"in", n, 0};
+  b[1] = (kn_buf){"out", n, 1};
   return 2;
 }
 
@@ -31,18 +31,18 @@ static void loops2(rt_str *s, int ij, const char *ind, const char *lim_i,
   }
 }
 
-static char *tr_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg) {
-  int ij = !strcmp(hk_param_str(sp, cfg, "order"), "ij");
-  int nt = (int)hk_param_int(sp, cfg, "nt");
-  int collapse = !strcmp(hk_param_str(sp, cfg, "parallel"), "collapse");
+static char *tr_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg) {
+  int ij = !strcmp(kn_param_str(sp, cfg, "order"), "ij");
+  int nt = (int)kn_param_int(sp, cfg, "nt");
+  int collapse = !strcmp(kn_param_str(sp, cfg, "parallel"), "collapse");
   rt_str s = {0};
   rt_str_printf(&s,
     "#include <immintrin.h>\n#include <string.h>\n"
     "#define M %lldL\n#define N %lldL\n#define TI %lldL\n#define TJ %lldL\n#define B %lld\n"
     "#define MIN(a, b) ((a) < (b) ? (a) : (b))\n",
-    (long long)hk_int(pb, "M"), (long long)hk_int(pb, "N"),
-    (long long)hk_param_int(sp, cfg, "ti"), (long long)hk_param_int(sp, cfg, "tj"),
-    (long long)hk_param_int(sp, cfg, "block"));
+    (long long)kn_int(pb, "M"), (long long)kn_int(pb, "N"),
+    (long long)kn_param_int(sp, cfg, "ti"), (long long)kn_param_int(sp, cfg, "tj"),
+    (long long)kn_param_int(sp, cfg, "block"));
   if (nt)
     rt_str_printf(&s, "static inline void put(float *p, float v) {\n"
                   "  int b;\n  memcpy(&b, &v, sizeof b);\n  _mm_stream_si32((int *)p, b);\n}\n");
@@ -60,7 +60,7 @@ static char *tr_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
     "int rk_run(float *const *bufs) {\n"
     "  const float *restrict in = bufs[0];\n  float *restrict out = bufs[1];\n"
     "#pragma omp parallel num_threads(%lld)\n  {\n#pragma omp for schedule(static)%s\n",
-    (long long)hk_param_int(sp, cfg, "threads"), collapse ? " collapse(2)" : "");
+    (long long)kn_param_int(sp, cfg, "threads"), collapse ? " collapse(2)" : "");
   /* tile loops over tile indices (collapse needs rectangular loops) */
   const char *tv[2] = {"ti", "tj"}, *tl[2] = {"(M + TI - 1) / TI", "(N + TJ - 1) / TJ"};
   for (int d = 0; d < 2; d++) {
@@ -84,28 +84,28 @@ static char *tr_codegen(const hk_problem *pb, const sp_space *sp, const int *cfg
   return s.s;
 }
 
-static void tr_reference(const hk_problem *pb, float *const *bufs) {
-  int64_t m = hk_int(pb, "M"), n = hk_int(pb, "N");
+static void tr_reference(const kn_problem *pb, float *const *bufs) {
+  int64_t m = kn_int(pb, "M"), n = kn_int(pb, "N");
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) bufs[1][j * m + i] = bufs[0][i * n + j];
 }
 
-static double tr_flops(const hk_problem *pb) {
+static double tr_flops(const kn_problem *pb) {
   (void)pb;
   return 0;
 }
 
 /* Read in once, write out once (write-allocate traffic not counted). */
-static double tr_min_bytes(const hk_problem *pb) {
-  return 8.0 * (double)hk_int(pb, "M") * (double)hk_int(pb, "N");
+static double tr_min_bytes(const kn_problem *pb) {
+  return 8.0 * (double)kn_int(pb, "M") * (double)kn_int(pb, "N");
 }
 
-static double tr_tolerance(const hk_problem *pb) {
+static double tr_tolerance(const kn_problem *pb) {
   (void)pb;
   return 0;
 }
 
-const hk_kernel hk_transpose = {
+const kn_kernel hk_transpose = {
   .name = "transpose",
   .summary = "out[N][M] = in[M][N] (memory-bound, strided): cache tiles, inner "
              "block, loop order, nontemporal stores, threads",

@@ -672,7 +672,7 @@ static void run_launch(void *so, const gk_step *st, void *const *bufp, void *ws,
 }
 
 static void child_main(const char *so_path, const gk_plan *p, emu_area *buf, int nbuf,
-                       emu_area *ws, const hk_buf *b, const emu_opts *o, emu_shared *sh) {
+                       emu_area *ws, const kn_buf *b, const emu_opts *o, emu_shared *sh) {
   memset(&E, 0, sizeof E);
   E.sh = sh;
   E.reverse = o->reverse;
@@ -746,7 +746,7 @@ static void name_address(const emu_shared *sh, const emu_area *buf, int nbuf,
   snprintf(out, cap, "%s", "");
 }
 
-int emu_run(const char *src, const gk_plan *p, const hk_buf *b, int nbuf,
+int emu_run(const char *src, const gk_plan *p, const kn_buf *b, int nbuf,
             float *const *data, const emu_opts *o, rt_err *err) {
   emu_opts opt = o ? *o : (emu_opts){0};
   if (!opt.timeout_s) opt.timeout_s = 120;
@@ -867,7 +867,7 @@ out:
   return ret;
 }
 
-int emu_run_src(const char *src, const hk_buf *b, int nbuf, float *const *data,
+int emu_run_src(const char *src, const kn_buf *b, int nbuf, float *const *data,
                 const emu_opts *o, rt_err *err) {
   gk_plan p;
   if (gk_plan_parse(src, nbuf, &p, err)) return -1;

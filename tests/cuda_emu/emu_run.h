@@ -56,14 +56,14 @@ typedef struct emu_opts {
 int emu_available(const char **why);
 
 /* Run src's plan p on the buffers described by b[0..nbuf-1] (as
-** hk_kernel.buffers gives them): data[i] holds b[i].n floats; inputs are
+** kn_kernel.buffers gives them): data[i] holds b[i].n floats; inputs are
 ** read, outputs (b[i].out) are written with the kernel's results. o may be
 ** NULL. 0, or -1 with err saying what went wrong (data unchanged). */
-int emu_run(const char *src, const gk_plan *p, const hk_buf *b, int nbuf,
+int emu_run(const char *src, const gk_plan *p, const kn_buf *b, int nbuf,
             float *const *data, const emu_opts *o, rt_err *err);
 
 /* The same with the plan parsed from src (gk_plan_parse). */
-int emu_run_src(const char *src, const hk_buf *b, int nbuf, float *const *data,
+int emu_run_src(const char *src, const kn_buf *b, int nbuf, float *const *data,
                 const emu_opts *o, rt_err *err);
 
 /* The source with every `extern __shared__ [__align__(N)] T name[];`
