@@ -1,0 +1,379 @@
+/*
+** oc_measure.c -- measuring one OpenCL candidate (oc.h oc_measure) with
+** the target-neutral harness (measure/ms.h): the parent parses the plan
+** and never touches OpenCL (invariant 1); two kinds of children do.
+**   1. The build child (skipped when <cache>/<key>.clbin exists: oc.h
+**      invariant 3) builds the source with clBuildProgram; a build
+**      failure comes back as compile_error with the options and the build
+**      log; a success writes the program's binary into the compile cache
+**      (temporary file, then rename).
+**   2. The worker (ms__run_worker: rt_fork's clean child, killed with its
+**      group at the timeout, a sealed report) makes a context and a
+**      profiling queue, loads the binary (rebuilding from source if the
+**      platform refuses it), allocates the buffers and the workspace,
+**      writes the inputs, fills every output with MS_POISON, runs the plan
+**      once, reads every buffer back: an input that changed is
+**      wrong_result, outputs are verified on the host against the
+**      workload's reference outputs (kn.h invariant 2); then times warmup
+**      + repeats with ms_time_loop, one sample being one run of the plan
+**      from the first launch's CL_PROFILING_COMMAND_START to the last's
+**      CL_PROFILING_COMMAND_END, and reads the inputs back again.
+** A kernel that faults kills the worker (runtime_error, with the signal),
+** one that never ends is killed at the timeout (timeout).
+*/
+#include "oc.h"
+#include "../../measure/ms_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MS_POISON 1.0e30f
+#define FLUSH_MAX ((size_t)1 << 30)
+
+/* ---- the build child ---- */
+
+typedef struct build_ctx {
+  const char *src, *path;
+  int plat, dev;
+} build_ctx;
+
+typedef struct build_rep {
+  int status;                      /* MS_OK, MS_COMPILE_ERROR, MS_RUNTIME_ERROR */
+  char msg[1024];
+} build_rep;
+
+static void build_child(int fd, void *ctx) {
+  build_ctx *b = ctx;
+  build_rep *rep = rt_calloc(1, sizeof *rep);
+  rt_err err = {0};
+  rt_str log = {0};
+  cl_device_id did;
+  cl_context cx;
+  cl_command_queue q;
+  cl_program prog;
+  int rc = -1;
+  if (!oc_ids(b->plat, b->dev, NULL, &did, &err) && !oc_queue(did, &cx, &q, &err))
+    rc = oc_build_source(cx, did, b->src, &prog, &log, &err);
+  if (rc == 1) {
+    rep->status = MS_COMPILE_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "%s", log.s ? log.s : "");
+  } else if (rc < 0) {
+    rep->status = MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "harness: %s", err.msg);
+  } else {
+    size_t n = 0;
+    unsigned char *bin = NULL;
+    cl_int e = oc_cl.clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL);
+    if (!e && n) {
+      bin = rt_malloc(n);
+      e = oc_cl.clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL);
+    }
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", b->path, (int)getpid());
+    FILE *f = !e && n ? fopen(tmp, "wbe") : NULL;
+    int ok = f && fwrite(bin, 1, n, f) == n;
+    if (f && fclose(f)) ok = 0;
+    if (!ok || rename(tmp, b->path)) {
+      rep->status = MS_RUNTIME_ERROR;
+      snprintf(rep->msg, sizeof rep->msg, "harness: compile cache: cannot write %s: %s", b->path,
+               e ? oc_errname(e) : strerror(errno));
+      unlink(tmp);
+    }
+    free(bin);
+  }
+  ssize_t k = write(fd, rep, sizeof *rep);
+  _exit(k == (ssize_t)sizeof *rep ? 0 : 1);
+}
+
+/* ---- the worker ---- */
+
+typedef struct oc_child {
+  const ms_workload *w;
+  const ms_opts *o;
+  const char *src, *bin_path;
+  int plat, dev;
+  oc_plan plan;
+  /* in the child */
+  cl_command_queue q;
+  cl_kernel k[OC_MAXSTEP];
+  cl_mem buf[KN_MAXBUF], ws, flush;
+  size_t flush_bytes;             /* 0: no flush between repeats */
+  cl_int bad;                      /* first error while timed */
+  char bad_msg[160];
+} oc_child;
+
+static int fail(ms__report *rep, int status, const char *what, cl_int e) {
+  rep->status = status;
+  snprintf(rep->msg, sizeof rep->msg, "%.180s: %s", what, oc_errname(e));
+  return -1;
+}
+
+/* The program from the cached binary (from source if refused). */
+static cl_program load_program(oc_child *c, cl_context cx, cl_device_id did, ms__report *rep) {
+  cl_program prog = NULL;
+  cl_int e = CL_SUCCESS, st = CL_SUCCESS;
+  FILE *f = fopen(c->bin_path, "rbe");
+  if (f) {
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *img = n > 0 ? rt_malloc((size_t)n) : NULL;
+    size_t got = img ? fread(img, 1, (size_t)n, f) : 0;
+    fclose(f);
+    if (img && got == (size_t)n) {
+      size_t len = got;
+      const unsigned char *bins[1] = {img};
+      prog = oc_cl.clCreateProgramWithBinary(cx, 1, &did, &len, bins, &st, &e);
+      if (prog && (st || oc_cl.clBuildProgram(prog, 1, &did, OC_BUILD_OPTS, NULL, NULL))) {
+        oc_cl.clReleaseProgram(prog);
+        prog = NULL;
+      }
+    }
+    free(img);
+  }
+  if (prog) return prog;
+  rt_err err = {0};
+  rt_str log = {0};
+  int rc = oc_build_source(cx, did, c->src, &prog, &log, &err);
+  if (rc) {
+    rep->status = rc > 0 ? MS_COMPILE_ERROR : MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "%.250s", rc > 0 ? log.s : err.msg);
+    prog = NULL;
+  }
+  free(log.s);
+  return prog;
+}
+
+/* Enqueue one run of the plan; evs (when not NULL) gets every launch's
+** event, the caller releases them. CL_SUCCESS or the first error (bad_msg
+** says which launch). */
+static cl_int run_plan(oc_child *c, cl_event *evs) {
+  cl_int e = CL_SUCCESS;
+  for (int i = 0; i < c->plan.nsteps && !e; i++) {
+    oc_step *st = &c->plan.step[i];
+    e = oc_cl.clEnqueueNDRangeKernel(c->q, c->k[i], 2, NULL, st->global, st->local, 0, NULL,
+                                     evs ? &evs[i] : NULL);
+    if (e)
+      snprintf(c->bad_msg, sizeof c->bad_msg, "launch of %.40s (global %zu x %zu, local %zu x %zu)",
+               st->name, st->global[0], st->global[1], st->local[0], st->local[1]);
+  }
+  return e;
+}
+
+static double timed_sample(void *ctx) {
+  oc_child *c = ctx;
+  if (c->bad) return 0;
+  cl_int e = CL_SUCCESS;
+  if (c->flush_bytes) {
+    cl_uint v = 0x3f800000u;
+    e = oc_cl.clEnqueueFillBuffer(c->q, c->flush, &v, sizeof v, 0, c->flush_bytes, 0, NULL, NULL);
+    if (e) snprintf(c->bad_msg, sizeof c->bad_msg, "flush buffer fill");
+  }
+  cl_event ev[OC_MAXSTEP] = {0};
+  if (!e) e = run_plan(c, ev);
+  int n = c->plan.nsteps;
+  if (!e) e = oc_cl.clWaitForEvents(1, &ev[n - 1]);
+  cl_ulong t0 = 0, t1 = 0;
+  if (!e) e = oc_cl.clGetEventProfilingInfo(ev[0], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+  if (!e) e = oc_cl.clGetEventProfilingInfo(ev[n - 1], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+  if (e && !c->bad_msg[0]) snprintf(c->bad_msg, sizeof c->bad_msg, "timed run");
+  for (int i = 0; i < n; i++)
+    if (ev[i]) oc_cl.clReleaseEvent(ev[i]);
+  if (e) {
+    c->bad = e;
+    return 0;
+  }
+  return t1 > t0 ? 1e-9 * (double)(t1 - t0) : 0;
+}
+
+/* Read every buffer back into out[] (malloc'ed); 0 or -1 with rep. */
+static int read_back(oc_child *c, float **out, ms__report *rep) {
+  const ms_workload *w = c->w;
+  for (int i = 0; i < w->nbuf; i++) {
+    size_t bytes = ms__buf_bytes(&w->b[i]);
+    if (!out[i]) out[i] = rt_malloc(bytes);
+    cl_int e = oc_cl.clEnqueueReadBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, out[i], 0, NULL, NULL);
+    if (e) return fail(rep, MS_RUNTIME_ERROR, "clEnqueueReadBuffer (after the run)", e);
+  }
+  return 0;
+}
+
+/* The first input out[] no longer holds exactly, or -1. */
+static int changed_input(const ms_workload *w, float *const *out) {
+  for (int i = 0; i < w->nbuf; i++)
+    if (!w->b[i].out && memcmp(out[i], w->in[i], ms__buf_bytes(&w->b[i]))) return i;
+  return -1;
+}
+
+static void child_main(int fd, void *ctx) {
+  oc_child *c = ctx;
+  const ms_workload *w = c->w;
+  ms__report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.status = MS_OK;
+  rt_err err = {0};
+  cl_device_id did;
+  cl_context cx;
+  cl_int e;
+  if (oc_ids(c->plat, c->dev, NULL, &did, &err) || oc_queue(did, &cx, &c->q, &err)) {
+    rep.status = MS_RUNTIME_ERROR;
+    snprintf(rep.msg, sizeof rep.msg, "harness: %.240s", err.msg);
+    ms__send(fd, &rep);
+  }
+  cl_program prog = load_program(c, cx, did, &rep);
+  if (!prog) ms__send(fd, &rep);
+  for (int i = 0; i < w->nbuf; i++) {
+    size_t bytes = ms__buf_bytes(&w->b[i]);
+    c->buf[i] = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (!c->buf[i]) fail(&rep, MS_RUNTIME_ERROR, "harness: clCreateBuffer of the workload", e);
+    else if (w->b[i].out) {
+      float p = MS_POISON;
+      e = oc_cl.clEnqueueFillBuffer(c->q, c->buf[i], &p, sizeof p, 0, bytes, 0, NULL, NULL);
+      if (e) fail(&rep, MS_RUNTIME_ERROR, "harness: poisoning outputs", e);
+    } else {
+      e = oc_cl.clEnqueueWriteBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, w->in[i], 0, NULL, NULL);
+      if (e) fail(&rep, MS_RUNTIME_ERROR, "harness: clEnqueueWriteBuffer", e);
+    }
+    if (rep.status != MS_OK) ms__send(fd, &rep);
+  }
+  if (c->plan.workspace &&
+      !(c->ws = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, c->plan.workspace, NULL, &e))) {
+    fail(&rep, MS_RUNTIME_ERROR, "harness: the workspace's clCreateBuffer", e);
+    ms__send(fd, &rep);
+  }
+  for (int i = 0; i < c->plan.nsteps; i++) {
+    oc_step *st = &c->plan.step[i];
+    char what[128];
+    if (!(c->k[i] = oc_cl.clCreateKernel(prog, st->name, &e))) {
+      snprintf(what, sizeof what, "clCreateKernel '%.40s' (the plan names it)", st->name);
+      fail(&rep, MS_RUNTIME_ERROR, what, e);
+      ms__send(fd, &rep);
+    }
+    for (int a = 0; a < st->nargs; a++) {
+      cl_mem m = st->arg[a] == OC_WS ? c->ws : c->buf[st->arg[a]];
+      if ((e = oc_cl.clSetKernelArg(c->k[i], (cl_uint)a, sizeof m, &m))) {
+        snprintf(what, sizeof what, "clSetKernelArg %d of %.40s", a, st->name);
+        fail(&rep, MS_RUNTIME_ERROR, what, e);
+        ms__send(fd, &rep);
+      }
+    }
+  }
+  /* The checked run on poisoned outputs (invariant 4). */
+  double t0 = rt_now();
+  if ((e = run_plan(c, NULL)) || (e = oc_cl.clFinish(c->q))) {
+    fail(&rep, MS_RUNTIME_ERROR, c->bad_msg[0] ? c->bad_msg : "run", e);
+    ms__send(fd, &rep);
+  }
+  float *out[KN_MAXBUF] = {0};
+  int bad;
+  if (read_back(c, out, &rep)) ms__send(fd, &rep);
+  if ((bad = changed_input(w, out)) >= 0) {
+    rep.status = MS_WRONG_RESULT;
+    snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[bad].name);
+  } else {
+    rep.max_err = ms__verify(w, out, w->ref, rep.msg, sizeof rep.msg);
+    if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
+  }
+  rep.verify_s = rt_now() - t0;
+  if (rep.status != MS_OK) ms__send(fd, &rep);
+  if (c->flush_bytes) {
+    if (
+        !(c->flush = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, c->flush_bytes, NULL, &e))) {
+      fail(&rep, MS_RUNTIME_ERROR, "harness: the cache flush buffer", e);
+      ms__send(fd, &rep);
+    }
+  }
+  t0 = rt_now();
+  ms_time_loop(timed_sample, c, c->o, &rep.t);
+  rep.bench_s = rt_now() - t0;
+  if (c->bad) {
+    char what[200];
+    snprintf(what, sizeof what, "while timed: %.150s", c->bad_msg[0] ? c->bad_msg : "run");
+    fail(&rep, MS_RUNTIME_ERROR, what, c->bad);
+    memset(&rep.t, 0, sizeof rep.t);
+  } else if (read_back(c, out, &rep)) {
+    memset(&rep.t, 0, sizeof rep.t);
+  } else if ((bad = changed_input(w, out)) >= 0) {
+    rep.status = MS_WRONG_RESULT;
+    snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s while timed",
+             w->b[bad].name);
+    memset(&rep.t, 0, sizeof rep.t);
+  }
+  ms__send(fd, &rep);
+}
+
+/* ---- the parent ---- */
+
+int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts *o,
+               ms_result *r) {
+  if (!src) return ms_measure(w, NULL, NULL, o, r);   /* the host reference */
+  memset(r, 0, sizeof *r);
+  rt_err err = {0};
+  oc_props p;
+  if (oc_props_get(plat, dev, &p, &err)) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "no OpenCL device: %.480s", err.msg);
+    return -1;
+  }
+  oc_child c = {.w = w, .o = o, .src = src, .plat = plat, .dev = dev};
+  if (o->flush_cache) {   /* twice the device's global-memory cache, at most 1 GiB */
+    double want = 2 * (p.global_cache > 0 ? p.global_cache : 32e6);
+    c.flush_bytes = want > (double)FLUSH_MAX ? FLUSH_MAX : (size_t)want / 4 * 4;
+  }
+  if (oc_plan_parse(src, w->nbuf, &c.plan, &err)) {
+    r->status = MS_COMPILE_ERROR;
+    snprintf(r->msg, sizeof r->msg, "compile error: %.480s", err.msg);
+    return 0;
+  }
+  char dir[PATH_MAX], key[33], path[PATH_MAX + 64];
+  ms_cache_path(o->cache_dir, dir, sizeof dir);
+  oc_build_key(src, &p, key);
+  snprintf(path, sizeof path, "%s/%s.clbin", dir, key);
+  struct stat sb;
+  double t0 = rt_now();
+  r->cache_hit = !stat(path, &sb) && sb.st_size > 0;
+  if (!r->cache_hit) {
+    if (ms_mkdirs(dir)) {
+      r->status = MS_RUNTIME_ERROR;
+      snprintf(r->msg, sizeof r->msg, "compile cache: cannot make %.400s: %s", dir, strerror(errno));
+      return -1;
+    }
+    build_ctx b = {src, path, plat, dev};
+    build_rep br;
+    ms_child_end end;
+    int rc = ms_run_child(build_child, &b, o->timeout > 120 ? o->timeout : 120, &br, sizeof br,
+                          &end);
+    r->compile_s = rt_now() - t0;
+    if (rc) {
+      r->status = end.timed_out ? MS_TIMEOUT : MS_RUNTIME_ERROR;
+      ms_child_why(&end, "OpenCL compiler", r->msg, sizeof r->msg);
+      return rc < 0 ? -1 : 0;
+    }
+    if (br.status != MS_OK) {
+      r->status = (ms_status)br.status;
+      snprintf(r->msg, sizeof r->msg, "%s%.490s", br.status == MS_COMPILE_ERROR ?
+               "compile error: " : "", br.msg);
+      return 0;
+    }
+  }
+  r->compile_s = rt_now() - t0;
+  c.bin_path = path;
+  ms__report rep;
+  if (ms__run_worker(child_main, &c, o, &rep)) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
+    return -1;
+  }
+  r->status = (ms_status)rep.status;
+  snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
+  r->t = rep.t;
+  r->max_err = rep.max_err;
+  r->verify_s = rep.verify_s;
+  r->bench_s = rep.bench_s;
+  return 0;
+}

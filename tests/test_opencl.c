@@ -1,0 +1,365 @@
+/*
+** test_opencl.c -- the OpenCL backend (targets/opencl/oc.h) on whatever
+** OpenCL device is here (PoCL's CPU device on the development machine and
+** in CI): target names; the device's description against what the machine
+** says independently; the generated reduction and transpose code verified
+** on the device for the default and sampled schedules of odd and tiny
+** workloads; hand-written wrong, input-writing, crashing, hanging and
+** non-compiling kernels get wrong_result, wrong_result, runtime_error,
+** timeout and compile_error (with the build options and log) and the test
+** process carries on; the compile cache; the ceilings bench against
+** physical bounds. Without an OpenCL platform every test that needs one
+** is skipped with the reason.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "measure/ms.h"
+#include "search_spaces/sp.h"
+#include "targets/opencl/oc.h"
+#include "tk_space.h"
+
+static char cache_dir[64];
+static int have_cl;
+static const char *why_not;
+
+#define NEED_CL()                                                  \
+  do {                                                             \
+    if (!have_cl) {                                                \
+      print_message("skipped: no OpenCL device here: %s\n", why_not); \
+      skip();                                                      \
+    }                                                              \
+  } while (0)
+
+static void fast_opts(ms_opts *o) {
+  ms_opts_default(o);
+  o->cache_dir = cache_dir;
+  o->min_reps = 3;
+  o->max_reps = 5;
+  o->warmup = 1;
+  o->time_cap = 0.05;
+  o->timeout = 20;
+}
+
+/* Measure src on opencl:0.0 for kernel k with bindings set. */
+static void measure(const kn_kernel *k, const char *set, const char *src, const ms_opts *o,
+                    ms_result *r) {
+  sp_space *sp = load_space(k, set);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
+  rt_err err = {0};
+  ms_workload *w = ms_workload_new(k, &pb, &err);
+  if (!w) fail_msg("%s", err.msg);
+  assert_int_equal(oc_measure(w, src, 0, 0, o, r), 0);
+  ms_workload_free(w);
+  sp_free(sp);
+}
+
+static void test_target_names(void **state) {
+  (void)state;
+  int p = -1, d = -1;
+  assert_int_equal(oc_target_parse("opencl", &p, &d), 0);
+  assert_int_equal(p, 0);
+  assert_int_equal(d, 0);
+  assert_int_equal(oc_target_parse("opencl:2.13", &p, &d), 0);
+  assert_int_equal(p, 2);
+  assert_int_equal(d, 13);
+  const char *bad[] = {"opencl:", "opencl:1", "opencl:1.", "opencl:.1", "opencl:1.2.3",
+                       "opencl:a.b", "opencl:-1.0", "opencl0.0", "openclx", "cuda:0", "host",
+                       "opencl:99999.0", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (!oc_target_parse(bad[i], &p, &d)) fail_msg("'%s' parsed as opencl:%d.%d", bad[i], p, d);
+}
+
+static void test_describe(void **state) {
+  (void)state;
+  NEED_CL();
+  tg_desc d;
+  rt_err err = {0};
+  if (oc_describe("opencl:0.0", &d, &err)) fail_msg("%s", err.msg);
+  assert_string_equal(tg_desc_get(&d, "instance"), "opencl:0.0");
+  assert_int_equal(strlen(d.fingerprint), 32);
+  int cus = atoi(tg_desc_get(&d, "compute_units"));
+  assert_true(cus >= 1);
+  /* PoCL's CPU device has one compute unit per CPU it may use */
+  if (!strcmp(tg_desc_get(&d, "type"), "cpu") && strstr(tg_desc_get(&d, "platform"), "Portable"))
+    assert_int_equal(cus, (int)sysconf(_SC_NPROCESSORS_ONLN));
+  assert_non_null(strstr(tg_desc_get(&d, "compiler"), tg_desc_get(&d, "driver")));
+  /* opencl is opencl:0.0: the same fingerprint */
+  tg_desc d2;
+  assert_int_equal(oc_describe("opencl", &d2, &err), 0);
+  assert_string_equal(d.fingerprint, d2.fingerprint);
+  /* a device that is not there: an error naming it */
+  assert_int_equal(oc_describe("opencl:0.57", &d2, &err), -1);
+  assert_non_null(strstr(err.msg, "opencl:0.57"));
+  assert_int_equal(oc_describe("opencl:9.0", &d2, &err), -1);
+  assert_non_null(strstr(err.msg, "opencl:9.0"));
+  /* the limit bindings come from the device, and leave user's alone */
+  rt_str s = {0};
+  assert_int_equal(oc_limit_bindings("opencl:0.0", "cus=3", &s, &err), 0);
+  char want[64];
+  snprintf(want, sizeof want, "max_wg=%d", atoi(tg_desc_get(&d, "max_work_group")));
+  assert_non_null(strstr(s.s, want));
+  assert_null(strstr(s.s, "cus="));
+  free(s.s);
+}
+
+/* The default and ns sampled schedules of k for bindings set (plus the
+** device's limits) verify on the device. */
+static void verify_schedules(const kn_kernel *k, const char *user, int ns, gsl_rng *rng) {
+  rt_err err = {0};
+  rt_str set = {0};
+  rt_str_printf(&set, "%s", user);
+  assert_int_equal(oc_limit_bindings("opencl:0.0", user, &set, &err), 0);
+  sp_space *sp = load_space(k, set.s);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
+  int np = sp_nparams(sp);
+  int *cfgs = calloc((size_t)(ns + 1) * (size_t)np, sizeof *cfgs);
+  assert_int_equal(sp_default_config(sp, cfgs), 1);
+  assert_true(sp_valid(sp, cfgs, NULL));
+  if (sp_sample(sp, rng, ns, 1, cfgs + np, &err)) fail_msg("%s", err.msg);
+  ms_workload *w = ms_workload_new(k, &pb, &err);
+  if (!w) fail_msg("%s", err.msg);
+  ms_opts o;
+  fast_opts(&o);
+  for (int c = 0; c <= ns; c++) {
+    char *src = k->codegen(&pb, sp, cfgs + (size_t)c * np);
+    char *js = sp_config_json(sp, cfgs + (size_t)c * np);
+    ms_result r;
+    assert_int_equal(oc_measure(w, src, 0, 0, &o, &r), 0);
+    if (r.status != MS_OK)
+      fail_msg("%s %s %s: %s: %s\n%s", k->name, set.s, js, ms_status_name(r.status), r.msg, src);
+    assert_true(r.t.n >= 3 && r.t.median > 0);
+    free(js);
+    free(src);
+  }
+  ms_workload_free(w);
+  free(cfgs);
+  sp_free(sp);
+  free(set.s);
+}
+
+static void test_reduction_verifies(void **state) {
+  (void)state;
+  NEED_CL();
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 7);
+  verify_schedules(&ok_reduction, "N=100003", 3, rng);   /* every remainder path */
+  verify_schedules(&ok_reduction, "N=37", 1, rng);       /* fewer items than a group */
+  gsl_rng_free(rng);
+}
+
+static void test_transpose_verifies(void **state) {
+  (void)state;
+  NEED_CL();
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 11);
+  verify_schedules(&ok_transpose, "M=67,N=45", 3, rng);  /* partial edge tiles */
+  verify_schedules(&ok_transpose, "M=128,N=64", 1, rng);
+  gsl_rng_free(rng);
+}
+
+/* Hand-written candidates for the reduction workload N=4096 (x, out). */
+#define RED_HEAD "//@oc launch k 1 1 1 1 b0 b1\n"
+static const char wrong_src[] = RED_HEAD
+  "__kernel void k(__global const float *x, __global float *out) {\n"
+  "  float s = 0.0f;\n"
+  "  for (int i = 1; i < 4096; i++) s += x[i];   /* misses x[0] */\n"
+  "  out[0] = s + 1.0f;\n"
+  "}\n";
+static const char right_src[] = RED_HEAD
+  "__kernel void k(__global const float *x, __global float *out) {\n"
+  "  float s = 0.0f;\n"
+  "  for (int i = 0; i < 4096; i++) s += x[i];\n"
+  "  out[0] = s;\n"
+  "}\n";
+static const char writes_input_src[] = RED_HEAD
+  "__kernel void k(__global float *x, __global float *out) {\n"
+  "  float s = 0.0f;\n"
+  "  for (int i = 0; i < 4096; i++) s += x[i];\n"
+  "  out[0] = s;\n"
+  "  x[17] = 0.5f;\n"
+  "}\n";
+static const char crash_src[] = RED_HEAD
+  "__kernel void k(__global const float *x, __global float *out) {\n"
+  "  __global float *far = out + (1L << 40);   /* far outside any buffer */\n"
+  "  for (long i = 0; i < 64; i++) far[i << 20] = x[0];\n"
+  "  out[0] = 0.0f;\n"
+  "}\n";
+static const char hang_src[] = RED_HEAD
+  "__kernel void k(__global const float *x, __global float *out) {\n"
+  "  volatile int go = 1;\n"
+  "  float s = 0.0f;\n"
+  "  while (go) s += x[0];\n"
+  "  out[0] = s;\n"
+  "}\n";
+static const char syntax_src[] = RED_HEAD
+  "__kernel void k(__global const float *x, __global float *out) {\n"
+  "  out[0] = undeclared_thing + x[0];\n"
+  "}\n";
+static const char no_plan_src[] =
+  "__kernel void k(__global const float *x, __global float *out) { out[0] = x[0]; }\n";
+
+static void test_right_and_cache(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  ms_result r;
+  measure(&ok_reduction, "N=4096", right_src, &o, &r);
+  if (r.status != MS_OK) fail_msg("%s: %s", ms_status_name(r.status), r.msg);
+  assert_false(r.cache_hit);
+  measure(&ok_reduction, "N=4096", right_src, &o, &r);
+  assert_int_equal(r.status, MS_OK);
+  assert_true(r.cache_hit);       /* invariant 3: the binary from the cache */
+}
+
+static void test_wrong_result(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  ms_result r;
+  measure(&ok_reduction, "N=4096", wrong_src, &o, &r);
+  assert_int_equal(r.status, MS_WRONG_RESULT);
+  assert_non_null(strstr(r.msg, "output sum wrong"));
+  assert_int_equal(r.t.n, 0);     /* never timed */
+  measure(&ok_reduction, "N=4096", writes_input_src, &o, &r);
+  assert_int_equal(r.status, MS_WRONG_RESULT);
+  assert_string_equal(r.msg, "the candidate wrote to its input x");
+}
+
+static void test_crash(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  ms_result r;
+  measure(&ok_reduction, "N=4096", crash_src, &o, &r);
+  assert_int_equal(r.status, MS_RUNTIME_ERROR);
+  if (!strstr(r.msg, "SIGSEGV") && !strstr(r.msg, "SIGBUS")) fail_msg("%s", r.msg);
+}
+
+static void test_hang(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  o.timeout = 4;
+  ms_result r;
+  double t0 = rt_now();
+  measure(&ok_reduction, "N=4096", hang_src, &o, &r);
+  assert_int_equal(r.status, MS_TIMEOUT);
+  assert_non_null(strstr(r.msg, "killed after"));
+  assert_true(rt_now() - t0 < 60);
+}
+
+static void test_compile_error(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  ms_result r;
+  measure(&ok_reduction, "N=4096", syntax_src, &o, &r);
+  assert_int_equal(r.status, MS_COMPILE_ERROR);
+  if (!strstr(r.msg, "options " OC_BUILD_OPTS) || !strstr(r.msg, "undeclared_thing"))
+    fail_msg("%s", r.msg);
+  measure(&ok_reduction, "N=4096", no_plan_src, &o, &r);
+  assert_int_equal(r.status, MS_COMPILE_ERROR);
+  assert_non_null(strstr(r.msg, "no '//@oc launch' line"));
+}
+
+static void test_plan_parse(void **state) {
+  (void)state;
+  oc_plan p;
+  rt_err err = {0};
+  assert_int_equal(oc_plan_parse("//@oc workspace 64\n//@oc launch a 8 2 4 1 b0 ws\n"
+                                 "//@oc launch b 4 1 4 1 ws b1\n", 2, &p, &err), 0);
+  assert_int_equal(p.nsteps, 2);
+  assert_int_equal(p.workspace, 64);
+  assert_int_equal(p.step[0].global[0], 8);
+  assert_int_equal(p.step[0].local[0], 4);
+  assert_int_equal(p.step[0].arg[1], OC_WS);
+  assert_int_equal(p.step[1].arg[1], 1);
+  const char *bad[] = {
+    "//@oc launch a 6 1 4 1 b0\n",           /* global not a multiple of local */
+    "//@oc launch a 8 1 4 1 b2\n",           /* no buffer 2 */
+    "//@oc launch a 8 1 4 1 ws\n",           /* ws without workspace */
+    "//@oc launch a 8 1 0 1 b0\n",           /* zero size */
+    "//@oc workspace 0\n//@oc launch a 8 1 4 1 b0\n",
+    "//@oc frobnicate\n//@oc launch a 8 1 4 1 b0\n",
+    "// no plan\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    if (!oc_plan_parse(bad[i], 2, &p, &err)) fail_msg("parsed: %s", bad[i]);
+}
+
+static void test_bench(void **state) {
+  (void)state;
+  NEED_CL();
+  cm_bench_opts bo;
+  cm_bench_opts_default(&bo);
+  bo.quick = 1;
+  bo.time_per_point = 0.01;
+  bo.repeats = 3;
+  cm_ceilings c;
+  rt_err err = {0};
+  if (oc_bench(0, 0, &bo, &c, &err)) fail_msg("%s", err.msg);
+  oc_props p;
+  assert_int_equal(oc_props_get(0, 0, &p, &err), 0);
+  assert_int_equal(c.threads, p.cus);
+  /* physical bounds: at most 64 flops per cycle per compute unit (two
+  ** 16-lane FMA pipes) on a CPU, at least 0.1 GFLOP/s */
+  assert_true(c.peak[1] > 1e8);
+  if (!strcmp(p.type, "cpu"))
+    assert_true(c.peak[1] < 64.0 * p.cus * p.clock_mhz * 1e6 * 1.5);
+  assert_true(c.bw[CM_DRAM - CM_L1][1] > 1e8 && c.bw[CM_DRAM - CM_L1][1] < 1e13);
+  assert_true(c.dram_copy[1] > 1e8 && c.dram_copy[1] < 1e13);
+  char *js = cm_ceilings_json(&c);
+  cm_ceilings back;
+  assert_int_equal(cm_ceilings_parse(js, &back, &err), 0);
+  assert_true(back.peak[1] == c.peak[1]);
+  free(js);
+}
+
+int main(void) {
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/rt-oc-test-%d", (int)getpid());
+  have_cl = oc_available(&why_not);
+  if (!have_cl) printf("test_opencl: no OpenCL device (%s): the device tests are skipped\n",
+                       why_not);
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_target_names),
+    cmocka_unit_test(test_plan_parse),
+    cmocka_unit_test(test_describe),
+    cmocka_unit_test(test_right_and_cache),
+    cmocka_unit_test(test_wrong_result),
+    cmocka_unit_test(test_crash),
+    cmocka_unit_test(test_hang),
+    cmocka_unit_test(test_compile_error),
+    cmocka_unit_test(test_reduction_verifies),
+    cmocka_unit_test(test_transpose_verifies),
+    cmocka_unit_test(test_bench),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  /* The test's own compile cache (made by this process): its binaries. */
+  DIR *d = opendir(cache_dir);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
+    if (strstr(e->d_name, ".clbin")) unlink(path);
+  }
+  if (d) closedir(d);
+  rmdir(cache_dir);
+  return rc;
+}
