@@ -22,6 +22,8 @@ const cm_kmodel *const cm_kmodels[] = {
   &cm_gpu_reduction,
   &cm_gpu_transpose,
   &cm_gpu_stencil,
+  &cm_wg_reduction,
+  &cm_wg_transpose,
   NULL,
 };
 

@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,48 @@ static void test_bench(void **state) {
   free(js);
 }
 
+/* The wg-roofline models against the roofline computed here by hand. */
+static void test_model(void **state) {
+  (void)state;
+  cm_ceilings ce;
+  memset(&ce, 0, sizeof ce);
+  ce.threads = 2;
+  ce.peak[0] = 5e10;   /* as oc_bench sets it: the device / compute units */
+  ce.peak[1] = 1e11;
+  ce.bw[0][1] = 4e10;
+  ce.bw[CM_DRAM - CM_L1][1] = 1e10;
+  const cm_kmodel *km = cm_kmodel_find_on("wg-roofline", "reduction");
+  assert_ptr_equal(km, &cm_wg_reduction);
+  sp_space *sp = load_space(&ok_reduction, "N=1048576,cus=2,max_wg=4096,max_local=65536");
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
+  int cfg[16];
+  assert_int_equal(sp_default_config(sp, cfg), 1);   /* wg 64, waves 4: 8 groups */
+  cm_coefs co;
+  cm_coefs_default(km, &co);
+  cm_pred p;
+  rt_err err = {0};
+  assert_int_equal(cm_predict(km, &pb, sp, cfg, &ce, &co, 0, &p, &err), 0);
+  double groups = 4 * 2, bytes = 4.0 * 1048576 + 8 * groups + 4;
+  assert_true(fabs(p.w.bytes[CM_DRAM - CM_L1] - bytes) < 1e-6);
+  assert_true(fabs(p.t[CM_DRAM] - bytes / (1e10 * 0.8)) < 1e-12);   /* both units, eff 0.8 */
+  assert_int_equal(p.bound, CM_DRAM);
+  assert_true(fabs(p.t[CM_OVERHEAD] - (2 * 2e-5 + 1e-6 + 2e-7 * groups * 7 / 2)) < 1e-12);
+  assert_true(p.time >= p.t[CM_DRAM] + p.t[CM_OVERHEAD]);
+  sp_free(sp);
+  /* transpose: 8 M N bytes (tile 16: whole 64-byte lines), local memory twice that */
+  km = cm_kmodel_find_on("wg-roofline", "transpose");
+  assert_ptr_equal(km, &cm_wg_transpose);
+  sp = load_space(&ok_transpose, "M=512,N=256,cus=2,max_wg=4096,max_local=65536");
+  kn_problem_from_space(&pb, sp);
+  assert_int_equal(sp_default_config(sp, cfg), 1);
+  cm_coefs_default(km, &co);
+  assert_int_equal(cm_predict(km, &pb, sp, cfg, &ce, &co, 0, &p, &err), 0);
+  assert_true(fabs(p.t[CM_DRAM] - 8.0 * 512 * 256 / (1e10 * 0.8)) < 1e-12);
+  assert_true(fabs(p.t[CM_L1] - 8.0 * 512 * 256 / (4e10 * 0.8)) < 1e-12);
+  sp_free(sp);
+}
+
 int main(void) {
   snprintf(cache_dir, sizeof cache_dir, "/tmp/rt-oc-test-%d", (int)getpid());
   have_cl = oc_available(&why_not);
@@ -341,6 +384,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_target_names),
     cmocka_unit_test(test_plan_parse),
+    cmocka_unit_test(test_model),
     cmocka_unit_test(test_describe),
     cmocka_unit_test(test_right_and_cache),
     cmocka_unit_test(test_wrong_result),

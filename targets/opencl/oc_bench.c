@@ -243,7 +243,9 @@ int oc_bench(int plat, int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *
   c->peak[0] = r.fma / c->threads;
   c->peak[1] = r.fma;
   c->bw[CM_DRAM - CM_L1][1] = r.read;
-  c->bw[0][1] = r.local;
+  /* no local-memory figure (groups under 256 items): local memory is
+  ** taken to be as fast as global memory, never 0 (a model divides by it) */
+  c->bw[0][1] = r.local > 0 ? r.local : r.read;
   c->dram_copy[1] = r.copy;
   c->cache[0] = p.local_mem;
   c->cache[1] = p.global_cache;
