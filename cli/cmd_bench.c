@@ -28,7 +28,8 @@ typedef struct bench_args {
 static int parse(int argc, char **argv, bench_args *a) {
   *a = (bench_args){.target = "host", .db_path = "rooftune.db"};
   const cli_opt opts[] = {
-    CLI_OPT_STRING("target", &a->target, "T", "the target: host (default) or cuda:N (cuda is cuda:0)"),
+    CLI_OPT_STRING("target", &a->target, "T", "the target: host (default), cuda:N (cuda is cuda:0)\n"
+                   "or any instance rooftune targets lists"),
     CLI_OPT_STRING("db", &a->db_path, "F", "the database (default rooftune.db, created when missing)"),
     CLI_OPT_FLAG("json", &a->json, "the ceilings as JSON on stdout"),
     CLI_OPT_FLAG("quick", &a->quick, "a short, coarse run (host: a sweep to 64 MiB; cuda: to\n"
@@ -39,18 +40,23 @@ static int parse(int argc, char **argv, bench_args *a) {
     CLI_OPT_END,
   };
   cli_spec spec = {
-    .cmd = "bench", .usage = "[--target host|cuda:N] [--db F] [--json] [--quick] [--threads N] [--force]",
+    .cmd = "bench", .usage = "[--target T] [--db F] [--json] [--quick] [--threads N] [--force]",
     .about = "Measure the target's ceilings -- peak FP32 FLOP/s of each instruction class and\n"
              "read bandwidth of each memory level, on one thread and on all -- and store them\n"
              "with the target in the database. Stored ceilings of the same target (name and\n"
              "fingerprint) are shown instead of measuring again, whatever --quick and\n"
              "--threads say, unless --force is given. On cuda:N the figures are one SM and\n"
-             "all SMs, and L1 is shared memory.",
+             "all SMs, and L1 is shared memory. On a device whose row of the target table\n"
+             "brings its own bench they are the whole device's: FP32 FMA peak, local-memory,\n"
+             "global-memory read and copy bandwidth.",
     .opts = opts};
   int nop, rc = cli_parse(&spec, argc, argv, &nop);
   if (rc) return rc;
   int dev = gd_target_device(a->target);
-  if (dev < 0 && !cli_find_target(&spec, a->target, &rc)) return rc;
+  const tg_target *t = dev < 0 ? cli_find_target(&spec, a->target, &rc) : NULL;
+  if (dev < 0 && !t) return rc;
+  if (t && t->bench && a->threads)
+    return cli_usage(&spec, "--threads applies to the host only, not to '%s'", a->target);
   if (dev >= 0 && a->threads)
     return cli_usage(&spec, "--threads applies to the host only, not to '%s'", a->target);
   return 0;
@@ -73,6 +79,20 @@ static double level_ws(const cm_ceilings *c, int l, int m) {
   for (int k = 0; k < c->nsweep; k++)
     if (c->sweep[k].bw[m] == c->bw[l][m]) return c->sweep[k].bytes;
   return NAN;
+}
+
+/* A row's own bench (tg.h bench): the whole device's figures. */
+static void print_device_table(const cm_ceilings *c, const char *target, const char *fingerprint) {
+  char a[32], b[32];
+  printf("ceilings of %s (fingerprint %.12s), measured %s in %.1f s\n\n", target, fingerprint,
+         c->measured, c->seconds);
+  printf("  %-38s %d\n", "compute units", c->threads);
+  printf("  %-38s %10.2f\n", "FP32 FMA peak, GFLOP/s", c->peak[1] * 1e-9);
+  printf("  %-38s %10.2f  (%s)\n", "local memory, GB/s", c->bw[0][1] * 1e-9,
+         fmt_bytes(c->cache[0], a, sizeof a));
+  printf("  %-38s %10.2f  (cache %s)\n", "global memory read, GB/s", c->bw[3][1] * 1e-9,
+         fmt_bytes(c->cache[1], b, sizeof b));
+  printf("  %-38s %10.2f\n", "global memory copy (read + write), GB/s", c->dram_copy[1] * 1e-9);
 }
 
 /* gpu: the figures are one SM and all SMs, L1 is shared memory, and there
@@ -128,8 +148,9 @@ int cmd_bench(int argc, char **argv) {
   int rc = parse(argc, argv, &a);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   int dev = gd_target_device(a.target);
-  if (dev < 0 && strcmp(a.target, "host"))
-    return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host and cuda:N", a.target);
+  const tg_target *row = tg_find(a.target);
+  if (dev < 0 && strcmp(a.target, "host") && !(row && row->bench))
+    return cli_fail("bench", "no microbenchmarks for target '%s' yet", a.target);
   tg_desc desc;
   rt_err err = {0};
   if (tg_describe(a.target, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
@@ -164,7 +185,8 @@ int cmd_bench(int argc, char **argv) {
     if (isatty(STDERR_FILENO))
       fprintf(stderr, "rooftune bench: measuring the ceilings of %s (%s)...\n", a.target,
               a.quick ? "a few seconds" : dev >= 0 ? "under a minute" : "about a minute");
-    if (dev >= 0 ? cm_bench_cuda(dev, &o, &c, &err) : cm_bench_host(&o, &c, &err)) {
+    if (row && row->bench ? row->bench(a.target, &o, &c, &err)
+        : dev >= 0 ? cm_bench_cuda(dev, &o, &c, &err) : cm_bench_host(&o, &c, &err)) {
       cli_fail("bench", "%s", err.msg);
       goto out;
     }
@@ -175,6 +197,7 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (a.json) printf("%s\n", json);
+  else if (row && row->bench) print_device_table(&c, a.target, desc.fingerprint);
   else print_table(&c, a.target, desc.fingerprint, dev >= 0);
   rc = EXIT_OK;
 out:

@@ -74,6 +74,7 @@ static int parse_hopts(int argc, char **argv, unsigned which, hopts *o) {
   o->counters = o->ms.counters = o->counters || o->events;
   if (!cli_kernel(&spec, o->target, o->kernel, &rc)) return rc;
   o->ms.device = tg_device(o->target);
+  o->ms.target = o->target;
   return 0;
 }
 
@@ -286,9 +287,13 @@ int cmd_targets(int argc, char **argv) {
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
   for (const tg_target *t = tg_targets; t->name; t++) {
+    char names[16][32];   /* a row's instances (tg.h instances), else one */
+    int ni = t->instances ? t->instances(names, 16) : 0;
+    if (ni <= 0) snprintf(names[0], sizeof names[0], "%s", strcmp(t->name, "cuda") ? t->name : "cuda:0");
+    for (int ii = 0; ii < (ni > 0 ? ni : 1); ii++) {
     tg_desc d;
     rt_err err = {0};
-    const char *inst = strcmp(t->name, "cuda") ? t->name : "cuda:0";
+    const char *inst = names[ii];
     int ok = t->describe(inst, &d, &err) == 0;
     if (json) {
       jw_begin(&w, '{');
@@ -313,6 +318,7 @@ int cmd_targets(int argc, char **argv) {
     }
     for (int i = 0; i < d.n; i++) printf("  %-12s %s\n", d.key[i], d.val[i]);
     printf("  %-12s %s\n", "fingerprint", d.fingerprint);
+    }
   }
   if (json) jw_end(&w, ']');
   return EXIT_OK;

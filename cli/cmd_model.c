@@ -234,7 +234,7 @@ static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, 
   if (need_kernel && (!t || !(m->hk = tg_kernel(t, o->kernel))))
     rc = cli_fail(cmd, "kernel '%s' is not a kernel of target %s (rooftune kernels --target %s)",
                   o->kernel, m->target, t ? t->name : "T");
-  else if (need_kernel && !(m->km = cm_kmodel_find_on(tg_device(m->target) >= 0 ? "cuda" : "host", o->kernel)))
+  else if (need_kernel && !(m->km = cm_kmodel_find_on(tg_model_family(m->target), o->kernel)))
     rc = cli_fail(cmd, "kernel %s has no cost model", o->kernel);
   else if (need_kernel && ceilings)
     rc = mctx_ceilings(m, o, cmd);
@@ -322,9 +322,17 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   mctx m;
   int rc = mctx_open(&m, o, cmd, 1, 1, DB_CREATE, 0);   /* may store ceilings */
   if (rc) return rc;
-  sp_space *sp = workload_space(m.hk, o->nset ? o->set[0] : NULL, cmd);
-  int *cfg = sp ? rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg) : NULL, failed;
   rt_err err = {0};
+  /* a row with its own limit bindings (tg.h limits): the device's, as tune binds them */
+  const tg_target *row = tg_find(m.target);
+  char *bound = row && row->limits ? tg_bindings(m.target, o->nset ? o->set[0] : NULL, &err) : NULL;
+  if (row && row->limits && !bound) {
+    mctx_close(&m);
+    return cli_fail(cmd, "%s", err.msg);
+  }
+  sp_space *sp = workload_space(m.hk, bound ? bound : o->nset ? o->set[0] : NULL, cmd);
+  free(bound);
+  int *cfg = sp ? rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg) : NULL, failed;
   cm_coefs c;
   if (!sp) rc = EXIT_FAIL;   /* before the ceilings: a bad --set is said at once */
   else if (!strcmp(o->config, "default") ? !sp_default_config(sp, cfg)

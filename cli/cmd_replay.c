@@ -308,7 +308,7 @@ static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) 
   if (d && db_trials(d, f, first_campaign, &campaign, &err) >= 0 && campaign &&
       !db_campaign_get(d, campaign, &info, &err)) {
     kernel = info.kernel;
-    const char *kind = tg_device(info.target) >= 0 ? "cuda" : "host";
+    const char *kind = tg_model_family(info.target);
     if (!(km = cm_kmodel_find_on(kind, kernel)) || !tg_kernel(tg_find(info.target), kernel)) {
       snprintf(in->why_no_model, sizeof in->why_no_model, "kernel %s has no cost model", kernel);
     } else {

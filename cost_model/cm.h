@@ -300,8 +300,8 @@ extern const cm_kmodel cm_gemm, cm_conv2d, cm_stencil, cm_transpose,
 /* The CUDA target's (cm_gpu_gemm.c, cm_gpu_mem.c). */
 extern const cm_kmodel cm_gpu_gemm, cm_gpu_reduction, cm_gpu_transpose,
     cm_gpu_stencil;
-/* The "wg-roofline" family (cm_wgroof.c): work-groups on a device measured
-** whole (the OpenCL backend's). */
+/* The "wg-roofline" family (cm_wgroof.c): work-group kernels on a device
+** measured as a whole. */
 extern const cm_kmodel cm_wg_reduction, cm_wg_transpose;
 
 /* ---- GPU occupancy and waves (cm_gpu.c), shared by the GPU models ----

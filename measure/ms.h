@@ -62,6 +62,10 @@ typedef struct ms_opts {
                           ** PAPI's, or CUPTI's on a CUDA device) */
   int counters;           /* 1: also run the counter pass */
   int device;             /* -1: the host; N: CUDA device N (ms_cuda.c) */
+  const char *target;     /* the target instance; when its row of the target
+                          ** table measures itself (tg.h measure, build_key),
+                          ** ms_measure hands the candidate to it (NULL: the
+                          ** host, or ms_opts.device) */
   const char *guard;      /* a SQLite database no candidate may touch (the
                           ** campaign's), or NULL: a change to its header
                           ** or identity across a worker makes ms_measure

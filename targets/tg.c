@@ -14,6 +14,7 @@
 #include "cuda/gd.h"
 #include "cuda/gk.h"
 #include "host/hk.h"
+#include "opencl/oc.h"
 
 static int host_describe(const char *instance, tg_desc *d, rt_err *err) {
   (void)instance;
@@ -27,14 +28,22 @@ static int cuda_describe(const char *instance, tg_desc *d, rt_err *err) {
 }
 
 const tg_target tg_targets[] = {
-  {"host", "the host CPU: C kernels compiled with the system compiler", host_describe, hk_kernels},
+  {"host", "the host CPU: C kernels compiled with the system compiler", host_describe, hk_kernels,
+   .measure = NULL},
   {"cuda", "NVIDIA GPUs through the CUDA driver: CUDA C++ compiled with NVRTC (cuda:N)",
-   cuda_describe, gk_kernels},
-  {NULL, NULL, NULL, NULL},
+   cuda_describe, gk_kernels, .measure = NULL},
+  {"opencl", "OpenCL devices through the ICD loader: OpenCL C built with clBuildProgram "
+   "(opencl:P.D, platform P device D; opencl is opencl:0.0)", oc_describe, oc_kernels,
+   .measure = oc_row_measure, .build_key = oc_row_build_key, .compiler = oc_row_compiler,
+   .bench = oc_row_bench, .model_family = "wg-roofline", .limits = oc_limit_bindings,
+   .instances = oc_row_instances},
+  {NULL, NULL, NULL, NULL, .measure = NULL},
 };
 
 const tg_target *tg_find(const char *name) {
+  int plat, dev;
   if (gd_target_device(name) >= 0) return &tg_targets[1];
+  if (!oc_target_parse(name, &plat, &dev)) return &tg_targets[2];
   for (const tg_target *t = tg_targets; t->name; t++)
     if (!strcmp(t->name, name)) return t;
   return NULL;
@@ -47,6 +56,12 @@ const kn_kernel *tg_kernel(const tg_target *t, const char *name) {
 }
 
 int tg_device(const char *name) { return gd_target_device(name); }
+
+const char *tg_model_family(const char *name) {
+  const tg_target *t = tg_find(name);
+  if (t && t->model_family) return t->model_family;
+  return gd_target_device(name) >= 0 ? "cuda" : "host";
+}
 
 int tg_describe(const char *name, tg_desc *d, rt_err *err) {
   const tg_target *t = tg_find(name);
@@ -68,6 +83,8 @@ static int binds(const char *set, const char *var) {
 }
 
 int tg_limit_bindings(const char *name, const char *user_set, rt_str *out, rt_err *err) {
+  const tg_target *t = tg_find(name);
+  if (t && t->limits) return t->limits(name, user_set, out, err);
   int dev = gd_target_device(name);
   if (dev < 0) return 0;
   gd_props p;

@@ -21,13 +21,36 @@ typedef struct tg_desc {
 } tg_desc;
 
 struct kn_kernel;
+struct ms_workload;
+struct ms_opts;
+struct ms_result;
+struct cm_bench_opts;
+struct cm_ceilings;
 typedef struct tg_target {
-  const char *name;       /* "host", "cuda" */
+  const char *name;       /* "host", "cuda", "opencl" */
   const char *summary;
   /* Describe instance (the name as given: "host", "cuda:1"); -1 with err
   ** when it is not available here. */
   int (*describe)(const char *instance, tg_desc *d, rt_err *err);
   const struct kn_kernel *const *kernels;   /* NULL-terminated */
+  /* The backend operations of a row that brings its own (OpenCL); NULL
+  ** in the host's and CUDA's rows, whose paths are still in measure/ and
+  ** cost_model/ (ms_opts.device). */
+  /* ms_measure of a candidate on instance (ms_opts.target). */
+  int (*measure)(struct ms_workload *w, const char *src, const char *instance,
+                 const struct ms_opts *o, struct ms_result *r);
+  /* ms_build_key of src on instance; the compiler's identity. */
+  void (*build_key)(const char *src, const char *instance, char key[33]);
+  const char *(*compiler)(const char *instance, char *buf, size_t cap);
+  /* The ceilings bench of instance; 0 or -1 with err. */
+  int (*bench)(const char *instance, const struct cm_bench_opts *o, struct cm_ceilings *c,
+               rt_err *err);
+  const char *model_family;   /* cm_kmodel.target of its kernels' models */
+  /* The device-limit bindings of its spaces (tg_limit_bindings). */
+  int (*limits)(const char *instance, const char *user_set, rt_str *out, rt_err *err);
+  /* The instances here, at most max names into names; how many (0: none,
+  ** then describe(name) says why). */
+  int (*instances)(char (*names)[32], int max);
 } tg_target;
 
 extern const tg_target tg_targets[];        /* ends with a NULL name */
@@ -37,6 +60,9 @@ const tg_target *tg_find(const char *name);
 const struct kn_kernel *tg_kernel(const tg_target *t, const char *name);
 /* The CUDA device ordinal of a target name; -1 for the host (ms_opts.device). */
 int tg_device(const char *name);
+/* The model family of target name: its row's model_family, else "cuda"
+** for a CUDA device and "host" otherwise (cm_kmodel_find_on's kind). */
+const char *tg_model_family(const char *name);
 /* Describe the target named name (an instance); -1 with err. */
 int tg_describe(const char *name, tg_desc *d, rt_err *err);
 /* Problem-variable bindings "VAR=VAL,..." for the device limits a space of

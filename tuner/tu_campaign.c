@@ -381,8 +381,10 @@ static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *
   char *dj = sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL) ? sp_config_json(c->sp, def) : NULL;
   db_campaign cr = {.strategy = o->strategy, .options_json = opts, .seed = (int64_t)o->seed,
                     .budget = c->budget, .source = "measured",
-                    .compiler = c->ms.device >= 0 ? gd_nvrtc_version(compiler, sizeof compiler)
-                                                  : ms_compiler(compiler, sizeof compiler),
+                    .compiler = tg_find(o->target) && tg_find(o->target)->compiler
+                                    ? tg_find(o->target)->compiler(o->target, compiler, sizeof compiler)
+                                : c->ms.device >= 0 ? gd_nvrtc_version(compiler, sizeof compiler)
+                                                    : ms_compiler(compiler, sizeof compiler),
                     .flags = c->ms.cflags ? c->ms.cflags : MS_DEFAULT_CFLAGS, .state = "running"};
   int rc = db_begin(c->d, err) ||
            db_target_id(c->d, o->target, desc->fingerprint, desc_json, &c->target_id, err) ||
@@ -894,6 +896,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
   c.ms.device = tg_device(o.target);
+  c.ms.target = o.target;
   c.ms.guard = o.db_path;   /* no candidate may touch the database */
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;

@@ -165,6 +165,14 @@ int oc_bench(int plat, int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *
 /* The OpenCL C source of those microbenchmarks (for tests). */
 const char *oc_bench_source(void);
 
+/* ---- The row of the target table (oc_row.c: tg.h's hooks by instance) ---- */
+int oc_row_measure(ms_workload *w, const char *src, const char *instance, const ms_opts *o,
+                   ms_result *r);
+void oc_row_build_key(const char *src, const char *instance, char key[33]);
+const char *oc_row_compiler(const char *instance, char *buf, size_t cap);
+int oc_row_bench(const char *instance, const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
+int oc_row_instances(char (*names)[32], int max);
+
 /* ---- The kernels (ok_*.c) ---- */
 extern const kn_kernel ok_reduction, ok_transpose;
 extern const kn_kernel *const oc_kernels[];   /* NULL-terminated */

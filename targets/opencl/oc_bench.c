@@ -6,13 +6,16 @@
 ** was first doubled up to o->time_per_point:
 **   fma    8 independent fma() chains per work-item, 8 work-groups per
 **          compute unit: the FP32 peak (2 flops per fma);
-**   read   a float4 sum over a buffer of 512 MiB (64 MiB quick; at most a
+**   read   a float4 sum (work-items striding by the global size, a GPU's
+**          way) and a VW-vector sum of contiguous chunks per work-item (a
+**          CPU's), the faster of the two, over a buffer of 512 MiB (64 MiB quick; at most a
 **          quarter of the device's memory and its largest allocation), each
 **          work-item striding by the global size: global-memory read
 **          bandwidth, bw[DRAM];
 **   copy   y[i] = x[i] in float4 over the same size: dram_copy (bytes read
 **          + written);
 **   local  4 independent chains of local-memory loads per work-item: bw[L1].
+** fma and the chunked read use the device's native vector width (VW).
 ** Figures are of the whole device ([1]); [0] is left 0, which the model
 ** scales by compute units (threads = compute units).
 */
@@ -25,23 +28,41 @@
 #include <time.h>
 #include <unistd.h>
 
+/* VW (prepended as "#define VW n": the device's native float vector width,
+** at least 1) sets the type of the fma chains and of the chunked read, so
+** that a CPU device whose compiler vectorises explicit vectors only (PoCL:
+** a loop inside a work-item stops its work-item loop vectorisation) is
+** measured at its vector peak, and a GPU (width 1) with scalars. */
 static const char bench_src[] =
+  "#if VW == 16\ntypedef float16 vt;\n#elif VW == 8\ntypedef float8 vt;\n"
+  "#elif VW == 4\ntypedef float4 vt;\n#elif VW == 2\ntypedef float2 vt;\n"
+  "#else\ntypedef float vt;\n#endif\n"
   "__kernel void fma8(__global float *out, const float a, const int iters) {\n"
-  "  const float g = (float)get_global_id(0) * 1e-7f;\n"
-  "  float x0 = g, x1 = g + 0.1f, x2 = g + 0.2f, x3 = g + 0.3f;\n"
-  "  float x4 = g + 0.4f, x5 = g + 0.5f, x6 = g + 0.6f, x7 = g + 0.7f;\n"
+  "  const vt g = (vt)((float)get_global_id(0) * 1e-7f);\n"
+  "  vt x0 = g, x1 = g + 0.1f, x2 = g + 0.2f, x3 = g + 0.3f;\n"
+  "  vt x4 = g + 0.4f, x5 = g + 0.5f, x6 = g + 0.6f, x7 = g + 0.7f;\n"
+  "  const vt va = (vt)(a), vb = (vt)(0.01f);\n"
   "  for (int i = 0; i < iters; i++) {\n"
-  "    x0 = fma(x0, a, 0.01f); x1 = fma(x1, a, 0.01f); x2 = fma(x2, a, 0.01f);\n"
-  "    x3 = fma(x3, a, 0.01f); x4 = fma(x4, a, 0.01f); x5 = fma(x5, a, 0.01f);\n"
-  "    x6 = fma(x6, a, 0.01f); x7 = fma(x7, a, 0.01f);\n"
+  "    x0 = fma(x0, va, vb); x1 = fma(x1, va, vb); x2 = fma(x2, va, vb);\n"
+  "    x3 = fma(x3, va, vb); x4 = fma(x4, va, vb); x5 = fma(x5, va, vb);\n"
+  "    x6 = fma(x6, va, vb); x7 = fma(x7, va, vb);\n"
   "  }\n"
-  "  out[get_global_id(0)] = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));\n"
+  "  const vt s = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));\n"
+  "#if VW == 1\n  out[get_global_id(0)] = s;\n#else\n"
+  "  out[get_global_id(0)] = dot(s.lo.lo.lo.lo, (float)1);\n#endif\n"
   "}\n"
   "__kernel void rd(__global const float4 *x, __global float *out, const long n4) {\n"
   "  const long g = get_global_id(0), G = get_global_size(0);\n"
   "  float4 s = (float4)(0.0f);\n"
   "  for (long i = g; i < n4; i += G) s += x[i];\n"
   "  out[g] = (s.x + s.y) + (s.z + s.w);\n"
+  "}\n"
+  "__kernel void rd_chunk(__global const vt *x, __global float *out, const long per) {\n"
+  "  const long g = get_global_id(0);\n"
+  "  vt s0 = (vt)(0.0f), s1 = (vt)(0.0f);\n"
+  "  for (long i = g * per; i < (g + 1) * per; i += 2) { s0 += x[i]; s1 += x[i + 1]; }\n"
+  "  const vt s = s0 + s1;\n"
+  "#if VW == 1\n  out[g] = s;\n#else\n  out[g] = dot(s.lo.lo.lo.lo, (float)1);\n#endif\n"
   "}\n"
   "__kernel void cp(__global const float4 *x, __global float4 *y) {\n"
   "  const long g = get_global_id(0);\n"
@@ -123,8 +144,13 @@ static void bench_child(int fd, void *ctx) {
   cl_int e = CL_SUCCESS;
   const oc_props *p = b->p;
   int rc = -1;
+  int vw = p->native_vec_float;
+  vw = vw >= 16 ? 16 : vw >= 8 ? 8 : vw >= 4 ? 4 : vw >= 2 ? 2 : 1;
+  rt_str src = {0};
+  rt_str_printf(&src, "#define VW %d\n%s", vw, bench_src);
   if (!oc_ids(b->plat, b->dev, NULL, &did, &err) && !oc_queue(did, &cx, &q, &err))
-    rc = oc_build_source(cx, did, bench_src, &prog, &log, &err);
+    rc = oc_build_source(cx, did, src.s, &prog, &log, &err);
+  free(src.s);
   if (rc) {
     snprintf(r->msg, sizeof r->msg, "%.500s", rc > 0 ? log.s : err.msg);
     goto send;
@@ -151,7 +177,7 @@ static void bench_child(int fd, void *ctx) {
     iters *= 2;
   }
   if ((t = median_launch(q, kf, gf, wg, b->o, r->msg, sizeof r->msg)) < 0) goto send;
-  r->fma = 2.0 * 8 * (double)iters * (double)gf / t;
+  r->fma = 2.0 * 8 * vw * (double)iters * (double)gf / t;
   /* read and copy over one buffer size */
   double want = b->o->quick ? 64.0 * 1048576 : 512.0 * 1048576;
   if (p->global_mem > 0 && want > p->global_mem / 4) want = p->global_mem / 4;
@@ -167,7 +193,8 @@ static void bench_child(int fd, void *ctx) {
   cl_kernel kr = y && !e ? oc_cl.clCreateKernel(prog, "rd", &e) : NULL;
   cl_kernel kc = kr ? oc_cl.clCreateKernel(prog, "cp", &e) : NULL;
   cl_kernel kl = kc ? oc_cl.clCreateKernel(prog, "lmem", &e) : NULL;
-  if (!kl) {
+  cl_kernel kk = kl ? oc_cl.clCreateKernel(prog, "rd_chunk", &e) : NULL;
+  if (!kk) {
     snprintf(r->msg, sizeof r->msg, "bench buffers of %zu bytes: %s", bytes, oc_errname(e));
     goto send;
   }
@@ -179,6 +206,18 @@ static void bench_child(int fd, void *ctx) {
   gr = gr / wg * wg;
   if ((t = median_launch(q, kr, gr, wg, b->o, r->msg, sizeof r->msg)) < 0) goto send;
   r->read = (double)bytes / t;
+  /* the same bytes, each work-item summing its own contiguous chunk of
+  ** VW-float vectors (a CPU's way): the read figure is the faster */
+  cl_long per = (cl_long)(bytes / (4 * (size_t)vw) / gr);
+  per -= per % 2;
+  if (per >= 2) {
+    oc_cl.clSetKernelArg(kk, 0, sizeof x, &x);
+    oc_cl.clSetKernelArg(kk, 1, sizeof out, &out);
+    oc_cl.clSetKernelArg(kk, 2, sizeof per, &per);
+    if ((t = median_launch(q, kk, gr, wg, b->o, r->msg, sizeof r->msg)) < 0) goto send;
+    double bw = 4.0 * vw * (double)per * (double)gr / t;
+    if (bw > r->read) r->read = bw;
+  }
   oc_cl.clSetKernelArg(kc, 0, sizeof x, &x);
   oc_cl.clSetKernelArg(kc, 1, sizeof y, &y);
   if ((t = median_launch(q, kc, (size_t)n4, wg, b->o, r->msg, sizeof r->msg)) < 0) goto send;
