@@ -8,7 +8,8 @@
 ** non-compiling kernels get wrong_result, wrong_result, runtime_error,
 ** timeout and compile_error (with the build options and log) and the test
 ** process carries on; the compile cache; the ceilings bench against
-** physical bounds. Without an OpenCL platform every test that needs one
+** physical bounds; the command line end to end (targets, bench, a tuning
+** campaign that pins, model explain). Without an OpenCL platform every test that needs one
 ** is skipped with the reason.
 */
 #include <setjmp.h>
@@ -17,7 +18,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +28,8 @@
 #include "measure/ms.h"
 #include "search_spaces/sp.h"
 #include "targets/opencl/oc.h"
+#include "tk_exe.h"
+#include "tk_run.h"
 #include "tk_space.h"
 
 static char cache_dir[64];
@@ -376,7 +378,55 @@ static void test_model(void **state) {
   sp_free(sp);
 }
 
-int main(void) {
+static char exe[4200];
+
+/* rooftune ARGS in folder dir, output (stdout and stderr) into out. */
+static int run_rooftune(const char *dir, const char *const *args, char *out, size_t cap) {
+  const char *argv[32] = {exe};
+  int n = 1;
+  for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
+  argv[n] = NULL;
+  tk_io io = {.cwd = dir, .out = out, .cap = cap, .both = 1};
+  return tk_run(argv, &io);
+}
+
+/* The command line end to end: targets lists the device, bench stores the
+** ceilings, a short campaign pins a verified winner, model explain gives
+** its roofline on those ceilings with the wg-roofline model. */
+static void test_cli_end_to_end(void **state) {
+  (void)state;
+  NEED_CL();
+  if (!exe[0]) skip();
+  char dir[] = "/tmp/rt-oc-cli-XXXXXX", out[16384];
+  assert_non_null(mkdtemp(dir));
+  setenv("ROOFTUNE_CACHE", cache_dir, 1);
+  const char *targets[] = {"targets", NULL};
+  assert_int_equal(run_rooftune(dir, targets, out, sizeof out), 0);
+  assert_non_null(strstr(out, "opencl:0.0 -- OpenCL devices"));
+  const char *bench[] = {"bench", "--target", "opencl:0.0", "--quick", "--db", "t.db", NULL};
+  if (run_rooftune(dir, bench, out, sizeof out)) fail_msg("%s", out);
+  assert_non_null(strstr(out, "FP32 FMA peak"));
+  const char *tune[] = {"tune", "--target", "opencl:0.0", "--kernel", "reduction", "--set",
+                        "N=65536", "--strategy", "random", "--budget", "3", "--time-cap", "0.05",
+                        "--db", "t.db", NULL};
+  if (run_rooftune(dir, tune, out, sizeof out)) fail_msg("%s", out);
+  if (!strstr(out, "trials     3: ok 3 ") || !strstr(out, "pinned     version 1"))
+    fail_msg("%s", out);
+  const char *hist[] = {"db", "history", "--target", "opencl:0.0", "--kernel", "reduction",
+                        "--db", "t.db", NULL};
+  if (run_rooftune(dir, hist, out, sizeof out)) fail_msg("%s", out);
+  assert_non_null(strstr(out, "\"wg\""));
+  const char *explain[] = {"model", "explain", "--target", "opencl:0.0", "--kernel", "reduction",
+                           "--set", "N=65536", "--config", "default", "--db", "t.db", NULL};
+  if (run_rooftune(dir, explain, out, sizeof out)) fail_msg("%s", out);
+  if (!strstr(out, "<- limits") || !strstr(out, "opencl:0.0") || !strstr(out, "DRAM"))
+    fail_msg("%s", out);
+  assert_int_equal(tk_rm_rf(dir), 0);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  if (find_rooftune(argv[0], exe, sizeof exe)) exe[0] = 0;
   snprintf(cache_dir, sizeof cache_dir, "/tmp/rt-oc-test-%d", (int)getpid());
   have_cl = oc_available(&why_not);
   if (!have_cl) printf("test_opencl: no OpenCL device (%s): the device tests are skipped\n",
@@ -394,16 +444,9 @@ int main(void) {
     cmocka_unit_test(test_reduction_verifies),
     cmocka_unit_test(test_transpose_verifies),
     cmocka_unit_test(test_bench),
+    cmocka_unit_test(test_cli_end_to_end),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
-  /* The test's own compile cache (made by this process): its binaries. */
-  DIR *d = opendir(cache_dir);
-  for (struct dirent *e; d && (e = readdir(d));) {
-    char path[400];
-    snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
-    if (strstr(e->d_name, ".clbin")) unlink(path);
-  }
-  if (d) closedir(d);
-  rmdir(cache_dir);
+  tk_rm_rf(cache_dir);   /* the test's own compile cache (made by this process) */
   return rc;
 }
