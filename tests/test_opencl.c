@@ -119,7 +119,8 @@ static void test_describe(void **state) {
 
 /* The default and ns sampled schedules of k for bindings set (plus the
 ** device's limits) verify on the device. */
-static void verify_schedules(const kn_kernel *k, const char *user, int ns, gsl_rng *rng) {
+static void verify_schedules(const kn_kernel *k, const char *user, int ns, gsl_rng *rng,
+                             const char *also) {
   rt_err err = {0};
   rt_str set = {0};
   rt_str_printf(&set, "%s", user);
@@ -132,6 +133,10 @@ static void verify_schedules(const kn_kernel *k, const char *user, int ns, gsl_r
   assert_int_equal(sp_default_config(sp, cfgs), 1);
   assert_true(sp_valid(sp, cfgs, NULL));
   if (sp_sample(sp, rng, ns, 1, cfgs + np, &err)) fail_msg("%s", err.msg);
+  if (also) {   /* a schedule the sample may miss replaces the last sampled */
+    if (sp_config_parse(sp, also, cfgs + (size_t)ns * np, &err)) fail_msg("%s: %s", also, err.msg);
+    assert_true(sp_valid(sp, cfgs + (size_t)ns * np, NULL));
+  }
   ms_workload *w = ms_workload_new(k, &pb, &err);
   if (!w) fail_msg("%s", err.msg);
   ms_opts o;
@@ -158,8 +163,13 @@ static void test_reduction_verifies(void **state) {
   NEED_CL();
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 7);
-  verify_schedules(&ok_reduction, "N=100003", 3, rng);   /* every remainder path */
-  verify_schedules(&ok_reduction, "N=37", 1, rng);       /* fewer items than a group */
+  /* every remainder path of both orders */
+  verify_schedules(&ok_reduction, "N=100003", 3, rng,
+                   "{\"wg\":32,\"vec\":4,\"ilp\":4,\"waves\":2,\"block\":\"serial\","
+                   "\"order\":\"blocked\"}");
+  verify_schedules(&ok_reduction, "N=37", 1, rng,        /* fewer items than a group */
+                   "{\"wg\":16,\"vec\":2,\"ilp\":1,\"waves\":1,\"block\":\"tree\","
+                   "\"order\":\"blocked\"}");
   gsl_rng_free(rng);
 }
 
@@ -168,8 +178,9 @@ static void test_transpose_verifies(void **state) {
   NEED_CL();
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 11);
-  verify_schedules(&ok_transpose, "M=67,N=45", 3, rng);  /* partial edge tiles */
-  verify_schedules(&ok_transpose, "M=128,N=64", 1, rng);
+  verify_schedules(&ok_transpose, "M=67,N=45", 3, rng,   /* partial edge tiles */
+                   "{\"tile\":32,\"rows\":8,\"local\":\"no\",\"pad\":0}");
+  verify_schedules(&ok_transpose, "M=128,N=64", 1, rng, NULL);
   gsl_rng_free(rng);
 }
 

@@ -11,11 +11,16 @@
 **   waves  work-groups per compute unit: waves * cus groups walk the
 **          array group-stride;
 **   block  'tree': a local-memory tree over the work-group (log2 wg
-**          barriers); 'serial': work-item 0 adds the local array in order.
+**          barriers); 'serial': work-item 0 adds the local array in order;
+**   order  'strided': in each step the group's items read consecutive
+**          vectors (a GPU's coalesced access; work-group-stride chunks of
+**          wg*ilp vectors); 'blocked': each item sums its own contiguous
+**          run of N / (vec * groups * wg) vectors, ilp at a time (a CPU's
+**          access: a CPU device runs one item's loop after another's).
 ** Each group writes its sum to the workspace; a second launch (one group
-** of wg items) adds the partials into out. Whole chunks of wg*ilp vectors
-** are read unguarded; the vectors after the last whole chunk and the N %
-** vec scalars after the last vector are added by guarded code emitted only
+** of wg items) adds the partials into out. Whole chunks (strided) or runs
+** (blocked) are read unguarded; the vectors after them and the N % vec
+** scalars after the last vector are added by guarded code emitted only
 ** when N leaves them. The rounding bound of the host (one sequential chain)
 ** holds: every chain here is shorter and the rest is a tree or a sequence
 ** of partials.
@@ -65,6 +70,7 @@ static char *red_codegen(const kn_problem *pb, const sp_space *sp, const int *cf
   int wg = (int)kn_param_int(sp, cfg, "wg"), vec = (int)kn_param_int(sp, cfg, "vec");
   int ilp = (int)kn_param_int(sp, cfg, "ilp");
   int tree = !strcmp(kn_param_str(sp, cfg, "block"), "tree");
+  int blocked = !strcmp(kn_param_str(sp, cfg, "order"), "blocked");
   long long groups = kn_param_int(sp, cfg, "waves") * kn_int(pb, "cus");
   if (groups < 1) groups = 1;
   long long nv = n / vec, chunk = (long long)wg * ilp, full = nv / chunk;
@@ -75,7 +81,7 @@ static char *red_codegen(const kn_problem *pb, const sp_space *sp, const int *cf
     "//@oc workspace %lld\n"
     "//@oc launch reduce %lld 1 %d 1 b0 ws\n"
     "//@oc launch combine %d 1 %d 1 ws b1\n"
-    "// reduction N=%lld: wg %d, vec %d, ilp %d, groups %lld, group sum %s\n"
+    "// reduction N=%lld: wg %d, vec %d, ilp %d, groups %lld, group sum %s, order %s\n"
     "#define N %lldL\n#define WG %d\n#define ILP %d\n#define GROUPS %lldL\n"
     "#define NV (N / %d)          /* whole vectors */\n"
     "#define CHUNK ((long)WG * ILP) /* vectors per group per iteration */\n"
@@ -88,22 +94,44 @@ static char *red_codegen(const kn_problem *pb, const sp_space *sp, const int *cf
     "  const long g = get_group_id(0);\n"
     "  float acc[ILP];\n"
     "  for (int j = 0; j < ILP; j++) acc[j] = 0.0f;\n",
-    4 * groups, groups * wg, wg, wg, wg, n, wg, vec, ilp, groups, tree ? "tree" : "serial", n, wg,
+    4 * groups, groups * wg, wg, wg, wg, n, wg, vec, ilp, groups, tree ? "tree" : "serial",
+    blocked ? "blocked" : "strided", n, wg,
     ilp, groups, vec, vec == 1 ? "x[i]" : vec == 2 ? "vload2(i, x)" : vec == 4 ? "vload4(i, x)"
                       : vec == 8 ? "vload8(i, x)" : "vload16(i, x)");
-  if (full > 0)
-    rt_str_printf(&s,
-      "  for (long c = g; c < FULL; c += GROUPS) {   /* group-stride */\n"
-      "    const long base = c * CHUNK + l;\n"
-      "    #pragma unroll\n"
-      "    for (int j = 0; j < ILP; j++) { const %s%s v = LOAD(base + j * WG); acc[j] += %s; }\n"
-      "  }\n", vec == 1 ? "float" : "float", vec == 1 ? "" : vec == 2 ? "2" : vec == 4 ? "4"
-                                                   : vec == 8 ? "8" : "16", sum.s);
-  if (nv % chunk)
-    rt_str_printf(&s,
-      "  for (long i = FULL * CHUNK + g * WG + l; i < NV; i += GROUPS * WG) {\n"
-      "    const float%s v = LOAD(i);\n    acc[0] += %s;\n  }\n",
-      vec == 1 ? "" : vec == 2 ? "2" : vec == 4 ? "4" : vec == 8 ? "8" : "16", sum.s);
+  const char *vt = vec == 1 ? "float" : vec == 2 ? "float2" : vec == 4 ? "float4"
+                 : vec == 8 ? "float8" : "float16";
+  if (blocked) {
+    /* each work-item its own contiguous run of PER vectors, ILP at a time */
+    long long per = nv / (groups * wg);
+    rt_str_printf(&s, "#define PER %lldL   /* vectors per work-item */\n", per);
+    if (per >= ilp)
+      rt_str_printf(&s,
+        "  const long start = (g * WG + l) * PER;\n"
+        "  for (long k = 0; k < PER / ILP * ILP; k += ILP) {\n"
+        "    #pragma unroll\n"
+        "    for (int j = 0; j < ILP; j++) { const %s v = LOAD(start + k + j); acc[j] += %s; }\n"
+        "  }\n", vt, sum.s);
+    if (per % ilp)
+      rt_str_printf(&s,
+        "  for (long k = PER / ILP * ILP; k < PER; k++) {\n"
+        "    const %s v = LOAD((g * WG + l) * PER + k);\n    acc[0] += %s;\n  }\n", vt, sum.s);
+    if (nv % (groups * wg))
+      rt_str_printf(&s,
+        "  for (long i = GROUPS * WG * PER + g * WG + l; i < NV; i += GROUPS * WG) {\n"
+        "    const %s v = LOAD(i);\n    acc[0] += %s;\n  }\n", vt, sum.s);
+  } else {
+    if (full > 0)
+      rt_str_printf(&s,
+        "  for (long c = g; c < FULL; c += GROUPS) {   /* group-stride */\n"
+        "    const long base = c * CHUNK + l;\n"
+        "    #pragma unroll\n"
+        "    for (int j = 0; j < ILP; j++) { const %s v = LOAD(base + j * WG); acc[j] += %s; }\n"
+        "  }\n", vt, sum.s);
+    if (nv % chunk)
+      rt_str_printf(&s,
+        "  for (long i = FULL * CHUNK + g * WG + l; i < NV; i += GROUPS * WG) {\n"
+        "    const %s v = LOAD(i);\n    acc[0] += %s;\n  }\n", vt, sum.s);
+  }
   if (n % vec)
     rt_str_printf(&s, "  if (g == GROUPS - 1 && l < N - NV * %d) acc[0] += x[NV * %d + l];\n",
                   vec, vec);
