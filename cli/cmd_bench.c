@@ -3,9 +3,9 @@
 ** FLOP/s per instruction class, bandwidth per memory level, one thread and
 ** all threads; cost_model/cm_bench.c measures them), stored with the
 ** target (name + fingerprint) in the database and reused until --force
-** measures again. Prints a table, or the stored JSON with --json. On a
-** CUDA target (cuda:N; "cuda" is cuda:0) the figures are one SM and all
-** SMs (cost_model/cm_bench_cuda.c).
+** measures again. Prints a table, or the stored JSON with --json. The
+** target's backend row measures them (tg_bench); on a GPU the figures are
+** one SM and all SMs.
 */
 #include <math.h>
 #include <stdio.h>
@@ -15,11 +15,11 @@
 
 #include "../cost_model/cm.h"
 #include "../db/db.h"
-#include "../targets/cuda/gd.h"
 #include "../targets/tg.h"
 #include "cli.h"
 
 typedef struct bench_args {
+  tg_target t;
   const char *target, *db_path;
   int json, quick, threads, force;
 } bench_args;
@@ -28,14 +28,13 @@ typedef struct bench_args {
 static int parse(int argc, char **argv, bench_args *a) {
   *a = (bench_args){.target = "host", .db_path = "rooftune.db"};
   const cli_opt opts[] = {
-    CLI_OPT_STRING("target", &a->target, "T", "the target: host (default), cuda:N (cuda is cuda:0)\n"
-                   "or any instance rooftune targets lists"),
+    CLI_OPT_STRING("target", &a->target, "T", "the target (default host; rooftune targets lists them)"),
     CLI_OPT_STRING("db", &a->db_path, "F", "the database (default rooftune.db, created when missing)"),
     CLI_OPT_FLAG("json", &a->json, "the ceilings as JSON on stdout"),
-    CLI_OPT_FLAG("quick", &a->quick, "a short, coarse run (host: a sweep to 64 MiB; cuda: to\n"
+    CLI_OPT_FLAG("quick", &a->quick, "a short, coarse run (a CPU: a sweep to 64 MiB; a GPU: to\n"
                  "256 MiB; 10 ms points)"),
     CLI_OPT_INT("threads", &a->threads, "N", 1, 256, "threads of the multi-thread figures (default: every\n"
-                "CPU; host only)"),
+                "CPU; CPU targets only)"),
     CLI_OPT_FLAG("force", &a->force, "measure even when ceilings are stored"),
     CLI_OPT_END,
   };
@@ -45,20 +44,14 @@ static int parse(int argc, char **argv, bench_args *a) {
              "read bandwidth of each memory level, on one thread and on all -- and store them\n"
              "with the target in the database. Stored ceilings of the same target (name and\n"
              "fingerprint) are shown instead of measuring again, whatever --quick and\n"
-             "--threads say, unless --force is given. On cuda:N the figures are one SM and\n"
-             "all SMs, and L1 is shared memory. On a device whose row of the target table\n"
-             "brings its own bench they are the whole device's: FP32 FMA peak, local-memory,\n"
-             "global-memory read and copy bandwidth.",
+             "--threads say, unless --force is given. On a GPU the figures are one SM and\n"
+             "all SMs, and L1 is shared memory.",
     .opts = opts};
   int nop, rc = cli_parse(&spec, argc, argv, &nop);
   if (rc) return rc;
-  int dev = gd_target_device(a->target);
-  const tg_target *t = dev < 0 ? cli_find_target(&spec, a->target, &rc) : NULL;
-  if (dev < 0 && !t) return rc;
-  if (t && t->bench && a->threads)
-    return cli_usage(&spec, "--threads applies to the host only, not to '%s'", a->target);
-  if (dev >= 0 && a->threads)
-    return cli_usage(&spec, "--threads applies to the host only, not to '%s'", a->target);
+  if ((rc = cli_find_target(&spec, a->target, &a->t))) return rc;
+  if (a->t.be->gpu && a->threads)
+    return cli_usage(&spec, "--threads applies to CPU targets only, not to '%s'", a->target);
   return 0;
 }
 
@@ -81,22 +74,10 @@ static double level_ws(const cm_ceilings *c, int l, int m) {
   return NAN;
 }
 
-/* A row's own bench (tg.h bench): the whole device's figures. */
-static void print_device_table(const cm_ceilings *c, const char *target, const char *fingerprint) {
-  char a[32], b[32];
-  printf("ceilings of %s (fingerprint %.12s), measured %s in %.1f s\n\n", target, fingerprint,
-         c->measured, c->seconds);
-  printf("  %-38s %d\n", "compute units", c->threads);
-  printf("  %-38s %10.2f\n", "FP32 FMA peak, GFLOP/s", c->peak[1] * 1e-9);
-  printf("  %-38s %10.2f  (%s)\n", "local memory, GB/s", c->bw[0][1] * 1e-9,
-         fmt_bytes(c->cache[0], a, sizeof a));
-  printf("  %-38s %10.2f  (cache %s)\n", "global memory read, GB/s", c->bw[3][1] * 1e-9,
-         fmt_bytes(c->cache[1], b, sizeof b));
-  printf("  %-38s %10.2f\n", "global memory copy (read + write), GB/s", c->dram_copy[1] * 1e-9);
-}
-
 /* gpu: the figures are one SM and all SMs, L1 is shared memory, and there
-** is no L3. */
+** is no L3. Ceilings without a sweep (a bench that measures each level
+** once) show the levels they have, without working sets; the others are
+** left out (0: not measured). */
 static void print_table(const cm_ceilings *c, const char *target, const char *fingerprint, int gpu) {
   char a[32], b[32], t[32];
   const char *one = gpu ? "1 SM" : "1 thread", *unit = gpu ? "SM" : "thread";
@@ -111,12 +92,16 @@ static void print_table(const cm_ceilings *c, const char *target, const char *fi
   printf("memory, read GB/s      %10s %12s  working set%s\n", one, t, gpu ? "" : " per thread");
   for (int l = 0; l < CM_NLEVEL; l++) {
     if (gpu && l == 2) continue;
-    if (gpu && l == 3 && c->dram_copy[1] > 0)
+    if (!c->nsweep && !(c->bw[l][0] > 0) && !(c->bw[l][1] > 0)) continue;
+    if ((gpu || !c->nsweep) && l == 3 && c->dram_copy[1] > 0)
       printf("  %-20s %10.2f %12.2f  copy, bytes read + written\n", "DRAM copy",
              c->dram_copy[0] * 1e-9, c->dram_copy[1] * 1e-9);
     char cap[32] = "";
     if (c->cache[l] > 0) fmt_bytes(c->cache[l], cap, sizeof cap);
-    if (gpu && l != 1)   /* shared memory, DRAM: not one sweep point */
+    if (!c->nsweep)
+      printf("  %-4s %-15s %10.2f %12.2f\n", level_names[l], cap, c->bw[l][0] * 1e-9,
+             c->bw[l][1] * 1e-9);
+    else if (gpu && l != 1)   /* shared memory, DRAM: not one sweep point */
       printf("  %-4s %-15s %10.2f %12.2f  %s\n", l ? level_names[l] : "smem", cap,
              c->bw[l][0] * 1e-9, c->bw[l][1] * 1e-9, l ? "read or copy, the faster" : "");
     else
@@ -131,11 +116,12 @@ static void print_table(const cm_ceilings *c, const char *target, const char *fi
   for (int m = 0; m < 2; m++)
     for (int i = 0; i + 1 < nlv; i++) {
       int l = lv[i], u = lv[i + 1];
-      if (c->bw[u][m] > c->bw[l][m])
+      if (c->bw[l][m] > 0 && c->bw[u][m] > c->bw[l][m])
         printf("  note: %s is faster than %s on %s (%.2f > %.2f GB/s): the levels are out of "
                "order%s\n", level_names[u], level_names[l], m ? t : one, c->bw[u][m] * 1e-9,
                c->bw[l][m] * 1e-9, u == 3 ? "; the DRAM working set may still be partly cached" : "");
     }
+  if (!c->nsweep) return;
   if (gpu) printf("\nsweep, read GB/s (working set: %s / %s)\n", one, t);
   else printf("\nsweep, read GB/s (working set per thread: 1 thread / %s)\n", t);
   for (int k = 0; k < c->nsweep; k++)
@@ -147,20 +133,16 @@ int cmd_bench(int argc, char **argv) {
   bench_args a;
   int rc = parse(argc, argv, &a);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  int dev = gd_target_device(a.target);
-  const tg_target *row = tg_find(a.target);
-  if (dev < 0 && strcmp(a.target, "host") && !(row && row->bench))
-    return cli_fail("bench", "no microbenchmarks for target '%s' yet", a.target);
   tg_desc desc;
   rt_err err = {0};
-  if (tg_describe(a.target, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
+  if (tg_describe(&a.t, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
   db *d = db_open(a.db_path, DB_CREATE, &err);   /* stores the ceilings */
   if (!d) return cli_fail("bench", "%s", err.msg);
   char *dj = tg_desc_json(&desc), *json = NULL, measured[32];
   int64_t target_id;
   cm_ceilings c;
   rc = EXIT_FAIL;
-  int found = db_begin(d, &err) || db_target_id(d, a.target, desc.fingerprint, dj, &target_id, &err) ||
+  int found = db_begin(d, &err) || db_target_id(d, a.t.name, desc.fingerprint, dj, &target_id, &err) ||
                       db_commit(d, &err)
                   ? -1
                   : a.force ? 0 : db_ceilings_get(d, target_id, &json, measured, &err);
@@ -184,9 +166,8 @@ int cmd_bench(int argc, char **argv) {
     if (a.quick) o.quick = 1, o.time_per_point = 0.01, o.repeats = 3;
     if (isatty(STDERR_FILENO))
       fprintf(stderr, "rooftune bench: measuring the ceilings of %s (%s)...\n", a.target,
-              a.quick ? "a few seconds" : dev >= 0 ? "under a minute" : "about a minute");
-    if (row && row->bench ? row->bench(a.target, &o, &c, &err)
-        : dev >= 0 ? cm_bench_cuda(dev, &o, &c, &err) : cm_bench_host(&o, &c, &err)) {
+              a.quick ? "a few seconds" : a.t.be->gpu ? "under a minute" : "about a minute");
+    if (tg_bench(&a.t, &o, &c, &err)) {
       cli_fail("bench", "%s", err.msg);
       goto out;
     }
@@ -197,8 +178,7 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (a.json) printf("%s\n", json);
-  else if (row && row->bench) print_device_table(&c, a.target, desc.fingerprint);
-  else print_table(&c, a.target, desc.fingerprint, dev >= 0);
+  else print_table(&c, a.target, desc.fingerprint, a.t.be->gpu);
   rc = EXIT_OK;
 out:
   free(dj);

@@ -3,15 +3,16 @@
 ** line. predict and explain give a schedule's predicted time and its
 ** roofline breakdown (which bound limits it, what fraction of each ceiling
 ** it uses) next to what was measured; calibrate fits a kernel model's
-** coefficients to the measured trials of a target (with cachegrind or PAPI
-** counts for the byte terms) and stores them as a new version; accuracy
+** coefficients to the measured trials of a target (with the counted
+** traffic its backend row gives for the byte terms) and stores them as a new version; accuracy
 ** scores a version on held-out trials; history lists the versions;
 ** roofline draws a campaign on the target's ceilings (cmd_model_plot.c).
 ** One table lists the subcommands and the options each accepts. The target
 ** is the data's (cli_data_target): the one stored target holding the
 ** kernel's trials, or --fingerprint's; this machine only when the database
 ** holds no trials of the kernel (predict, explain, history). Ceilings are
-** measured, and PAPI counts, only when the target is this machine.
+** measured, and hardware counters count, only when the target is this
+** machine.
 */
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -93,12 +94,12 @@ static int check_kernel(const cli_spec *s, const char *target, const char *kerne
   if (target) return cli_kernel(s, target, kernel, &rc) ? 0 : rc;
   const char *names[128];
   int n = 0;
-  for (const tg_target *t = tg_targets; t->name; t++)
-    for (int i = 0; t->kernels[i]; i++) {
-      if (tg_kernel(t, kernel)) return 0;
+  for (int b = 0; tg_backends[b]; b++)
+    for (const kn_kernel *const *kk = tg_backends[b]->kernels; *kk; kk++) {
+      if (!strcmp((*kk)->name, kernel)) return 0;
       int dup = 0;
-      for (int k = 0; k < n; k++) dup |= !strcmp(names[k], t->kernels[i]->name);
-      if (!dup && n < 127) names[n++] = t->kernels[i]->name;
+      for (int k = 0; k < n; k++) dup |= !strcmp(names[k], (*kk)->name);
+      if (!dup && n < 127) names[n++] = (*kk)->name;
     }
   names[n] = NULL;
   return cli_unknown(s, "kernel", kernel, names, "rooftune kernels --target T lists them");
@@ -112,7 +113,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
   int64_t seed = 1;   /* stored in JSON as a signed integer */
   const cli_opt opts[] = {
     CLI_OPT_STRING("db", &o->db, "F", "the database (default rooftune.db)"),
-    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (host, cuda:N); default: any"),
+    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (rooftune targets); default: any"),
     CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "the stored target whose fingerprint starts with P\n"
                    "(default: the one target holding the kernel's trials;\nthis machine when the database "
                    "holds none: predict,\nexplain, history)", .check = cli_check_fingerprint),
@@ -128,7 +129,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
                    .flags = CLI_OPEN_HI, .mask = M_CALIBRATE),
     CLI_OPT_INT64("seed", &seed, "S", 0, 0, "seed of the held-out split (default 1)", .mask = M_CALIBRATE),
     CLI_OPT_INT("counters", &o->counters, "N", 0, 1000, "schedules whose cache traffic is counted for the\n"
-                "byte terms (PAPI, else cachegrind; default 6, 0: none)", .mask = M_CALIBRATE),
+                "byte terms (the target's counters, else a cache simulator; default 6,\n0: none)", .mask = M_CALIBRATE),
     CLI_OPT_FLAG("flush", &o->flush, "the trials were measured with --flush (cold caches)", .mask = M_ONE | M_FIT),
     CLI_OPT_FLAG("all", &o->all, "score on every trial, training trials included", .mask = M_ACCURACY),
     CLI_OPT_STRING("csv", &o->csv, "FILE", "every scored schedule: workload, configuration, measured\n"
@@ -150,7 +151,8 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
   cli_strv_free(&sets);
   if (rc) return rc;
   if (o->version && o->defaults) return cli_usage(&spec, "--version and --defaults exclude each other");
-  if (o->target && !cli_find_target(&spec, o->target, &rc)) return rc;
+  tg_target t;
+  if (o->target && (rc = cli_find_target(&spec, o->target, &t))) return rc;
   if (o->kernel && (c->bit & (M_ONE | M_FIT))) return check_kernel(&spec, o->target, o->kernel);
   return 0;
 }
@@ -161,7 +163,9 @@ typedef struct mctx {
   db *d;
   cli_target t;                /* the data's target, or this machine */
   int64_t target_id;           /* t.id */
-  const char *target;          /* t.name: "host", "cuda:N" */
+  const char *target;          /* t.name: an instance name */
+  tg_target tg;                /* target, resolved (tg.be NULL: a name no
+                               ** backend knows) */
   const kn_kernel *hk;
   const cm_kmodel *km;
   cm_ceilings ce;
@@ -176,9 +180,11 @@ static void mctx_close(mctx *m) {
 ** database: predict, explain and history where no stored target holds
 ** trials of the kernel. */
 static int live_target(mctx *m, const mopts *o, db_mode mode, rt_err *err) {
-  const char *name = o->target ? o->target : "host";
+  tg_target t;
+  if (tg_resolve(o->target ? o->target : "host", &t, err)) return -1;
+  const char *name = t.name;
   tg_desc desc;
-  if (tg_describe(name, &desc, err)) return -1;
+  if (tg_describe(&t, &desc, err)) return -1;
   char *dj = tg_desc_json(&desc);
   /* DB_READ: looked up, never registered (id 0: nothing stored of it) */
   int rc = mode == DB_READ ? db_target_find(m->d, name, desc.fingerprint, &m->t.id, err)
@@ -230,11 +236,12 @@ static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, 
     return rc;
   }
   m->target_id = m->t.id, m->target = m->t.name;
-  const tg_target *t = tg_find(m->target);
-  if (need_kernel && (!t || !(m->hk = tg_kernel(t, o->kernel))))
+  rt_err terr = {0};
+  if (tg_resolve(m->target, &m->tg, &terr)) m->tg.be = NULL;
+  if (need_kernel && (!m->tg.be || !(m->hk = tg_kernel(&m->tg, o->kernel))))
     rc = cli_fail(cmd, "kernel '%s' is not a kernel of target %s (rooftune kernels --target %s)",
-                  o->kernel, m->target, t ? t->name : "T");
-  else if (need_kernel && !(m->km = cm_kmodel_find_on(tg_model_family(m->target), o->kernel)))
+                  o->kernel, m->target, m->tg.be ? m->tg.name : "T");
+  else if (need_kernel && !(m->km = cm_kmodel_find_on(m->tg.be->model_family, o->kernel)))
     rc = cli_fail(cmd, "kernel %s has no cost model", o->kernel);
   else if (need_kernel && ceilings)
     rc = mctx_ceilings(m, o, cmd);
@@ -268,7 +275,7 @@ static int workload_id(mctx *m, const sp_space *sp, const kn_problem *pb, int64_
   return rc ? -1 : 0;
 }
 
-/* Counted traffic of a schedule (source "papi" or "cachegrind") into
+/* Counted traffic of a schedule (a counter source: tg_backend.traffic) into
 ** bytes[] (NAN where not counted): 1 found, 0 none, -1 error. */
 static int counted_of(mctx *m, int64_t wid, const char *hash, const char *source,
                       double bytes[CM_NLEVEL], rt_err *err) {
@@ -323,14 +330,14 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   int rc = mctx_open(&m, o, cmd, 1, 1, DB_CREATE, 0);   /* may store ceilings */
   if (rc) return rc;
   rt_err err = {0};
-  /* a row with its own limit bindings (tg.h limits): the device's, as tune binds them */
-  const tg_target *row = tg_find(m.target);
-  char *bound = row && row->limits ? tg_bindings(m.target, o->nset ? o->set[0] : NULL, &err) : NULL;
-  if (row && row->limits && !bound) {
-    mctx_close(&m);
-    return cli_fail(cmd, "%s", err.msg);
-  }
-  sp_space *sp = workload_space(m.hk, bound ? bound : o->nset ? o->set[0] : NULL, cmd);
+  /* The device's limits bound as tune binds them (the row's
+  ** limit_bindings) when the target is this machine and they can be
+  ** asked; else the space's Defaults stand for them, as before. */
+  const char *user = o->nset ? o->set[0] : NULL;
+  char *bound = m.t.here && m.tg.be && m.tg.be->limit_bindings ? tg_bindings(&m.tg, user, &err)
+                                                                 : NULL;
+  err.msg[0] = 0;
+  sp_space *sp = workload_space(m.hk, bound ? bound : user, cmd);
   free(bound);
   int *cfg = sp ? rt_malloc((size_t)sp_nparams(sp) * sizeof *cfg) : NULL, failed;
   cm_coefs c;
@@ -443,20 +450,19 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
              flops / ms.t * 1e-9, 100 * (p.time / ms.t - 1));
     else
       printf("measured   not in %s for target %s and this workload\n", o->db, m.target);
-    /* Counted: a warm PAPI run, one cold cachegrind run, or CUPTI on a
-    ** device after an L2 flush (as the campaign measured). */
-    static const char *const sources[] = {"papi", "cachegrind", "cupti"};
-    static const int cold[] = {0, 1, 1};
+    /* Counted: by any source of any backend (tg_backend.traffic: a warm
+    ** or a cold run); the counters table holds this target's only. */
     int64_t wid;
     char hash[33];
     db_config_hash(canon, hash);
     int have_wid = !workload_id(&m, sp, &pb, &wid, &err);
-    for (int si = 0; si < 3 && have_wid; si++) {
+    for (int b = 0; tg_backends[b] && have_wid; b++)
+      for (const tg_traffic *ts = tg_backends[b]->traffic; ts && ts->source; ts++) {
       double cb[CM_NLEVEL];
-      if (counted_of(&m, wid, hash, sources[si], cb, &err) != 1) continue;
+      if (counted_of(&m, wid, hash, ts->source, cb, &err) != 1) continue;
       cm_pred pc;
-      if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, cold[si], &pc, &err)) continue;
-      printf("counted    %s (%s run):", sources[si], cold[si] ? "one cold" : "a warm");
+      if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, ts->cold, &pc, &err)) continue;
+      printf("counted    %s (%s run):", ts->source, ts->cold ? "one cold" : "a warm");
       for (int l = 1; l < CM_NLEVEL; l++)
         if (isfinite(cb[l]))
           printf("  %s %.4g B (model %.4g)", cm_bound_name(CM_LEVEL(l)), cb[l], pc.w.bytes[l]);
@@ -672,8 +678,13 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
                          char *source, rt_err *err) {
   int n = 0;
   const char *why = NULL;
-  if (tg_device(m->target) >= 0) {   /* CUPTI's counts, stored by tune --counters */
-    strcpy(source, "cupti");
+  const char *src_name = m->tg.be->traffic_source(&m->tg, m->t.here, &why);
+  if (!src_name) {
+    rt_err_set(err, "%s", why);
+    return 0;
+  }
+  snprintf(source, 16, "%s", src_name);
+  if (!m->tg.be->traffic_count) {   /* counts stored by tune --counters only */
     int64_t wid;
     if (workload_id(m, ss->w[0].sp, &ss->w[0].pb, &wid, err)) return 0;
     for (int i = 0; i < ss->n && n < want; i++) {
@@ -681,20 +692,13 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
       if (counted_of(m, wid, ss->hash[i], source, out[n].bytes, err) != 1) continue;
       out[n++].idx = i;
     }
-    if (!n) rt_err_set(err, "no trial of the training set has CUPTI counts (tune --counters on "
-                       "the device)");
+    if (!n) rt_err_set(err, "no trial of the training set has %s counts (tune --counters on "
+                       "the target)", source);
     return n;
   }
-  /* PAPI counts this machine's caches: only for its own trials. Cachegrind
-  ** simulates the target's caches (capacities and ways of its stored
-  ** ceilings) on the code built here, so it counts for any host target. */
-  int papi = m->t.here && ms_counters_available(&why);
-  if (!papi && !cm_cachegrind_available(&why)) {
-    rt_err_set(err, "%s%s", m->t.here ? "no counters and no cachegrind here: " : "cachegrind is not "
-               "available (PAPI would count this machine, not the target's): ", why);
-    return 0;
-  }
-  strcpy(source, papi ? "papi" : "cachegrind");
+  /* The row counts now (tg_backend.traffic_count): a source counting this
+  ** machine's caches only for its own trials (traffic_source decides),
+  ** a simulating one with the target's stored cache geometry. */
   cm_machine mach;
   cm_machine_from_ceilings(&mach, &m->ce);
   mach.flush = 1;
@@ -711,8 +715,7 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
     int found = counted_of(m, wid, ss->hash[i], source, tr.bytes, err);
     if (found == 0) {
       char *src = m->hk->codegen(s->pb, s->sp, s->cfg);
-      int rc = papi ? cm_count_papi(m->hk, s->pb, src, &mo, &tr, err)
-                    : cm_count_cachegrind(m->hk, s->pb, src, &mach, mo.cache_dir, &tr, err);
+      int rc = m->tg.be->traffic_count(&m->tg, source, m->hk, s->pb, src, &mach, mo.cache_dir, &tr, err);
       free(src);
       if (!rc) {
         json_t *j = json_pack("{s:s}", "config", tr.config);
@@ -739,7 +742,7 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
 
 /* Median over the counted schedules of |log(model / counted)| of level
 ** l's bytes, and (*ratio) the median of model / counted. NAN: none. cold:
-** the counts are of one cold run (cachegrind); PAPI counts a warm one. */
+** the counts are of one cold run (tg_traffic.cold), else of a warm one. */
 static double byte_error(mctx *m, sample_set *ss, const counted *ct, int n, int l,
                          const cm_coefs *c, int cold, double *ratio) {
   double *e = rt_malloc(2 * (size_t)n * sizeof *e), *r = e + n;
@@ -804,8 +807,8 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
   char source[16] = "";
   int nct = o->counters > 0 ? count_traffic(&m, &ss, train, o->counters, ct, source, &err) : 0;
   double berr0[3] = {NAN, NAN, NAN}, berr1[3] = {NAN, NAN, NAN}, brat0[3], brat1[3];
-  int cold = strcmp(source, "papi") != 0;
-  const char *const *caps = tg_device(m.target) >= 0 ? cap_names_gpu : cap_names;
+  int cold = tg_traffic_cold(source);
+  const char *const *caps = m.tg.be->gpu ? cap_names_gpu : cap_names;
   for (int l = 0; l < 3; l++) {
     int ci = caps[l] ? coef_index(m.km, caps[l]) : -1;
     berr0[l] = nct ? byte_error(&m, &ss, ct, nct, l + 1, &start, cold, &brat0[l]) : NAN;

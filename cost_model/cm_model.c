@@ -27,16 +27,16 @@ const cm_kmodel *const cm_kmodels[] = {
   NULL,
 };
 
-const cm_kmodel *cm_kmodel_find_on(const char *target_kind, const char *kernel) {
-  if (!target_kind) target_kind = "host";
+const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel) {
+  if (!family) family = "cpu";
   for (int i = 0; cm_kmodels[i]; i++)
     if (!strcmp(cm_kmodels[i]->kernel, kernel) &&
-        !strcmp(cm_kmodels[i]->target ? cm_kmodels[i]->target : "host", target_kind))
+        !strcmp(cm_kmodels[i]->family ? cm_kmodels[i]->family : "cpu", family))
       return cm_kmodels[i];
   return NULL;
 }
 
-const cm_kmodel *cm_kmodel_find(const char *kernel) { return cm_kmodel_find_on("host", kernel); }
+const cm_kmodel *cm_kmodel_find(const char *kernel) { return cm_kmodel_find_on("cpu", kernel); }
 
 const char *cm_bound_name(cm_bound b) {
   static const char *const names[CM_NBOUND] = {

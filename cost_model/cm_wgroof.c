@@ -98,10 +98,10 @@ static int tr_work(const kn_problem *pb, const sp_space *sp, const int *cfg, con
 }
 
 const cm_kmodel cm_wg_reduction = {
-  .kernel = "reduction", .target = "wg-roofline", .neff = NEFF, .eff_names = wg_eff_names,
+  .kernel = "reduction", .family = "wg-roofline", .neff = NEFF, .eff_names = wg_eff_names,
   .ncoef = NCOEF, .coefs = wg_coefs, .work = red_work,
 };
 const cm_kmodel cm_wg_transpose = {
-  .kernel = "transpose", .target = "wg-roofline", .neff = NEFF, .eff_names = wg_eff_names,
+  .kernel = "transpose", .family = "wg-roofline", .neff = NEFF, .eff_names = wg_eff_names,
   .ncoef = NCOEF, .coefs = wg_coefs, .work = tr_work,
 };

@@ -62,10 +62,6 @@ typedef struct ms_opts {
                           ** PAPI's, or CUPTI's on a CUDA device) */
   int counters;           /* 1: also run the counter pass */
   int device;             /* -1: the host; N: CUDA device N (ms_cuda.c) */
-  const char *target;     /* the target instance; when its row of the target
-                          ** table measures itself (tg.h measure, build_key),
-                          ** ms_measure hands the candidate to it (NULL: the
-                          ** host, or ms_opts.device) */
   const char *guard;      /* a SQLite database no candidate may touch (the
                           ** campaign's), or NULL: a change to its header
                           ** or identity across a worker makes ms_measure
@@ -183,6 +179,8 @@ void ms_stats_compute(double *x, int n, ms_stats *st);
 ** Returns the number of names, or -1 with err set. */
 int ms_counters_available(const char **why);
 int ms_parse_events(const char *list, char names[][MS_EVNAME], int max, rt_err *err);
+/* The default events (PAPI's), NULL-terminated. */
+extern const char *const ms_counters_default_events[];
 /* Count events names[0..nev-1] over one call fn(ctx) in this process
 ** (initialises PAPI; the worker child calls it). 0: vals filled; -1: err. */
 int ms_counters_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx),

@@ -13,7 +13,6 @@
 */
 #include "ms.h"
 #include "ms_int.h"
-#include "../targets/tg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,11 +179,6 @@ static void cc_argv(argv_t *cc) {
 }
 
 void ms_build_key(const char *src, const char *ldflags, const ms_opts *o, char key[33]) {
-  const tg_target *t = o->target ? tg_find(o->target) : NULL;
-  if (t && t->build_key) {
-    t->build_key(src, o->target, key);
-    return;
-  }
   if (o->device >= 0) {
     ms__cuda_key(src, o, key);
     return;

@@ -37,7 +37,6 @@
 #include "../targets/cuda/gd.h"
 #include "../targets/cuda/gk.h"
 #include "ms_int.h"
-#include "../targets/tg.h"
 
 #define MS_POISON_BITS 0x7149f2caU   /* 1.0e30f */
 
@@ -98,8 +97,6 @@ static int cuda_build(const char *src, const ms_opts *o, int maj, int min, char 
 
 void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_opts *o,
                  int jobs) {
-  const tg_target *t = o->target ? tg_find(o->target) : NULL;
-  if (t && t->measure) return;   /* a row that builds in its own measurement */
   int maj = 0, min = 0;
   if (o->device >= 0) arch_of(o, &maj, &min);
   if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);

@@ -32,7 +32,7 @@
 */
 #include "ms.h"
 #include "ms_int.h"
-#include "../targets/tg.h"
+#include "../targets/host/hw.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -608,8 +608,6 @@ static const char *log_excerpt(const char *log) {
 
 int ms_measure(ms_workload *w, const char *src, const char *ldflags,
                const ms_opts *o, ms_result *r) {
-  const tg_target *t = o->target ? tg_find(o->target) : NULL;
-  if (t && t->measure && src) return t->measure(w, src, o->target, o, r);
   if (w->k->device_reference) return ms__measure_cuda(w, src, o, r);
   memset(r, 0, sizeof *r);
   char ev[MS_MAXEV][MS_EVNAME];

@@ -36,7 +36,8 @@
 
 #include "../../common/rt.h"
 #include "../kn.h"
-#include "../tg.h"
+#include "../tg_backend.h"
+#include "../tg_desc.h"
 #include "../../measure/ms.h"
 #include "../../cost_model/cm.h"
 
@@ -75,16 +76,18 @@ int oc_list(oc_props *p, int max, rt_err *err);
 /* The properties of opencl:plat.dev (cached in this process). 0, or -1
 ** with err naming the instance and why. */
 int oc_props_get(int plat, int dev, oc_props *p, rt_err *err);
-/* The target's description and fingerprint (tg_target.describe). */
-int oc_describe(const char *instance, tg_desc *d, rt_err *err);
+/* The description's pairs of opencl:plat.dev (the row's describe; the
+** fingerprint is the table's, tg.h). */
+int oc_describe(int plat, int dev, tg_desc *d, rt_err *err);
 /* "PLATFORM PLATFORM_VERSION / driver DRIVER": the compiler identity. */
 const char *oc_compiler(const oc_props *p, char *buf, size_t cap);
 /* The build key of src on p (invariant 3): 32 hex digits. */
 void oc_build_key(const char *src, const oc_props *p, char key[33]);
 /* Problem-variable bindings of the device limits OpenCL spaces declare:
-** max_wg, max_local (bytes of local memory per work-group), cus; a
-** variable user_set binds is left out. Appended to out; 0 or -1 with err. */
-int oc_limit_bindings(const char *name, const char *user_set, rt_str *out, rt_err *err);
+** max_wg, max_local (bytes of local memory per work-group), cus, of
+** opencl:plat.dev; a variable user_set binds is left out (tg_binds).
+** Appended to out; 0 or -1 with err. */
+int oc_limit_bindings(int plat, int dev, const char *user_set, rt_str *out, rt_err *err);
 
 /* ---- Inside a child only (invariant 1): the loader ---- */
 #define CL_TARGET_OPENCL_VERSION 120
@@ -156,6 +159,9 @@ int oc_plan_parse(const char *src, int nbuf, oc_plan *p, rt_err *err);
 ** 0, or -1 for harness failures. */
 int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts *o,
                ms_result *r);
+/* Build n sources into the compile cache ahead of oc_measure, jobs build
+** children at a time (0: one per CPU); errors are left for oc_measure. */
+void oc_prebuild(const char *const *srcs, int n, int plat, int dev, const ms_opts *o, int jobs);
 /* The ceilings of opencl:plat.dev: peak FP32 FMA FLOP/s, global-memory
 ** read and copy bandwidth (bw[DRAM], dram_copy: bytes read + written),
 ** local-memory bandwidth (bw[L1]); [1] all compute units, [0] 0 (scaled),
@@ -165,13 +171,8 @@ int oc_bench(int plat, int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *
 /* The OpenCL C source of those microbenchmarks (for tests). */
 const char *oc_bench_source(void);
 
-/* ---- The row of the target table (oc_row.c: tg.h's hooks by instance) ---- */
-int oc_row_measure(ms_workload *w, const char *src, const char *instance, const ms_opts *o,
-                   ms_result *r);
-void oc_row_build_key(const char *src, const char *instance, char key[33]);
-const char *oc_row_compiler(const char *instance, char *buf, size_t cap);
-int oc_row_bench(const char *instance, const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
-int oc_row_instances(char (*names)[32], int max);
+/* ---- The row of the backend table (oc_backend.c) ---- */
+extern const tg_backend oc_backend;
 
 /* ---- The kernels (ok_*.c) ---- */
 extern const kn_kernel ok_reduction, ok_transpose;

@@ -2,7 +2,7 @@
 ** oc_cl.c -- the OpenCL runtime as rooftune reaches it (oc.h): the ICD
 ** loader opened with dlopen, entry points typed by the headers, target
 ** names, the devices' properties asked of a child (invariant 1), the
-** description and fingerprint, the compiler identity and build key, the
+** description, the compiler identity and build key, the
 ** device-limit bindings of the spaces, building a program, and the plan
 ** lines of generated source.
 */
@@ -340,18 +340,15 @@ static const char *bytes_text(double b, char *buf, size_t cap) {
   return buf;
 }
 
-int oc_describe(const char *instance, tg_desc *d, rt_err *err) {
-  int plat, dev;
-  if (oc_target_parse(instance, &plat, &dev)) {
-    rt_err_set(err, "'%s' is not an OpenCL target (expected opencl or opencl:P.D)", instance);
-    return -1;
-  }
+int oc_describe(int plat, int dev, tg_desc *d, rt_err *err) {
   oc_props p;
   if (oc_props_get(plat, dev, &p, err)) return -1;
   char b1[32], b2[32], comp[512];
   memset(d, 0, sizeof *d);
+  /* What makes timings comparable (the table hashes every pair): the
+  ** device, its size and clock, its memory, and the platform and driver
+  ** that compile for it. */
   tg_desc_add(d, "device", "%s", p.device);
-  tg_desc_add(d, "instance", "opencl:%d.%d", plat, dev);
   tg_desc_add(d, "platform", "%s", p.platform);
   tg_desc_add(d, "platform_version", "%s", p.platform_version);
   tg_desc_add(d, "vendor", "%s", p.vendor);
@@ -372,36 +369,17 @@ int oc_describe(const char *instance, tg_desc *d, rt_err *err) {
   tg_desc_add(d, "vector_float", "preferred %d, native %d", p.vec_float, p.native_vec_float);
   tg_desc_add(d, "timer_ns", "%llu", p.timer_ns);
   tg_desc_add(d, "compiler", "%s", oc_compiler(&p, comp, sizeof comp));
-  /* What makes timings comparable: the device, its size and clock, its
-  ** memory, and the platform and driver that compile for it. */
-  char fp[2048];
-  snprintf(fp, sizeof fp, "opencl|%s|%s|%s|%s|%s|%d|%d|%d|%.0f|%.0f|%.0f", p.platform,
-           p.platform_version, p.device, p.vendor, p.driver, p.cus, p.clock_mhz, p.max_wg,
-           p.global_mem, p.local_mem, p.global_cache);
-  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, fp, strlen(fp)), d->fingerprint);
   return 0;
 }
 
-/* Whether "VAR=" starts one of the comma-separated bindings of set. */
-static int binds(const char *set, const char *var) {
-  size_t n = strlen(var);
-  for (const char *p = set; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-    while (*p == ' ') p++;
-    if (!strncmp(p, var, n) && (p[n] == '=' || p[n] == ' ')) return 1;
-  }
-  return 0;
-}
-
-int oc_limit_bindings(const char *name, const char *user_set, rt_str *out, rt_err *err) {
-  int plat, dev;
-  if (oc_target_parse(name, &plat, &dev)) return 0;
+int oc_limit_bindings(int plat, int dev, const char *user_set, rt_str *out, rt_err *err) {
   oc_props p;
   if (oc_props_get(plat, dev, &p, err)) return -1;
   const struct { const char *var; long long val; } lim[] = {
     {"max_wg", p.max_wg}, {"max_local", (long long)p.local_mem}, {"cus", p.cus},
   };
   for (size_t i = 0; i < sizeof lim / sizeof *lim; i++)
-    if (!binds(user_set, lim[i].var))
+    if (!tg_binds(user_set, lim[i].var))
       rt_str_printf(out, "%s%s=%lld", out->s && out->s[0] ? "," : "", lim[i].var, lim[i].val);
   return 0;
 }

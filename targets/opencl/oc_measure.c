@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MS_POISON 1.0e30f
@@ -309,6 +310,83 @@ static void child_main(int fd, void *ctx) {
 
 /* ---- the parent ---- */
 
+/* The binary of src in the compile cache at path (cap bytes), built by a
+** build child unless there (*hit). MS_OK, or the status with r->msg. -1:
+** the harness failed (the cache folder, the child). */
+static int build_cached(const char *src, int plat, int dev, const oc_props *p, const ms_opts *o,
+                        char *path, size_t cap, int *hit, ms_result *r) {
+  char dir[PATH_MAX], key[33];
+  ms_cache_path(o->cache_dir, dir, sizeof dir);
+  oc_build_key(src, p, key);
+  snprintf(path, cap, "%s/%s.clbin", dir, key);
+  struct stat sb;
+  *hit = !stat(path, &sb) && sb.st_size > 0;
+  if (*hit) return MS_OK;
+  if (ms_mkdirs(dir)) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "compile cache: cannot make %.400s: %s", dir, strerror(errno));
+    return -1;
+  }
+  build_ctx b = {src, path, plat, dev};
+  build_rep *br = rt_calloc(1, sizeof *br);
+  ms_child_end end;
+  int rc = ms_run_child(build_child, &b, o->timeout > 120 ? o->timeout : 120, br, sizeof *br,
+                        &end);
+  if (rc) {
+    r->status = end.timed_out ? MS_TIMEOUT : MS_RUNTIME_ERROR;
+    ms_child_why(&end, "OpenCL compiler", r->msg, sizeof r->msg);
+    free(br);
+    return rc < 0 ? -1 : (int)r->status;
+  }
+  rc = br->status;
+  if (rc != MS_OK) {
+    r->status = (ms_status)rc;
+    snprintf(r->msg, sizeof r->msg, "%s%.490s", rc == MS_COMPILE_ERROR ? "compile error: " : "",
+             br->msg);
+  }
+  free(br);
+  return rc;
+}
+
+void oc_prebuild(const char *const *srcs, int n, int plat, int dev, const ms_opts *o, int jobs) {
+  oc_props p;
+  rt_err err = {0};
+  if (oc_props_get(plat, dev, &p, &err)) return;   /* measure says why */
+  if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  pid_t *kids = rt_calloc((size_t)jobs, sizeof *kids);
+  for (int i = 0, running = 0; i < n || running > 0;) {
+    if (i < n && running < jobs) {
+      pid_t pid = rt_fork(0, NULL, 0);
+      if (pid == 0) {   /* a child of ours that runs the build child */
+        char path[PATH_MAX + 64];
+        int hit;
+        ms_result r;
+        memset(&r, 0, sizeof r);
+        build_cached(srcs[i], plat, dev, &p, o, path, sizeof path, &hit, &r);
+        _exit(0);
+      }
+      i++;
+      if (pid < 0) continue;   /* measure builds it itself */
+      for (int j = 0; j < jobs; j++)
+        if (!kids[j]) {
+          kids[j] = pid;
+          break;
+        }
+      running++;
+      continue;
+    }
+    int st;
+    for (int j = 0; j < jobs; j++)   /* wait for our own children only */
+      if (kids[j] && rt_child_wait(kids[j], &st, 0) == kids[j]) {
+        kids[j] = 0;
+        running--;
+        break;
+      }
+  }
+  free(kids);
+}
+
 int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts *o,
                ms_result *r) {
   if (!src) return ms_measure(w, NULL, NULL, o, r);   /* the host reference */
@@ -330,38 +408,11 @@ int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts
     snprintf(r->msg, sizeof r->msg, "compile error: %.480s", err.msg);
     return 0;
   }
-  char dir[PATH_MAX], key[33], path[PATH_MAX + 64];
-  ms_cache_path(o->cache_dir, dir, sizeof dir);
-  oc_build_key(src, &p, key);
-  snprintf(path, sizeof path, "%s/%s.clbin", dir, key);
-  struct stat sb;
+  char path[PATH_MAX + 64];
   double t0 = rt_now();
-  r->cache_hit = !stat(path, &sb) && sb.st_size > 0;
-  if (!r->cache_hit) {
-    if (ms_mkdirs(dir)) {
-      r->status = MS_RUNTIME_ERROR;
-      snprintf(r->msg, sizeof r->msg, "compile cache: cannot make %.400s: %s", dir, strerror(errno));
-      return -1;
-    }
-    build_ctx b = {src, path, plat, dev};
-    build_rep br;
-    ms_child_end end;
-    int rc = ms_run_child(build_child, &b, o->timeout > 120 ? o->timeout : 120, &br, sizeof br,
-                          &end);
-    r->compile_s = rt_now() - t0;
-    if (rc) {
-      r->status = end.timed_out ? MS_TIMEOUT : MS_RUNTIME_ERROR;
-      ms_child_why(&end, "OpenCL compiler", r->msg, sizeof r->msg);
-      return rc < 0 ? -1 : 0;
-    }
-    if (br.status != MS_OK) {
-      r->status = (ms_status)br.status;
-      snprintf(r->msg, sizeof r->msg, "%s%.490s", br.status == MS_COMPILE_ERROR ?
-               "compile error: " : "", br.msg);
-      return 0;
-    }
-  }
+  int rc = build_cached(src, plat, dev, &p, o, path, sizeof path, &r->cache_hit, r);
   r->compile_s = rt_now() - t0;
+  if (rc) return rc < 0 ? -1 : 0;
   c.bin_path = path;
   ms__report rep;
   if (ms__run_worker(child_main, &c, o, &rep)) {
