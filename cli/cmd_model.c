@@ -78,9 +78,7 @@ static const model_cmd subcommands[] = {
    mc_accuracy, NULL, M_ACCURACY},
   {{"history", "[--db F] [--target T] [--fingerprint P] [--kernel K] [--json]",
     "the stored calibrations, oldest first"}, mc_history, NULL, M_HISTORY},
-  {{"roofline",
-    "[--db F] (--campaign ID | [--target T] [--fingerprint P] --kernel K [--set VAR=VAL,...])\n"
-    "       -o FILE.png|FILE.svg [--title T] [--data FILE.csv]",
+  {{"roofline", cmd_model_roofline_usage,
     "plot a campaign's schedules on the target's ceilings (PNG, SVG)"}, NULL, cmd_model_roofline, M_ROOFLINE},
   {{NULL, NULL, NULL}, NULL, NULL, 0},
 };
