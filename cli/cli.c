@@ -186,25 +186,29 @@ int cli_check_fingerprint(const char *arg, char *msg, size_t cap) {
   return -1;
 }
 
-const tg_target *cli_find_target(const cli_spec *s, const char *name, int *rc) {
-  const tg_target *t = tg_find(name);
-  if (t) return t;
+int cli_find_target(const cli_spec *s, const char *name, tg_target *t) {
+  rt_err err = {0};
+  if (!tg_resolve(name, t, &err)) return 0;
   const char *names[64];
   int n = 0;
-  for (const tg_target *u = tg_targets; u->name && n < 63; u++) names[n++] = u->name;
+  for (int i = 0; tg_backends[i] && n < 63; i++) names[n++] = tg_backends[i]->name;
   names[n] = NULL;
-  *rc = cli_unknown(s, "target", name, names, "rooftune targets lists them");
-  return NULL;
+  for (int i = 0; tg_backends[i]; i++) {   /* one of ours, malformed */
+    tg_target u;
+    rt_err e2 = {0};
+    if (tg_backends[i]->parse(name, &u, &e2) < 0) return cli_usage(s, "%s", e2.msg);
+  }
+  return cli_unknown(s, "target", name, names, "rooftune targets lists them");
 }
 
 const kn_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc) {
-  const tg_target *t = cli_find_target(s, target, rc);
-  if (!t) return NULL;
+  tg_target tt, *t = &tt;
+  if ((*rc = cli_find_target(s, target, t))) return NULL;
   const char *names[64];
   int n = 0;
   const kn_kernel *k = tg_kernel(t, kernel);
   if (k) return k;
-  for (int i = 0; t->kernels[i] && n < 63; i++) names[n++] = t->kernels[i]->name;
+  for (int i = 0; t->be->kernels[i] && n < 63; i++) names[n++] = t->be->kernels[i]->name;
   names[n] = NULL;
   const char *near = cli_suggest(kernel, names);
   *rc = cli_usage(s, "unknown kernel '%s' on target %s%s%s%s (rooftune kernels --target %s lists them)", kernel,

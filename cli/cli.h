@@ -77,11 +77,12 @@ int cli_check_set(const char *arg, char *msg, size_t cap);
 int cli_check_budget(const char *arg, char *msg, size_t cap);
 int cli_check_fingerprint(const char *arg, char *msg, size_t cap);
 
-/* The target (tg.h: "host", "cuda", "cuda:N") and the kernel template of
-** names given to command s: NULL after a usage error (an unknown target or
-** kernel, with "did you mean"), *rc set. */
+/* The target (tg.h: an instance name, resolved into *t) and the kernel
+** template of names given to command s: 0, or the exit code of a usage
+** error (an unknown or malformed target or kernel, with "did you mean");
+** cli_kernel: NULL after one, *rc set. */
 struct tg_target;
-const struct tg_target *cli_find_target(const cli_spec *s, const char *name, int *rc);
+int cli_find_target(const cli_spec *s, const char *name, struct tg_target *t);
 struct kn_kernel;
 const struct kn_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc);
 /* The strategy of a name: NULL after a usage error, *rc set. */

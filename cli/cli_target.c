@@ -144,7 +144,7 @@ int cli_data_target(db *d, const char *dbpath, const cli_target_req *q, cli_targ
     t->keys = s->keys, t->nkeys = s->nkeys;
     *s = (cand){0};
     tg_desc here;
-    t->here = tg_find(t->name) && !tg_describe(t->name, &here, &err) &&
+    t->here = !tg_describe_name(t->name, &here, &err) &&
               !strcmp(here.fingerprint, t->fingerprint);
   }
   for (int i = 0; i < c.n; i++) cand_free(&c.c[i]);

@@ -3,9 +3,9 @@
 ** FLOP/s per instruction class, bandwidth per memory level, one thread and
 ** all threads; cost_model/cm_bench.c measures them), stored with the
 ** target (name + fingerprint) in the database and reused until --force
-** measures again. Prints a table, or the stored JSON with --json. On a
-** CUDA target (cuda:N; "cuda" is cuda:0) the figures are one SM and all
-** SMs (cost_model/cm_bench_cuda.c).
+** measures again. Prints a table, or the stored JSON with --json. The
+** target's backend row measures them (tg_bench); on a GPU the figures are
+** one SM and all SMs.
 */
 #include <math.h>
 #include <stdio.h>
@@ -15,11 +15,11 @@
 
 #include "../cost_model/cm.h"
 #include "../db/db.h"
-#include "../targets/cuda/gd.h"
 #include "../targets/tg.h"
 #include "cli.h"
 
 typedef struct bench_args {
+  tg_target t;
   const char *target, *db_path;
   int json, quick, threads, force;
 } bench_args;
@@ -28,31 +28,30 @@ typedef struct bench_args {
 static int parse(int argc, char **argv, bench_args *a) {
   *a = (bench_args){.target = "host", .db_path = "rooftune.db"};
   const cli_opt opts[] = {
-    CLI_OPT_STRING("target", &a->target, "T", "the target: host (default) or cuda:N (cuda is cuda:0)"),
+    CLI_OPT_STRING("target", &a->target, "T", "the target (default host; rooftune targets lists them)"),
     CLI_OPT_STRING("db", &a->db_path, "F", "the database (default rooftune.db, created when missing)"),
     CLI_OPT_FLAG("json", &a->json, "the ceilings as JSON on stdout"),
-    CLI_OPT_FLAG("quick", &a->quick, "a short, coarse run (host: a sweep to 64 MiB; cuda: to\n"
+    CLI_OPT_FLAG("quick", &a->quick, "a short, coarse run (a CPU: a sweep to 64 MiB; a GPU: to\n"
                  "256 MiB; 10 ms points)"),
     CLI_OPT_INT("threads", &a->threads, "N", 1, 256, "threads of the multi-thread figures (default: every\n"
-                "CPU; host only)"),
+                "CPU; CPU targets only)"),
     CLI_OPT_FLAG("force", &a->force, "measure even when ceilings are stored"),
     CLI_OPT_END,
   };
   cli_spec spec = {
-    .cmd = "bench", .usage = "[--target host|cuda:N] [--db F] [--json] [--quick] [--threads N] [--force]",
+    .cmd = "bench", .usage = "[--target T] [--db F] [--json] [--quick] [--threads N] [--force]",
     .about = "Measure the target's ceilings -- peak FP32 FLOP/s of each instruction class and\n"
              "read bandwidth of each memory level, on one thread and on all -- and store them\n"
              "with the target in the database. Stored ceilings of the same target (name and\n"
              "fingerprint) are shown instead of measuring again, whatever --quick and\n"
-             "--threads say, unless --force is given. On cuda:N the figures are one SM and\n"
+             "--threads say, unless --force is given. On a GPU the figures are one SM and\n"
              "all SMs, and L1 is shared memory.",
     .opts = opts};
   int nop, rc = cli_parse(&spec, argc, argv, &nop);
   if (rc) return rc;
-  int dev = gd_target_device(a->target);
-  if (dev < 0 && !cli_find_target(&spec, a->target, &rc)) return rc;
-  if (dev >= 0 && a->threads)
-    return cli_usage(&spec, "--threads applies to the host only, not to '%s'", a->target);
+  if ((rc = cli_find_target(&spec, a->target, &a->t))) return rc;
+  if (a->t.be->gpu && a->threads)
+    return cli_usage(&spec, "--threads applies to CPU targets only, not to '%s'", a->target);
   return 0;
 }
 
@@ -127,19 +126,16 @@ int cmd_bench(int argc, char **argv) {
   bench_args a;
   int rc = parse(argc, argv, &a);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  int dev = gd_target_device(a.target);
-  if (dev < 0 && strcmp(a.target, "host"))
-    return cli_fail("bench", "no microbenchmarks for target '%s' yet: only host and cuda:N", a.target);
   tg_desc desc;
   rt_err err = {0};
-  if (tg_describe(a.target, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
+  if (tg_describe(&a.t, &desc, &err)) return cli_fail("bench", "%s: %s", a.target, err.msg);
   db *d = db_open(a.db_path, DB_CREATE, &err);   /* stores the ceilings */
   if (!d) return cli_fail("bench", "%s", err.msg);
   char *dj = tg_desc_json(&desc), *json = NULL, measured[32];
   int64_t target_id;
   cm_ceilings c;
   rc = EXIT_FAIL;
-  int found = db_begin(d, &err) || db_target_id(d, a.target, desc.fingerprint, dj, &target_id, &err) ||
+  int found = db_begin(d, &err) || db_target_id(d, a.t.name, desc.fingerprint, dj, &target_id, &err) ||
                       db_commit(d, &err)
                   ? -1
                   : a.force ? 0 : db_ceilings_get(d, target_id, &json, measured, &err);
@@ -163,8 +159,8 @@ int cmd_bench(int argc, char **argv) {
     if (a.quick) o.quick = 1, o.time_per_point = 0.01, o.repeats = 3;
     if (isatty(STDERR_FILENO))
       fprintf(stderr, "rooftune bench: measuring the ceilings of %s (%s)...\n", a.target,
-              a.quick ? "a few seconds" : dev >= 0 ? "under a minute" : "about a minute");
-    if (dev >= 0 ? cm_bench_cuda(dev, &o, &c, &err) : cm_bench_host(&o, &c, &err)) {
+              a.quick ? "a few seconds" : a.t.be->gpu ? "under a minute" : "about a minute");
+    if (tg_bench(&a.t, &o, &c, &err)) {
       cli_fail("bench", "%s", err.msg);
       goto out;
     }
@@ -175,7 +171,7 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   if (a.json) printf("%s\n", json);
-  else print_table(&c, a.target, desc.fingerprint, dev >= 0);
+  else print_table(&c, a.target, desc.fingerprint, a.t.be->gpu);
   rc = EXIT_OK;
 out:
   free(dj);

@@ -440,7 +440,7 @@ static int run(int argc, char **argv) {
   /* The host's fingerprint names the results folder. */
   tg_desc d;
   rt_err err = {0};
-  if (tg_describe("host", &d, &err)) return cli_fail("experiment", "%s", err.msg);
+  if (tg_describe_name("host", &d, &err)) return cli_fail("experiment", "%s", err.msg);
   char root[2048], script[4096], dir[4096], rel[256], exe[4096], absdir[PATH_MAX], absroot[PATH_MAX];
   rt_project_path(".", root, sizeof root);
   snprintf(rel, sizeof rel, "experiments/%s/run.sh", e->name);

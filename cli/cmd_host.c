@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "../measure/ms.h"
-#include "../targets/host/hk.h"
 #include "../targets/tg.h"
 #include "cli.h"
 
@@ -23,6 +22,7 @@ typedef struct hopts {
   const char *target, *kernel, *set, *config, *events;
   int json, counters;
   ms_opts ms;
+  tg_target t;                 /* target, resolved */
 } hopts;
 
 enum { H_MEASURE = 1, H_BASELINE = 2 };   /* the commands, as the rows' masks */
@@ -34,7 +34,7 @@ static int parse_hopts(int argc, char **argv, unsigned which, hopts *o) {
   ms_opts_default(&o->ms);
   o->target = "host";
   const cli_opt opts[] = {
-    CLI_OPT_STRING("target", &o->target, "T", "target (rooftune targets): host (default), cuda:N"),
+    CLI_OPT_STRING("target", &o->target, "T", "the target (default host; rooftune targets lists them)"),
     CLI_OPT_STRING("kernel", &o->kernel, "K", "kernel template (rooftune kernels)", .required = CLI_ALL),
     CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "problem variables of the workload", .check = cli_check_set),
     CLI_OPT_STRING("config", &o->config, "JSON", "the schedule, or 'default' for the space's defaults",
@@ -42,8 +42,8 @@ static int parse_hopts(int argc, char **argv, unsigned which, hopts *o) {
     CLI_OPT_FLAG("json", &o->json, "machine-readable output"),
     CLI_OPT_GROUP("harness options"),
     CLI_OPT_FLAG("counters", &o->counters, "also collect hardware counters (a separate run)"),
-    CLI_OPT_STRING("events", &o->events, "LIST", "counter events, comma-separated (PAPI names; CUPTI\n"
-                   "metric names on cuda:N); implies --counters"),
+    CLI_OPT_STRING("events", &o->events, "LIST", "counter events, comma-separated (the names of the\n"
+                   "target's counter source); implies --counters"),
     CLI_OPT_DOUBLE("ci", &o->ms.ci_target, "F", 0, 1, "stop timing when the 95% CI half-width of the\n"
                    "median is below this fraction of it (default 0.01)", .flags = CLI_OPEN_LO | CLI_OPEN_HI),
     CLI_OPT_DOUBLE("time-cap", &o->ms.time_cap, "S", 0, 0, "at most S seconds of timed repeats (default 2)",
@@ -73,18 +73,17 @@ static int parse_hopts(int argc, char **argv, unsigned which, hopts *o) {
   if (o->events) o->ms.events = o->events;
   o->counters = o->ms.counters = o->counters || o->events;
   if (!cli_kernel(&spec, o->target, o->kernel, &rc)) return rc;
-  o->ms.device = tg_device(o->target);
-  return 0;
+  return cli_find_target(&spec, o->target, &o->t);
 }
 
 /* Load the kernel's space with the bindings. NULL after reporting. */
-static sp_space *load_space(const kn_kernel *k, const char *target, const char *user_set,
+static sp_space *load_space(const kn_kernel *k, const tg_target *target, const char *user_set,
                             const char *cmd) {
   char path[4096];
   rt_err err = {0};
   char *set = tg_bindings(target, user_set, &err);
   if (!set) {
-    cli_fail(cmd, "%s: %s", target, err.msg);
+    cli_fail(cmd, "%s: %s", target->name, err.msg);
     return NULL;
   }
   sx_arena *arena = sx_arena_new();  /* the space copies what it keeps */
@@ -117,8 +116,7 @@ static void print_result(const char *what, int what_config, const kn_kernel *k, 
          gbs = t > 0 ? k->min_bytes(pb) / t * 1e-9 : 0;
   const char *why = NULL;
   if (o->counters && !r->counters) {
-    if (o->ms.device < 0) ms_counters_available(&why);
-    else why = r->msg[0] ? r->msg : "CUPTI returned no values";
+    if (tg_counters_available(&o->t, &why)) why = r->msg[0] ? r->msg : "the counters returned no values";
   }
   if (o->json) {
     jw w;
@@ -202,7 +200,7 @@ static int run_measure(const char *cmd, const char *what, int what_config, const
                        const kn_problem *pb, const char *src, const char *ldflags,
                        const hopts *o) {
   ms_result r;
-  int rc = ms_measure(w, src, ldflags, &o->ms, &r);
+  int rc = tg_measure(&o->t, w, src, ldflags, &o->ms, &r);
   if (rc) return cli_fail(cmd, "the harness failed: %s", r.msg);
   print_result(what, what_config, k, pb, &r, o);
   return r.status == MS_OK ? EXIT_OK : EXIT_FAIL;
@@ -214,8 +212,8 @@ int cmd_measure(int argc, char **argv) {
   hopts o;
   int rc = parse_hopts(argc, argv, H_MEASURE, &o);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  const kn_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
-  sp_space *sp = load_space(k, o.target, o.set, "measure");
+  const kn_kernel *k = tg_kernel(&o.t, o.kernel);
+  sp_space *sp = load_space(k, &o.t, o.set, "measure");
   if (!sp) return EXIT_FAIL;
   kn_problem pb;
   ms_workload *w = workload("measure", k, sp, &pb);
@@ -249,8 +247,8 @@ int cmd_baseline(int argc, char **argv) {
   hopts o;
   int rc = parse_hopts(argc, argv, H_BASELINE, &o);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  const kn_kernel *k = tg_kernel(tg_find(o.target), o.kernel);
-  sp_space *sp = load_space(k, o.target, o.set, "baseline");
+  const kn_kernel *k = tg_kernel(&o.t, o.kernel);
+  sp_space *sp = load_space(k, &o.t, o.set, "baseline");
   if (!sp) return EXIT_FAIL;
   kn_problem pb;
   ms_workload *w = workload("baseline", k, sp, &pb);
@@ -285,15 +283,18 @@ int cmd_targets(int argc, char **argv) {
   jw w;
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
-  for (const tg_target *t = tg_targets; t->name; t++) {
+  tg_target all[64];
+  int n = 0;
+  for (int b = 0; tg_backends[b]; b++) n += tg_backends[b]->list(all + n, 64 - n);
+  for (const tg_target *t = all; t < all + n; t++) {
     tg_desc d;
     rt_err err = {0};
-    const char *inst = strcmp(t->name, "cuda") ? t->name : "cuda:0";
-    int ok = t->describe(inst, &d, &err) == 0;
+    const char *inst = t->name;
+    int ok = tg_describe(t, &d, &err) == 0;
     if (json) {
       jw_begin(&w, '{');
       jw_key(&w, "name"); jw_str(&w, inst);
-      jw_key(&w, "summary"); jw_str(&w, t->summary);
+      jw_key(&w, "summary"); jw_str(&w, t->be->summary);
       jw_key(&w, "available"); jw_bool(&w, ok);
       if (ok) {
         jw_key(&w, "fingerprint"); jw_str(&w, d.fingerprint);
@@ -306,7 +307,7 @@ int cmd_targets(int argc, char **argv) {
       jw_end(&w, '}');
       continue;
     }
-    printf("%s -- %s\n", inst, t->summary);
+    printf("%s -- %s\n", inst, t->be->summary);
     if (!ok) {
       printf("  not available: %s\n", err.msg);
       continue;
@@ -331,13 +332,14 @@ int cmd_kernels(int argc, char **argv) {
                             "with --set)."};
   int rc = cli_parse(&spec, argc, argv, &nop);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  const tg_target *t = cli_find_target(&spec, target, &rc);
-  if (!t) return rc;
+  tg_target tt;
+  const tg_target *t = &tt;
+  if ((rc = cli_find_target(&spec, target, &tt))) return rc;
   jw w;
   jw_init(&w, stdout);
   if (json) jw_begin(&w, '[');
-  for (int i = 0; t->kernels[i]; i++) {
-    const kn_kernel *k = t->kernels[i];
+  for (int i = 0; t->be->kernels[i]; i++) {
+    const kn_kernel *k = t->be->kernels[i];
     char path[4096];
     json_error_t je;
     json_t *root = json_load_file(rt_project_path(k->space, path, sizeof path), 0, &je);

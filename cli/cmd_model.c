@@ -3,15 +3,16 @@
 ** line. predict and explain give a schedule's predicted time and its
 ** roofline breakdown (which bound limits it, what fraction of each ceiling
 ** it uses) next to what was measured; calibrate fits a kernel model's
-** coefficients to the measured trials of a target (with cachegrind or PAPI
-** counts for the byte terms) and stores them as a new version; accuracy
+** coefficients to the measured trials of a target (with the counted
+** traffic its backend row gives for the byte terms) and stores them as a new version; accuracy
 ** scores a version on held-out trials; history lists the versions;
 ** roofline draws a campaign on the target's ceilings (cmd_model_plot.c).
 ** One table lists the subcommands and the options each accepts. The target
 ** is the data's (cli_data_target): the one stored target holding the
 ** kernel's trials, or --fingerprint's; this machine only when the database
 ** holds no trials of the kernel (predict, explain, history). Ceilings are
-** measured, and PAPI counts, only when the target is this machine.
+** measured, and hardware counters count, only when the target is this
+** machine.
 */
 #include <jansson.h>
 #include <math.h>
@@ -90,12 +91,12 @@ static int check_kernel(const cli_spec *s, const char *target, const char *kerne
   if (target) return cli_kernel(s, target, kernel, &rc) ? 0 : rc;
   const char *names[128];
   int n = 0;
-  for (const tg_target *t = tg_targets; t->name; t++)
-    for (int i = 0; t->kernels[i]; i++) {
-      if (tg_kernel(t, kernel)) return 0;
+  for (int b = 0; tg_backends[b]; b++)
+    for (const kn_kernel *const *kk = tg_backends[b]->kernels; *kk; kk++) {
+      if (!strcmp((*kk)->name, kernel)) return 0;
       int dup = 0;
-      for (int k = 0; k < n; k++) dup |= !strcmp(names[k], t->kernels[i]->name);
-      if (!dup && n < 127) names[n++] = t->kernels[i]->name;
+      for (int k = 0; k < n; k++) dup |= !strcmp(names[k], (*kk)->name);
+      if (!dup && n < 127) names[n++] = (*kk)->name;
     }
   names[n] = NULL;
   return cli_unknown(s, "kernel", kernel, names, "rooftune kernels --target T lists them");
@@ -109,7 +110,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
   int64_t seed = 1;   /* stored in JSON as a signed integer */
   const cli_opt opts[] = {
     CLI_OPT_STRING("db", &o->db, "F", "the database (default rooftune.db)"),
-    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (host, cuda:N); default: any"),
+    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (rooftune targets); default: any"),
     CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "the stored target whose fingerprint starts with P\n"
                    "(default: the one target holding the kernel's trials;\nthis machine when the database "
                    "holds none: predict,\nexplain, history)", .check = cli_check_fingerprint),
@@ -125,7 +126,7 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
                    .flags = CLI_OPEN_HI, .mask = M_CALIBRATE),
     CLI_OPT_INT64("seed", &seed, "S", 0, 0, "seed of the held-out split (default 1)", .mask = M_CALIBRATE),
     CLI_OPT_INT("counters", &o->counters, "N", 0, 1000, "schedules whose cache traffic is counted for the\n"
-                "byte terms (PAPI, else cachegrind; default 6, 0: none)", .mask = M_CALIBRATE),
+                "byte terms (the target's counters, else a cache simulator; default 6,\n0: none)", .mask = M_CALIBRATE),
     CLI_OPT_FLAG("flush", &o->flush, "the trials were measured with --flush (cold caches)", .mask = M_ONE | M_FIT),
     CLI_OPT_FLAG("all", &o->all, "score on every trial, training trials included", .mask = M_ACCURACY),
     CLI_OPT_STRING("csv", &o->csv, "FILE", "every scored schedule: workload, configuration, measured\n"
@@ -147,7 +148,8 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
   cli_strv_free(&sets);
   if (rc) return rc;
   if (o->version && o->defaults) return cli_usage(&spec, "--version and --defaults exclude each other");
-  if (o->target && !cli_find_target(&spec, o->target, &rc)) return rc;
+  tg_target t;
+  if (o->target && (rc = cli_find_target(&spec, o->target, &t))) return rc;
   if (o->kernel && (c->bit & (M_ONE | M_FIT))) return check_kernel(&spec, o->target, o->kernel);
   return 0;
 }
@@ -158,7 +160,9 @@ typedef struct mctx {
   db *d;
   cli_target t;                /* the data's target, or this machine */
   int64_t target_id;           /* t.id */
-  const char *target;          /* t.name: "host", "cuda:N" */
+  const char *target;          /* t.name: an instance name */
+  tg_target tg;                /* target, resolved (tg.be NULL: a name no
+                               ** backend knows) */
   const kn_kernel *hk;
   const cm_kmodel *km;
   cm_ceilings ce;
@@ -173,9 +177,11 @@ static void mctx_close(mctx *m) {
 ** database: predict, explain and history where no stored target holds
 ** trials of the kernel. */
 static int live_target(mctx *m, const mopts *o, db_mode mode, rt_err *err) {
-  const char *name = o->target ? o->target : "host";
+  tg_target t;
+  if (tg_resolve(o->target ? o->target : "host", &t, err)) return -1;
+  const char *name = t.name;
   tg_desc desc;
-  if (tg_describe(name, &desc, err)) return -1;
+  if (tg_describe(&t, &desc, err)) return -1;
   char *dj = tg_desc_json(&desc);
   /* DB_READ: looked up, never registered (id 0: nothing stored of it) */
   int rc = mode == DB_READ ? db_target_find(m->d, name, desc.fingerprint, &m->t.id, err)
@@ -227,11 +233,12 @@ static int mctx_open(mctx *m, const mopts *o, const char *cmd, int need_kernel, 
     return rc;
   }
   m->target_id = m->t.id, m->target = m->t.name;
-  const tg_target *t = tg_find(m->target);
-  if (need_kernel && (!t || !(m->hk = tg_kernel(t, o->kernel))))
+  rt_err terr = {0};
+  if (tg_resolve(m->target, &m->tg, &terr)) m->tg.be = NULL;
+  if (need_kernel && (!m->tg.be || !(m->hk = tg_kernel(&m->tg, o->kernel))))
     rc = cli_fail(cmd, "kernel '%s' is not a kernel of target %s (rooftune kernels --target %s)",
-                  o->kernel, m->target, t ? t->name : "T");
-  else if (need_kernel && !(m->km = cm_kmodel_find_on(tg_device(m->target) >= 0 ? "cuda" : "host", o->kernel)))
+                  o->kernel, m->target, m->tg.be ? m->tg.name : "T");
+  else if (need_kernel && !(m->km = cm_kmodel_find_on(m->tg.be->model_family, o->kernel)))
     rc = cli_fail(cmd, "kernel %s has no cost model", o->kernel);
   else if (need_kernel && ceilings)
     rc = mctx_ceilings(m, o, cmd);
@@ -265,7 +272,7 @@ static int workload_id(mctx *m, const sp_space *sp, const kn_problem *pb, int64_
   return rc ? -1 : 0;
 }
 
-/* Counted traffic of a schedule (source "papi" or "cachegrind") into
+/* Counted traffic of a schedule (a counter source: tg_backend.traffic) into
 ** bytes[] (NAN where not counted): 1 found, 0 none, -1 error. */
 static int counted_of(mctx *m, int64_t wid, const char *hash, const char *source,
                       double bytes[CM_NLEVEL], rt_err *err) {
@@ -432,20 +439,19 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
              flops / ms.t * 1e-9, 100 * (p.time / ms.t - 1));
     else
       printf("measured   not in %s for target %s and this workload\n", o->db, m.target);
-    /* Counted: a warm PAPI run, one cold cachegrind run, or CUPTI on a
-    ** device after an L2 flush (as the campaign measured). */
-    static const char *const sources[] = {"papi", "cachegrind", "cupti"};
-    static const int cold[] = {0, 1, 1};
+    /* Counted: by any source of any backend (tg_backend.traffic: a warm
+    ** or a cold run); the counters table holds this target's only. */
     int64_t wid;
     char hash[33];
     db_config_hash(canon, hash);
     int have_wid = !workload_id(&m, sp, &pb, &wid, &err);
-    for (int si = 0; si < 3 && have_wid; si++) {
+    for (int b = 0; tg_backends[b] && have_wid; b++)
+      for (const tg_traffic *ts = tg_backends[b]->traffic; ts && ts->source; ts++) {
       double cb[CM_NLEVEL];
-      if (counted_of(&m, wid, hash, sources[si], cb, &err) != 1) continue;
+      if (counted_of(&m, wid, hash, ts->source, cb, &err) != 1) continue;
       cm_pred pc;
-      if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, cold[si], &pc, &err)) continue;
-      printf("counted    %s (%s run):", sources[si], cold[si] ? "one cold" : "a warm");
+      if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, ts->cold, &pc, &err)) continue;
+      printf("counted    %s (%s run):", ts->source, ts->cold ? "one cold" : "a warm");
       for (int l = 1; l < CM_NLEVEL; l++)
         if (isfinite(cb[l]))
           printf("  %s %.4g B (model %.4g)", cm_bound_name(CM_LEVEL(l)), cb[l], pc.w.bytes[l]);
@@ -587,8 +593,13 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
                          char *source, rt_err *err) {
   int n = 0;
   const char *why = NULL;
-  if (tg_device(m->target) >= 0) {   /* CUPTI's counts, stored by tune --counters */
-    strcpy(source, "cupti");
+  const char *src_name = m->tg.be->traffic_source(&m->tg, m->t.here, &why);
+  if (!src_name) {
+    rt_err_set(err, "%s", why);
+    return 0;
+  }
+  snprintf(source, 16, "%s", src_name);
+  if (!m->tg.be->traffic_count) {   /* counts stored by tune --counters only */
     int64_t wid;
     if (workload_id(m, ss->w[0].sp, &ss->w[0].pb, &wid, err)) return 0;
     for (int i = 0; i < ss->n && n < want; i++) {
@@ -596,20 +607,13 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
       if (counted_of(m, wid, ss->hash[i], source, out[n].bytes, err) != 1) continue;
       out[n++].idx = i;
     }
-    if (!n) rt_err_set(err, "no trial of the training set has CUPTI counts (tune --counters on "
-                       "the device)");
+    if (!n) rt_err_set(err, "no trial of the training set has %s counts (tune --counters on "
+                       "the target)", source);
     return n;
   }
-  /* PAPI counts this machine's caches: only for its own trials. Cachegrind
-  ** simulates the target's caches (capacities and ways of its stored
-  ** ceilings) on the code built here, so it counts for any host target. */
-  int papi = m->t.here && ms_counters_available(&why);
-  if (!papi && !cm_cachegrind_available(&why)) {
-    rt_err_set(err, "%s%s", m->t.here ? "no counters and no cachegrind here: " : "cachegrind is not "
-               "available (PAPI would count this machine, not the target's): ", why);
-    return 0;
-  }
-  strcpy(source, papi ? "papi" : "cachegrind");
+  /* The row counts now (tg_backend.traffic_count): a source counting this
+  ** machine's caches only for its own trials (traffic_source decides),
+  ** a simulating one with the target's stored cache geometry. */
   cm_machine mach;
   cm_machine_from_ceilings(&mach, &m->ce);
   mach.flush = 1;
@@ -626,8 +630,7 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
     int found = counted_of(m, wid, ss->hash[i], source, tr.bytes, err);
     if (found == 0) {
       char *src = m->hk->codegen(s->pb, s->sp, s->cfg);
-      int rc = papi ? cm_count_papi(m->hk, s->pb, src, &mo, &tr, err)
-                    : cm_count_cachegrind(m->hk, s->pb, src, &mach, mo.cache_dir, &tr, err);
+      int rc = m->tg.be->traffic_count(&m->tg, source, m->hk, s->pb, src, &mach, mo.cache_dir, &tr, err);
       free(src);
       if (!rc) {
         json_t *j = json_pack("{s:s}", "config", tr.config);
@@ -665,7 +668,7 @@ static int count_cb(void *ctx, const int *train, int want, tu_counted *out, char
                     rt_err *err) {
   count_ctx *c = ctx;
   int n = count_traffic(c->m, c->ss, train, want, out, source, err);
-  *cold = strcmp(source, "papi") != 0;   /* PAPI counts a warm run */
+  *cold = tg_traffic_cold(source);
   return n;
 }
 
@@ -682,7 +685,8 @@ static int mc_calibrate(const mopts *o, const char *cmd) {
   count_ctx cc = {&m, &ss};
   tu_cal_in in = {.km = m.km, .ce = &m.ce, .s = ss.s, .hash = (const char *const *)ss.hash, .n = ss.n,
                   .wl = spaces, .wl_key = keys, .nwl = ss.nw, .holdout = o->holdout, .seed = o->seed,
-                  .flush = o->flush, .counters = o->counters, .count = count_cb, .count_ctx = &cc};
+                  .flush = o->flush, .gpu = m.tg.be->gpu, .counters = o->counters, .count = count_cb,
+                  .count_ctx = &cc};
   tu_cal_out r = {0};
   char *cj = NULL;
   if ((rc = pick_coefs(&m, o, &in.before, cmd))) goto out;

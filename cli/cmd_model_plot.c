@@ -82,7 +82,7 @@ static int parse(int argc, char **argv, ropts *o) {
     CLI_OPT_INT64("campaign", &o->campaign, "ID", 1, 0, "the schedules of this campaign (on its target)"),
     CLI_OPT_STRING("kernel", &o->kernel, "K", "the schedules of every campaign of K's workload on the\n"
                    "one stored target holding K's trials"),
-    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (host, cuda:N)"),
+    CLI_OPT_STRING("target", &o->target, "T", "only stored targets named T (rooftune targets)"),
     CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "the stored target whose fingerprint starts with P\n"
                    "(needed when several targets hold K's trials)", .check = cli_check_fingerprint),
     CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "with --kernel: which workload (needed when there are\n"
@@ -244,12 +244,15 @@ static int load_points(roof *r) {
 /* Whether the ceilings are a GPU's (figures per SM; no L3). Ceilings
 ** stored before they carried the device's properties are known by the
 ** target's name. */
-static int is_gpu(const roof *r) { return r->ce.gpu.sms > 0 || tg_device(r->target) >= 0; }
+static int is_gpu(const roof *r) {
+  const tg_backend *b = tg_backend_of(r->target);
+  return r->ce.gpu.sms > 0 || (b && b->gpu);
+}
 
 /* The workload's flops and compulsory bytes from the host kernel with the
 ** key's problem variables. 0, or an exit code after reporting. */
 static int load_workload(roof *r) {
-  const kn_kernel *k = tg_kernel(tg_find(r->target), r->kernel);
+  const kn_kernel *k = tg_kernel_of(r->target, r->kernel);
   if (!k)
     return cli_fail(CMD, "kernel '%s' is not a kernel of %s: its flops and compulsory bytes are "
                     "unknown", r->kernel, r->target);

@@ -74,7 +74,7 @@ static int parse_ropts(int argc, char **argv, const cli_spec *which, ropts *o) {
     CLI_OPT_STRING("t4", &o->t4, "FILE", "a T4 results file (plain or .gz)"),
     CLI_OPT_STRING("db", &o->db, "F", "a rooftune database: the trials of --kernel and the workload\n"
                    "--set binds on the one stored target holding them (or\nof --campaign ID)"),
-    CLI_OPT_STRING("target", &o->target, "T", "with --db: only stored targets named T (host, cuda:N)"),
+    CLI_OPT_STRING("target", &o->target, "T", "with --db: only stored targets named T (rooftune targets)"),
     CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "with --db: the stored target whose fingerprint starts\n"
                    "with P (needed when several targets hold the trials)", .check = cli_check_fingerprint),
     CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel of --db's trials"),
@@ -112,7 +112,7 @@ static int parse_ropts(int argc, char **argv, const cli_spec *which, ropts *o) {
   o->seed = (uint64_t)seed;
   const cli_spec *s = which;
   o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && !o->fingerprint && o->target &&
-            tg_find(o->target);
+            tg_backend_of(o->target);
   if (o->live && !o->kernel) return cli_usage(s, "a live comparison needs --kernel K");
   if (!o->live && (o->reference || o->time_cap_set))
     return cli_usage(s, "--reference and --time-cap are for live comparisons (--target host)");
@@ -274,7 +274,7 @@ static int load_input_space(const ropts *o, const char *cmd, const char *target,
   const char *space = o->space;
   if (!space) {
     if (!target) target = "host";
-    const kn_kernel *k = o->kernel ? tg_kernel(tg_find(target), o->kernel) : NULL;
+    const kn_kernel *k = o->kernel ? tg_kernel_of(target, o->kernel) : NULL;
     if (!k) return cli_fail(cmd, "--space T1 is needed: '%s' is not a kernel of %s with a space of its own",
                             o->kernel ? o->kernel : "(no --kernel)", target);
     space = rt_project_path(k->space, path, sizeof path);
@@ -308,8 +308,8 @@ static void load_model(const ropts *o, const db_trial_filter *f, replay_in *in) 
   if (d && db_trials(d, f, first_campaign, &campaign, &err) >= 0 && campaign &&
       !db_campaign_get(d, campaign, &info, &err)) {
     kernel = info.kernel;
-    const char *kind = tg_device(info.target) >= 0 ? "cuda" : "host";
-    if (!(km = cm_kmodel_find_on(kind, kernel)) || !tg_kernel(tg_find(info.target), kernel)) {
+    const tg_backend *be = tg_backend_of(info.target);
+    if (!be || !(km = cm_kmodel_find_on(be->model_family, kernel)) || !tg_kernel_of(info.target, kernel)) {
       snprintf(in->why_no_model, sizeof in->why_no_model, "kernel %s has no cost model", kernel);
     } else {
       cm_ceilings ce;
@@ -372,8 +372,7 @@ static int load_input(const ropts *o, const char *cmd, replay_in *in) {
     sx_arena_free(arena);
   } else {
     /* the dtype of a template kernel of the data's target, else of imported data */
-    const tg_target *tt = tg_find(t.name);
-    const kn_kernel *k = o->kernel && tt ? tg_kernel(tt, o->kernel) : NULL;
+    const kn_kernel *k = o->kernel ? tg_kernel_of(t.name, o->kernel) : NULL;
     in->key = o->kernel ? db_workload_key(o->kernel, k ? k->dtype : DB_DEFAULT_DTYPE, in->sp) : NULL;
     db_trial_filter f = {.campaign = o->campaign, .target_id = o->campaign ? 0 : t.id,
                          .kernel = o->campaign ? NULL : o->kernel, .workload_key = o->campaign ? NULL : in->key};

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../targets/tg.h"
 #include "../tuner/tu.h"
 #include "cli.h"
 
@@ -30,8 +31,11 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
   o->seed = 1;
   *json = 0;
   int other = 0;   /* an option of the campaign's own (--resume takes them from it) */
+  char syn[160], target_help[256];
+  snprintf(target_help, sizeof target_help, "where to tune: %s (default host; rooftune targets)",
+           tg_syntaxes(syn, sizeof syn));
   const cli_opt opts[] = {
-    CLI_OPT_STRING("target", &o->target, "T", "where to tune: host (default) or cuda:N (rooftune targets)",
+    CLI_OPT_STRING("target", &o->target, "T", target_help,
                    .given = &other),
     CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel template (rooftune kernels); required unless\n"
                    "--resume", .given = &other),
@@ -63,8 +67,8 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
                    .flags = CLI_OPEN_LO, .given = &other),
     CLI_OPT_INT("min-reps", &o->ms.min_reps, "N", 1, 0, "at least N timed repeats (default 5)", .given = &other),
     CLI_OPT_FLAG("flush", &o->ms.flush_cache, "flush the caches between repeats", .given = &other),
-    CLI_OPT_FLAG("counters", &o->ms.counters, "also count every verified schedule (PAPI; CUPTI on\n"
-                 "cuda:N), stored per trial", .given = &other),
+    CLI_OPT_FLAG("counters", &o->ms.counters, "also count every verified schedule (the target's\n"
+                 "counter source), stored per trial", .given = &other),
     CLI_OPT_END,
   };
   rt_str epilog = {0};

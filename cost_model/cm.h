@@ -29,8 +29,9 @@
 **     level: its ceiling is 0), DRAM = bytes read plus bytes written
 **     (dram__bytes_read + dram__bytes_write: stores need no fill, and
 **     write-backs during the kernel cost it bandwidth).
-**  5. Models are per target kind: the host's ("host") and the CUDA
-**     target's ("cuda") share the kernel names; cm_kmodel_find_on picks.
+**  5. Models are per model family, which a backend row names
+**     (tg_backend.model_family): the CPU family ("cpu") and the GPU
+**     family ("gpu") share the kernel names; cm_kmodel_find_on picks.
 */
 #ifndef CM_H
 #define CM_H
@@ -220,7 +221,9 @@ typedef struct cm_kmodel {
   ** coefficients (byte-term factors, ...) at c->v[CM_C_EFF0 + neff ...]. */
   int (*work)(const kn_problem *pb, const sp_space *sp, const int *cfg,
               const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err);
-  const char *target;           /* target kind: "host" (NULL: "host"), "cuda" */
+  const char *family;           /* the model family it belongs to (a
+                                ** backend row's model_family): "cpu"
+                                ** (NULL: "cpu"), "gpu" */
 } cm_kmodel;
 
 /* ---- Reuse analysis of a loop nest (cm_nest.c), shared by the models ----
@@ -292,10 +295,10 @@ double cm_nest_footprint(const cm_nest *n, int line);
 
 /* The table of kernel models (cm_table.c), NULL-terminated. */
 extern const cm_kmodel *const cm_kmodels[];
-/* The model of kernel on target kind ("host", "cuda"; NULL: "host"), or
-** NULL if none. */
-const cm_kmodel *cm_kmodel_find_on(const char *target_kind, const char *kernel);
-const cm_kmodel *cm_kmodel_find(const char *kernel);  /* the host's */
+/* The model of kernel in a model family (tg_backend.model_family: "cpu",
+** "gpu"; NULL: "cpu"), or NULL if none. */
+const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel);
+const cm_kmodel *cm_kmodel_find(const char *kernel);  /* the CPU family's */
 extern const cm_kmodel cm_gemm, cm_conv2d, cm_stencil, cm_transpose,
     cm_reduction;
 /* The CUDA target's (cm_gpu_gemm.c, cm_gpu_mem.c). */

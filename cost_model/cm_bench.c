@@ -17,7 +17,7 @@
 ** Also the JSON text of cm_ceilings and its parser.
 */
 #include "cm.h"
-#include "../targets/tg.h"
+#include "../targets/host/hw.h"
 
 #include <errno.h>
 #include <gsl/gsl_sort.h>

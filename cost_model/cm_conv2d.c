@@ -393,7 +393,7 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_conv2d = {
   .kernel = "conv2d",
-  .target = "host",
+  .family = "cpu",
   .neff = NEFF,
   .eff_names = cv_eff,
   .ncoef = NCOEF,

@@ -46,7 +46,7 @@
 */
 #include "cm.h"
 #include "../measure/ms.h"
-#include "../targets/tg.h"
+#include "../targets/host/hw.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -166,7 +166,7 @@ static int gemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_gemm = {
   .kernel = "gemm",
-  .target = "host",
+  .family = "cpu",
   .neff = NEFF,
   .eff_names = gemm_eff,
   .ncoef = NCOEF,

@@ -310,7 +310,7 @@ static int ggemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_gpu_gemm = {
   .kernel = "gemm",
-  .target = "cuda",
+  .family = "gpu",
   .neff = NEFF,
   .eff_names = gg_eff,
   .ncoef = NCOEF,

@@ -169,14 +169,14 @@ static int st_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 }
 
 const cm_kmodel cm_gpu_reduction = {
-  .kernel = "reduction", .target = "cuda", .neff = NEFF, .eff_names = mem_eff_names,
+  .kernel = "reduction", .family = "gpu", .neff = NEFF, .eff_names = mem_eff_names,
   .ncoef = NCOEF, .coefs = mem_coefs, .work = red_work,
 };
 const cm_kmodel cm_gpu_transpose = {
-  .kernel = "transpose", .target = "cuda", .neff = NEFF, .eff_names = mem_eff_names,
+  .kernel = "transpose", .family = "gpu", .neff = NEFF, .eff_names = mem_eff_names,
   .ncoef = NCOEF, .coefs = mem_coefs, .work = tr_work,
 };
 const cm_kmodel cm_gpu_stencil = {
-  .kernel = "stencil", .target = "cuda", .neff = NEFF, .eff_names = mem_eff_names,
+  .kernel = "stencil", .family = "gpu", .neff = NEFF, .eff_names = mem_eff_names,
   .ncoef = NCOEF, .coefs = mem_coefs, .work = st_work,
 };

@@ -3,8 +3,9 @@
 ** (cm.h, invariant 2), the helpers the kernel models share, and their
 ** coefficient defaults (the table of kernel models is cm_table.c, so that
 ** the models calling these helpers form no circle with it). A kernel model
-** says how much work a schedule does at each level; this file turns that work into time with the target's measured
-** ceilings and the model's coefficients, and names the limiting bound.
+** says how much work a schedule does at each level; this file turns that
+** work into time with the target's measured ceilings and the model's
+** coefficients, and names the limiting bound.
 */
 #include <math.h>
 #include <string.h>

@@ -138,7 +138,7 @@ static int red_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_reduction = {
   .kernel = "reduction",
-  .target = "host",
+  .family = "cpu",
   .neff = NEFF,
   .eff_names = red_eff,
   .ncoef = NCOEF,

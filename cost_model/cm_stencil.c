@@ -382,7 +382,7 @@ static int st_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_stencil = {
   .kernel = "stencil",
-  .target = "host",
+  .family = "cpu",
   .neff = NEFF,
   .eff_names = st_eff,
   .ncoef = NCOEF,

@@ -34,8 +34,8 @@ int cm_ceilings_load(db *d, int64_t target_id, const char *target, int measure,
           "(rooftune bench; they are kept for next time)\n");
   cm_bench_opts o;
   cm_bench_opts_default(&o);
-  int dev = tg_device(target);
-  if (dev >= 0 ? cm_bench_cuda(dev, &o, ce, err) : cm_bench_host(&o, ce, err)) return -1;
+  tg_target t;
+  if (tg_resolve(target, &t, err) || tg_bench(&t, &o, ce, err)) return -1;
   json = cm_ceilings_json(ce);
   int rc = db_ceilings_put(d, target_id, ce->measured, json, NULL, err);
   free(json);
@@ -67,7 +67,9 @@ int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_
 
 cm_tmodel *cm_tmodel_open(db *d, int64_t target_id, const char *target, const char *kernel,
                           const kn_problem *pb, const sp_space *sp, int flush, rt_err *err) {
-  const cm_kmodel *k = cm_kmodel_find_on(tg_device(target) >= 0 ? "cuda" : "host", kernel);
+  tg_target t;
+  if (tg_resolve(target, &t, err)) return NULL;
+  const cm_kmodel *k = cm_kmodel_find_on(t.be->model_family, kernel);
   cm_ceilings ce;
   cm_coefs c;
   if (!k) {

@@ -1,6 +1,6 @@
 /*
 ** cm_table.c -- the table of kernel models: every model rooftune knows, one
-** row per kernel and target kind, and the lookup by kernel and target.
+** row per kernel and model family, and the lookup by kernel and family.
 ** Adding a model: write cm_NAME.c exposing one `const cm_kmodel`, declare
 ** it in cm.h, add one row here, and test it in tests/.
 */
@@ -21,13 +21,13 @@ const cm_kmodel *const cm_kmodels[] = {
   NULL,
 };
 
-const cm_kmodel *cm_kmodel_find_on(const char *target_kind, const char *kernel) {
-  if (!target_kind) target_kind = "host";
+const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel) {
+  if (!family) family = "cpu";
   for (int i = 0; cm_kmodels[i]; i++)
     if (!strcmp(cm_kmodels[i]->kernel, kernel) &&
-        !strcmp(cm_kmodels[i]->target ? cm_kmodels[i]->target : "host", target_kind))
+        !strcmp(cm_kmodels[i]->family ? cm_kmodels[i]->family : "cpu", family))
       return cm_kmodels[i];
   return NULL;
 }
 
-const cm_kmodel *cm_kmodel_find(const char *kernel) { return cm_kmodel_find_on("host", kernel); }
+const cm_kmodel *cm_kmodel_find(const char *kernel) { return cm_kmodel_find_on("cpu", kernel); }

@@ -229,7 +229,7 @@ static int tr_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 
 const cm_kmodel cm_transpose = {
   .kernel = "transpose",
-  .target = "host",
+  .family = "cpu",
   .neff = 0,
   .eff_names = NULL,
   .ncoef = NCOEF,

@@ -179,6 +179,8 @@ void ms_stats_compute(double *x, int n, ms_stats *st);
 ** Returns the number of names, or -1 with err set. */
 int ms_counters_available(const char **why);
 int ms_parse_events(const char *list, char names[][MS_EVNAME], int max, rt_err *err);
+/* The default events (PAPI's), NULL-terminated. */
+extern const char *const ms_counters_default_events[];
 /* Count events names[0..nev-1] over one call fn(ctx) in this process
 ** (initialises PAPI; the worker child calls it). 0: vals filled; -1: err. */
 int ms_counters_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx),

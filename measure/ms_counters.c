@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const default_events[] = {
+const char *const ms_counters_default_events[] = {
   "PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_TCM", "PAPI_L3_TCM",
-  "PAPI_SP_OPS",
+  "PAPI_SP_OPS", NULL,
 };
 
 /* PAPI_library_init, accepting an already initialised library. */
@@ -77,9 +77,9 @@ int ms_counters_available(const char **why) {
 
 int ms_parse_events(const char *list, char names[][MS_EVNAME], int max, rt_err *err) {
   if (!list) {
-    int n = (int)(sizeof default_events / sizeof *default_events);
-    if (n > max) n = max;
-    for (int i = 0; i < n; i++) snprintf(names[i], MS_EVNAME, "%s", default_events[i]);
+    int n = 0;
+    for (; ms_counters_default_events[n] && n < max; n++)
+      snprintf(names[n], MS_EVNAME, "%s", ms_counters_default_events[n]);
     return n;
   }
   int n = 0;

@@ -32,7 +32,7 @@
 */
 #include "ms.h"
 #include "ms_int.h"
-#include "../targets/tg.h"
+#include "../targets/host/hw.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 ROOMS = ["common", "search_spaces", "tuner", "cost_model", "measure", "db", "targets", "cli"]
-BACKEND_WORDS = re.compile(r"\bgd_\w+|cuda|cupti|opencl|\bcl[A-Z]\w+|device >= 0|\bhw_\w+|\bgk_\w+|\bpapi\b|PAPI_", re.I)
+BACKEND_WORDS = re.compile(r"\bgd_\w+|cuda|cupti|opencl|(?-i:\bcl[A-Z]\w+)|device >= 0|\bhw_\w+|\bgk_\w+|\bpapi\b|PAPI_", re.I)
 
 
 def node_of(path):

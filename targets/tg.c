@@ -1,117 +1,144 @@
 /*
-** tg.c -- the target table, target names and instances, the device-limit
-** bindings of a target's spaces, and the key/value description helpers.
+** tg.c -- the targets as the rest of rooftune sees them: a name resolved
+** through the rows of tg_backends[] (tg_table.c), the description and its
+** fingerprint (one recipe: tg.h), and the thin calls that hand an
+** instance to its row.
 */
 #include "tg.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
+#include "kn.h"
 
-#include "cuda/gd.h"
-#include "cuda/gk.h"
-#include "host/hk.h"
-
-static int host_describe(const char *instance, tg_desc *d, rt_err *err) {
-  (void)instance;
-  return hw_describe(d, err);
+int tg_resolve(const char *name, tg_target *t, rt_err *err) {
+  memset(t, 0, sizeof *t);
+  for (int i = 0; tg_backends[i]; i++) {
+    int rc = tg_backends[i]->parse(name, t, err);
+    if (rc < 0) return -1;
+    if (rc > 0) {
+      t->be = tg_backends[i];
+      return 0;
+    }
+  }
+  char syn[256];
+  rt_err_set(err, "unknown target '%s': expected %s (rooftune targets lists them)", name,
+             tg_syntaxes(syn, sizeof syn));
+  return -1;
 }
 
-static int cuda_describe(const char *instance, tg_desc *d, rt_err *err) {
-  int dev = gd_target_device(instance);
-  if (dev < 0) dev = 0;
-  return gd_describe(dev, d, err);
-}
-
-const tg_target tg_targets[] = {
-  {"host", "the host CPU: C kernels compiled with the system compiler", host_describe, hk_kernels},
-  {"cuda", "NVIDIA GPUs through the CUDA driver: CUDA C++ compiled with NVRTC (cuda:N)",
-   cuda_describe, gk_kernels},
-  {NULL, NULL, NULL, NULL},
-};
-
-const tg_target *tg_find(const char *name) {
-  if (gd_target_device(name) >= 0) return &tg_targets[1];
-  for (const tg_target *t = tg_targets; t->name; t++)
-    if (!strcmp(t->name, name)) return t;
+const tg_backend *tg_backend_find(const char *name) {
+  for (int i = 0; tg_backends[i]; i++)
+    if (!strcmp(tg_backends[i]->name, name)) return tg_backends[i];
   return NULL;
 }
 
 const kn_kernel *tg_kernel(const tg_target *t, const char *name) {
-  for (int i = 0; t && t->kernels[i]; i++)
-    if (!strcmp(t->kernels[i]->name, name)) return t->kernels[i];
+  for (int i = 0; t && t->be && t->be->kernels[i]; i++)
+    if (!strcmp(t->be->kernels[i]->name, name)) return t->be->kernels[i];
   return NULL;
 }
 
-int tg_device(const char *name) { return gd_target_device(name); }
-
-int tg_describe(const char *name, tg_desc *d, rt_err *err) {
-  const tg_target *t = tg_find(name);
-  if (!t) {
-    rt_err_set(err, "unknown target '%s' (rooftune targets lists them)", name);
-    return -1;
-  }
-  return t->describe(name, d, err);
+const tg_backend *tg_backend_of(const char *name) {
+  tg_target t;
+  rt_err err = {0};
+  return tg_resolve(name, &t, &err) ? NULL : t.be;
 }
 
-/* Whether "VAR=" starts one of the comma-separated bindings of set. */
-static int binds(const char *set, const char *var) {
-  size_t n = strlen(var);
-  for (const char *p = set; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
-    while (*p == ' ') p++;
-    if (!strncmp(p, var, n) && (p[n] == '=' || p[n] == ' ')) return 1;
+const kn_kernel *tg_kernel_of(const char *target, const char *kernel) {
+  tg_target t;
+  rt_err err = {0};
+  return tg_resolve(target, &t, &err) ? NULL : tg_kernel(&t, kernel);
+}
+
+const char *tg_syntaxes(char *buf, size_t cap) {
+  buf[0] = 0;
+  for (int i = 0; tg_backends[i]; i++)
+    snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? ", " : "", tg_backends[i]->syntax);
+  return buf;
+}
+
+/* The fingerprint of d (the recipe at the top of tg.h) into out. */
+static void fingerprint_of(const tg_desc *d, char out[33]) {
+  rt_hash h = RT_HASH_INIT;
+  for (int i = 0; i < d->n; i++) {
+    h = rt_hash_bytes(h, d->key[i], strlen(d->key[i]));
+    h = rt_hash_bytes(h, "=", 1);
+    h = rt_hash_bytes(h, d->val[i], strlen(d->val[i]) + 1);
+  }
+  rt_hash_hex(h, out);
+}
+
+int tg_describe(const tg_target *t, tg_desc *d, rt_err *err) {
+  memset(d, 0, sizeof *d);
+  if (t->be->describe(t, d, err)) return -1;
+  fingerprint_of(d, d->fingerprint);
+  const char *env = t->be->test_fingerprint_env;
+  const char *forced = env ? getenv(env) : NULL;
+  if (forced && *forced) {   /* test-only: tg_backend.h */
+    size_t n = strspn(forced, "0123456789abcdef");
+    if (n != 32 || forced[n]) {
+      rt_err_set(err, "%s: expected 32 lower-case hex digits, got '%.40s' (a test-only override)",
+                 env, forced);
+      return -1;
+    }
+    tg_desc_add(d, "fingerprint_override", "%s (test-only; measured %s)", env, d->fingerprint);
+    snprintf(d->fingerprint, sizeof d->fingerprint, "%s", forced);
   }
   return 0;
 }
 
-int tg_limit_bindings(const char *name, const char *user_set, rt_str *out, rt_err *err) {
-  int dev = gd_target_device(name);
-  if (dev < 0) return 0;
-  gd_props p;
-  if (gd_props_get(dev, &p, err)) return -1;
-  const struct { const char *var; int val; } lim[] = {
-    {"max_threads", p.max_threads_block}, {"max_smem", p.smem_block_optin},
-    {"regs_block", p.regs_block}, {"sms", p.sms},
-  };
-  for (size_t i = 0; i < sizeof lim / sizeof *lim; i++)
-    if (!binds(user_set, lim[i].var))
-      rt_str_printf(out, "%s%s=%d", out->s && out->s[0] ? "," : "", lim[i].var, lim[i].val);
-  return 0;
+int tg_describe_name(const char *name, tg_desc *d, rt_err *err) {
+  tg_target t;
+  if (tg_resolve(name, &t, err)) return -1;
+  return tg_describe(&t, d, err);
 }
 
-char *tg_bindings(const char *name, const char *user_set, rt_err *err) {
+const char *tg_compiler(const tg_target *t, char *buf, size_t cap) {
+  return t->be->compiler(t, buf, cap);
+}
+
+void tg_build_key(const tg_target *t, const char *src, const char *ldflags, const struct ms_opts *o,
+                  char key[33]) {
+  t->be->build_key(t, src, ldflags, o, key);
+}
+
+void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char *ldflags,
+                 const struct ms_opts *o, int jobs) {
+  t->be->prebuild(t, srcs, n, ldflags, o, jobs);
+}
+
+int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,
+               const struct ms_opts *o, struct ms_result *r) {
+  return t->be->measure(t, w, src, ldflags, o, r);
+}
+
+int tg_counters_available(const tg_target *t, const char **why) {
+  return t->be->counters_available(t, why);
+}
+
+int tg_bench(const tg_target *t, const struct cm_bench_opts *o, struct cm_ceilings *c, rt_err *err) {
+  return t->be->bench(t, o, c, err);
+}
+
+int tg_traffic_cold(const char *source) {
+  for (int i = 0; tg_backends[i]; i++)
+    for (const tg_traffic *s = tg_backends[i]->traffic; s && s->source; s++)
+      if (!strcmp(s->source, source)) return s->cold;
+  return 1;
+}
+
+int tg_limit_bindings(const tg_target *t, const char *user_set, rt_str *out, rt_err *err) {
+  return t->be->limit_bindings ? t->be->limit_bindings(t, user_set, out, err) : 0;
+}
+
+char *tg_bindings(const tg_target *t, const char *user_set, rt_err *err) {
   rt_str s = {0};
   rt_str_printf(&s, "%s", user_set ? user_set : "");
-  if (tg_limit_bindings(name, user_set, &s, err)) {
+  if (tg_limit_bindings(t, user_set, &s, err)) {
     free(s.s);
     return NULL;
   }
   return s.s;
-}
-
-void tg_desc_add(tg_desc *d, const char *key, const char *fmt, ...) {
-  if (d->n == TG_MAXKV) return;
-  snprintf(d->key[d->n], sizeof d->key[0], "%s", key);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(d->val[d->n], sizeof d->val[0], fmt, ap);
-  va_end(ap);
-  d->n++;
-}
-
-const char *tg_desc_get(const tg_desc *d, const char *key) {
-  for (int i = 0; i < d->n; i++)
-    if (!strcmp(d->key[i], key)) return d->val[i];
-  return "";
-}
-
-char *tg_desc_json(const tg_desc *d) {
-  json_t *j = json_object();
-  for (int i = 0; i < d->n; i++) json_object_set_new(j, d->key[i], json_string(d->val[i]));
-  char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  json_decref(j);
-  return s;
 }

@@ -1,82 +1,71 @@
 /*
-** tg.h -- the target table: where code can run. Each target describes
-** itself as ordered key/value pairs (hardware, toolchain) plus a
-** fingerprint that identifies results measured on it, and lists its kernel
-** templates. The host CPU is the first target; "cuda" is the CUDA GPUs,
-** one instance per device ("cuda:0", ...; "cuda" means "cuda:0").
+** tg.h -- the targets: where code can run. One table of backends
+** (tg_table.c: tg_backends[], one row per backend, tg_backend.h), and the
+** calls the rest of rooftune makes: resolve a name into an instance
+** ("host", "cuda:1", "opencl:0.0"), describe it, and thin tg_* calls that
+** go to its row (measure, build key, ceilings, counters, limits).
+** Nothing outside targets/ names a backend: callers ask the row.
+**
+** The fingerprint (one recipe for every backend, tg_describe): FNV-1a 128
+** (rt_hash) of every "key=value" pair of the description, each followed by
+** its NUL, in order. The host's is recipe 2 of hw.c unchanged (its
+** databases keep matching). The CUDA fingerprint changed with it (it was
+** a hash of "cuda|name|cc|sms|clock|memory|driver|nvrtc"; now every pair of
+** its description): a CUDA database recorded before is a different target
+** to a new campaign, but commands on recorded data take the target from
+** the data (cli_data_target), so old databases still read.
 */
 #ifndef TG_H
 #define TG_H
 
 #include "../common/rt.h"
+#include "tg_backend.h"
+#include "tg_desc.h"
 
-#define TG_MAXKV 32
+extern const tg_backend *const tg_backends[];   /* NULL-terminated */
 
-typedef struct tg_desc {
-  int n;
-  char key[TG_MAXKV][32];
-  char val[TG_MAXKV][256];
-  char fingerprint[33];   /* hex hash of what makes results comparable
-                          ** (the host's recipe: hw_describe) */
-} tg_desc;
-
-struct kn_kernel;
-typedef struct tg_target {
-  const char *name;       /* "host", "cuda" */
-  const char *summary;
-  /* Describe instance (the name as given: "host", "cuda:1"); -1 with err
-  ** when it is not available here. */
-  int (*describe)(const char *instance, tg_desc *d, rt_err *err);
-  const struct kn_kernel *const *kernels;   /* NULL-terminated */
-} tg_target;
-
-extern const tg_target tg_targets[];        /* ends with a NULL name */
-/* The target of a name ("host", "cuda", "cuda:N"); NULL if unknown. */
-const tg_target *tg_find(const char *name);
-/* Kernel template name of target t; NULL if it has none of that name. */
+/* Resolve name ("host", "cuda", "cuda:N", ...) into *t through the rows
+** (does not ask the hardware). 0, or -1 with err: unknown (the message
+** lists the syntaxes), or malformed. */
+int tg_resolve(const char *name, tg_target *t, rt_err *err);
+/* The row of backend name ("host", "cuda"), or NULL. */
+const tg_backend *tg_backend_find(const char *name);
+/* Kernel template name of t's backend; NULL if it has none of that name
+** (t NULL: none). */
 const struct kn_kernel *tg_kernel(const tg_target *t, const char *name);
-/* The CUDA device ordinal of a target name; -1 for the host (ms_opts.device). */
-int tg_device(const char *name);
-/* Describe the target named name (an instance); -1 with err. */
-int tg_describe(const char *name, tg_desc *d, rt_err *err);
-/* Problem-variable bindings "VAR=VAL,..." for the device limits a space of
-** this target declares (max_threads, max_smem, regs_block, sms on CUDA),
-** from the device, leaving out any variable user_set binds; appended to
-** out (comma-separated), which is returned. Host: nothing. 0, or -1 with
-** err when the device cannot be asked. */
-int tg_limit_bindings(const char *name, const char *user_set, rt_str *out, rt_err *err);
+/* The row of instance name, or NULL when no row parses it. */
+const tg_backend *tg_backend_of(const char *name);
+/* Kernel template kernel of the target named target; NULL if either is
+** unknown. */
+const struct kn_kernel *tg_kernel_of(const char *target, const char *kernel);
+/* "host, cuda:N, ..." (the rows' syntaxes) into buf, returned. */
+const char *tg_syntaxes(char *buf, size_t cap);
+
+/* Describe t: the row's pairs and the fingerprint (recipe above; the
+** row's test_fingerprint_env overrides it, adding the pair
+** fingerprint_override). -1 with err. */
+int tg_describe(const tg_target *t, tg_desc *d, rt_err *err);
+/* tg_resolve then tg_describe. */
+int tg_describe_name(const char *name, tg_desc *d, rt_err *err);
+
+/* The row's operations (tg_backend.h says what each does). */
+const char *tg_compiler(const tg_target *t, char *buf, size_t cap);
+void tg_build_key(const tg_target *t, const char *src, const char *ldflags,
+                  const struct ms_opts *o, char key[33]);
+void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char *ldflags,
+                 const struct ms_opts *o, int jobs);
+int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,
+               const struct ms_opts *o, struct ms_result *r);
+int tg_counters_available(const tg_target *t, const char **why);
+int tg_bench(const tg_target *t, const struct cm_bench_opts *o, struct cm_ceilings *c,
+             rt_err *err);
+/* Whether the counts of traffic source are of one cold run (any row's
+** traffic[]); 1 for a source no row names. */
+int tg_traffic_cold(const char *source);
+/* Appends t's limit bindings to out (tg_backend.limit_bindings). */
+int tg_limit_bindings(const tg_target *t, const char *user_set, rt_str *out, rt_err *err);
 /* user_set (may be NULL) followed by the limit bindings: the --set text a
-** space of target name is loaded with (caller frees); NULL with err. */
-char *tg_bindings(const char *name, const char *user_set, rt_err *err);
-void tg_desc_add(tg_desc *d, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-const char *tg_desc_get(const tg_desc *d, const char *key); /* "" if absent */
-/* The description as a JSON object of its key/value pairs, in order
-** (caller frees). */
-char *tg_desc_json(const tg_desc *d);
-
-/* The host CPU (targets/host/hw.c): model, cpus (online), usable_cpus
-** (this process's affinity), cores, numa_nodes, isa, simd_bits, the
-** data/unified caches (L1d, L2, L3: size and sharing CPUs), compiler,
-** cflags. Its fingerprint is the FNV-1a 128 of every "key=value" pair in
-** that order (recipe 2; hw.c says what changed). TEST-ONLY: the
-** environment variable ROOFTUNE_TEST_HOST_FINGERPRINT (32 lower-case hex
-** digits) replaces the fingerprint (-1 with err for another value). */
-int hw_describe(tg_desc *d, rt_err *err);
-
-/* One of cpu0's caches as sysfs lists it (the text as sysfs writes it,
-** and parsed: bytes 0 when unreadable, ways 0 when unknown). */
-typedef struct hw_cache {
-  int level;                 /* 1, 2, 3, ... */
-  int instruction;           /* 1: an instruction cache */
-  char type[16], size[16], shared[64];   /* "Data", "48K", "0-1" */
-  double bytes;
-  int ways;
-  int sharers;               /* CPUs in shared (at least 1) */
-} hw_cache;
-/* cpu0's caches in sysfs index order, at most max into c; how many. */
-int hw_caches(hw_cache *c, int max);
-/* The data or unified (instr: the instruction) cache of a level, or NULL. */
-const hw_cache *hw_cache_find(const hw_cache *c, int n, int level, int instr);
+** space of t is loaded with (caller frees); NULL with err. */
+char *tg_bindings(const tg_target *t, const char *user_set, rt_err *err);
 
 #endif

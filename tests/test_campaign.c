@@ -131,7 +131,7 @@ typedef struct fx {
   volatile sig_atomic_t stop;
 } fx;
 
-static const kn_kernel *reduction(void) { return tg_kernel(tg_find("host"), "reduction"); }
+static const kn_kernel *reduction(void) { return tg_kernel_of("host", "reduction"); }
 
 static void rm_db(const char *path) {
   static const char *const sfx[] = {"", "-wal", "-shm"};

@@ -31,6 +31,7 @@
 #include "cost_model/cm.h"
 #include "measure/ms.h"
 #include "targets/host/hk.h"
+#include "targets/host/hw.h"
 #include "targets/tg.h"
 
 #define LINE 64

@@ -444,13 +444,13 @@ static void test_ceilings_json(void **state) {
 static void test_find_on(void **state) {
   (void)state;
   assert_ptr_equal(cm_kmodel_find("gemm"), &cm_gemm);
-  assert_ptr_equal(cm_kmodel_find_on("host", "gemm"), &cm_gemm);
+  assert_ptr_equal(cm_kmodel_find_on("cpu", "gemm"), &cm_gemm);
   assert_ptr_equal(cm_kmodel_find_on(NULL, "reduction"), &cm_reduction);
-  assert_ptr_equal(cm_kmodel_find_on("cuda", "gemm"), &cm_gpu_gemm);
-  assert_ptr_equal(cm_kmodel_find_on("cuda", "reduction"), &cm_gpu_reduction);
-  assert_ptr_equal(cm_kmodel_find_on("cuda", "transpose"), &cm_gpu_transpose);
-  assert_ptr_equal(cm_kmodel_find_on("cuda", "stencil"), &cm_gpu_stencil);
-  assert_null(cm_kmodel_find_on("cuda", "conv2d"));
+  assert_ptr_equal(cm_kmodel_find_on("gpu", "gemm"), &cm_gpu_gemm);
+  assert_ptr_equal(cm_kmodel_find_on("gpu", "reduction"), &cm_gpu_reduction);
+  assert_ptr_equal(cm_kmodel_find_on("gpu", "transpose"), &cm_gpu_transpose);
+  assert_ptr_equal(cm_kmodel_find_on("gpu", "stencil"), &cm_gpu_stencil);
+  assert_null(cm_kmodel_find_on("gpu", "conv2d"));
   assert_null(cm_kmodel_find_on("opencl", "gemm"));
   /* every model's table: generic rows, then exponents, then its own */
   for (int i = 0; cm_kmodels[i]; i++) {

@@ -68,12 +68,11 @@ static void test_str(void **state) {
 ** stable and changes with the compiler. */
 static void test_host_description(void **state) {
   (void)state;
-  const tg_target *t = tg_find("host");
-  assert_non_null(t);
-  assert_null(tg_find("nonesuch"));
+  tg_target tt, *t = &tt;
   tg_desc d, e;
   rt_err err = {0};
-  assert_int_equal(t->describe("host", &d, &err), 0);
+  assert_int_equal(tg_resolve("host", t, &err), 0);
+  assert_int_equal(tg_describe(t, &d, &err), 0);
   FILE *f = fopen("/proc/cpuinfo", "r");
   char line[4096];
   int procs = 0;
@@ -86,12 +85,69 @@ static void test_host_description(void **state) {
   assert_true(strlen(tg_desc_get(&d, "L1d")) > 0);
   assert_true(strlen(tg_desc_get(&d, "L2")) > 0);
   assert_int_equal(strlen(d.fingerprint), 32);
-  assert_int_equal(t->describe("host", &e, &err), 0);
+  assert_int_equal(tg_describe(t, &e, &err), 0);
   assert_string_equal(d.fingerprint, e.fingerprint);
   setenv("CC", "/nonexistent/cc", 1);
-  assert_int_equal(t->describe("host", &e, &err), 0);
+  assert_int_equal(tg_describe(t, &e, &err), 0);
   unsetenv("CC");
   assert_string_not_equal(d.fingerprint, e.fingerprint);
+}
+
+/* The backend table: names resolve through the rows into canonical
+** instances (each row's own syntax; "cuda" is cuda:0), a malformed name of
+** a row is an error of that row and an unknown one lists the syntaxes;
+** every row has the fields tg_backend.h requires and at least one kernel,
+** and its list gives instances that resolve to the same row. */
+static void test_backend_table(void **state) {
+  (void)state;
+  static const struct { const char *in, *canon; int idx; } ok[] = {
+    {"host", "host", 0}, {"cuda", "cuda:0", 0}, {"cuda:0", "cuda:0", 0}, {"cuda:3", "cuda:3", 3},
+  };
+  tg_target t;
+  rt_err err = {0};
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    assert_int_equal(tg_resolve(ok[i].in, &t, &err), 0);
+    assert_string_equal(t.name, ok[i].canon);
+    assert_int_equal(t.idx[0], ok[i].idx);
+    assert_ptr_equal(t.be, tg_backend_find(strncmp(ok[i].in, "cuda", 4) ? "host" : "cuda"));
+  }
+  static const char *const bad[] = {"cuda:", "cuda:x", "cuda:-1", "cuda:2000", "cuda:1x"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    err.msg[0] = 0;
+    assert_int_equal(tg_resolve(bad[i], &t, &err), -1);
+    if (!strstr(err.msg, "expected cuda:N")) fail_msg("%s: %s", bad[i], err.msg);
+  }
+  assert_int_equal(tg_resolve("nonesuch", &t, &err), -1);
+  assert_non_null(strstr(err.msg, "unknown target 'nonesuch'"));
+  assert_int_equal(tg_resolve("hostx", &t, &err), -1);
+  assert_int_equal(tg_resolve("cudax", &t, &err), -1);
+  assert_non_null(strstr(err.msg, "unknown target 'cudax'"));
+  char syn[256];
+  tg_syntaxes(syn, sizeof syn);
+  int rows = 0;
+  for (const tg_backend *const *b = tg_backends; *b; b++, rows++) {
+    const tg_backend *r = *b;
+    assert_ptr_equal(tg_backend_find(r->name), r);
+    assert_non_null(strstr(syn, r->syntax));
+    assert_true(r->summary && r->parse && r->list && r->describe && r->compiler && r->build_key &&
+                r->prebuild && r->measure && r->counter_source && r->counters_available &&
+                r->default_events && r->bench && r->model_family && r->traffic &&
+                r->traffic_source && r->kernels && r->kernels[0]);
+    tg_target l[4];
+    int n = r->list(l, 4);
+    assert_true(n >= 1);
+    for (int i = 0; i < n; i++) {
+      assert_ptr_equal(l[i].be, r);
+      assert_int_equal(tg_resolve(l[i].name, &t, &err), 0);
+      assert_ptr_equal(t.be, r);
+      assert_string_equal(t.name, l[i].name);
+    }
+  }
+  assert_true(rows >= 2);
+  assert_null(tg_backend_of("nonesuch"));
+  assert_non_null(tg_kernel_of("host", "gemm"));
+  assert_null(tg_kernel_of("host", "nonesuch"));
+  assert_null(tg_kernel_of("nonesuch", "gemm"));
 }
 
 /* The fingerprint as tg.h documents it: FNV-1a 128 of every "key=value"
@@ -116,7 +172,7 @@ static void test_host_fingerprint(void **state) {
   tg_desc d, e;
   rt_err err = {0};
   char fp[33];
-  assert_int_equal(tg_describe("host", &d, &err), 0);
+  assert_int_equal(tg_describe_name("host", &d, &err), 0);
   static const char *const keys[] = {"model", "cpus", "usable_cpus", "cores", "numa_nodes", "isa",
                                      "simd_bits"};
   for (int i = 0; i < 7; i++) assert_string_equal(d.key[i], keys[i]);
@@ -135,7 +191,7 @@ static void test_host_fingerprint(void **state) {
     CPU_ZERO(&one);
     CPU_SET(first, &one);
     assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
-    int rc = tg_describe("host", &e, &err);
+    int rc = tg_describe_name("host", &e, &err);
     assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
     assert_int_equal(rc, 0);
     assert_string_equal(tg_desc_get(&e, "usable_cpus"), "1");
@@ -146,14 +202,14 @@ static void test_host_fingerprint(void **state) {
     print_message("[ INFO     ] one CPU here: the smaller-machine fingerprint is not checked\n");
   }
   setenv("ROOFTUNE_TEST_HOST_FINGERPRINT", "0123456789abcdef0123456789abcdef", 1);
-  assert_int_equal(tg_describe("host", &e, &err), 0);
+  assert_int_equal(tg_describe_name("host", &e, &err), 0);
   assert_string_equal(e.fingerprint, "0123456789abcdef0123456789abcdef");
   assert_non_null(strstr(tg_desc_get(&e, "fingerprint_override"), d.fingerprint));
   setenv("ROOFTUNE_TEST_HOST_FINGERPRINT", "0123456789ABCDEF0123456789abcdef", 1);
-  assert_int_equal(tg_describe("host", &e, &err), -1);
+  assert_int_equal(tg_describe_name("host", &e, &err), -1);
   assert_non_null(strstr(err.msg, "ROOFTUNE_TEST_HOST_FINGERPRINT: expected 32 lower-case hex digits"));
   unsetenv("ROOFTUNE_TEST_HOST_FINGERPRINT");
-  assert_int_equal(tg_describe("host", &e, &err), 0);
+  assert_int_equal(tg_describe_name("host", &e, &err), 0);
   assert_string_equal(e.fingerprint, d.fingerprint);
 }
 
@@ -239,6 +295,7 @@ int main(void) {
     cmocka_unit_test(test_hash_vectors),
     cmocka_unit_test(test_str),
     cmocka_unit_test(test_host_description),
+    cmocka_unit_test(test_backend_table),
     cmocka_unit_test(test_host_fingerprint),
     cmocka_unit_test(test_out_rule),
     cmocka_unit_test(test_now_monotonic),

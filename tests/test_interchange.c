@@ -851,10 +851,10 @@ static void test_dtype(void **state) {
   /* every kernel of every target says its dtype (the harnesses fill f32
   ** buffers only: hk.h invariant 2) */
   int n = 0;
-  for (const tg_target *t = tg_targets; t->name; t++)
-    for (int k = 0; t->kernels[k]; k++, n++) {
-      assert_non_null(t->kernels[k]->dtype);
-      assert_string_equal(t->kernels[k]->dtype, "f32");
+  for (const tg_backend *const *tb = tg_backends; *tb; tb++)
+    for (int k = 0; (*tb)->kernels[k]; k++, n++) {
+      assert_non_null((*tb)->kernels[k]->dtype);
+      assert_string_equal((*tb)->kernels[k]->dtype, "f32");
     }
   assert_true(n >= 9);
   /* an imported file's dtype: its own, else --dtype, else the default; a

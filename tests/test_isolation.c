@@ -761,13 +761,13 @@ static int listed(const char *list, const char *word) {
 static void test_every_kernel_declares_its_sizes(void **state) {
   (void)state;
   int checked = 0;
-  for (const tg_target *t = tg_targets; t->name; t++)
-    for (int i = 0; t->kernels[i]; i++) {
-      const kn_kernel *k = t->kernels[i];
+  for (const tg_backend *const *tb = tg_backends; *tb; tb++)
+    for (int i = 0; (*tb)->kernels[i]; i++) {
+      const kn_kernel *k = (*tb)->kernels[i];
       kn_problem pb;
       char names[KN_MAXVARS][32];
       small_problem(k, &pb, names);
-      if (!k->sizes) fail_msg("%s/%s declares no .sizes", t->name, k->name);
+      if (!k->sizes) fail_msg("%s/%s declares no .sizes", (*tb)->name, k->name);
       kn_buf base[KN_MAXBUF], moved[KN_MAXBUF];
       int n = k->buffers(&pb, base);
       for (int v = 0; v < pb.n; v++) {
@@ -777,7 +777,7 @@ static void test_every_kernel_declares_its_sizes(void **state) {
         assert_int_equal(k->buffers(&p2, moved), n);
         for (int j = 0; j < n; j++) changed |= moved[j].n != base[j].n;
         if (changed && !listed(k->sizes, pb.name[v]))
-          fail_msg("%s/%s: %s sets a buffer size but is not in .sizes \"%s\"", t->name, k->name,
+          fail_msg("%s/%s: %s sets a buffer size but is not in .sizes \"%s\"", (*tb)->name, k->name,
                    pb.name[v], k->sizes);
       }
       char list[128];
@@ -785,11 +785,11 @@ static void test_every_kernel_declares_its_sizes(void **state) {
       for (char *s = list, *w; (w = strtok_r(s, " ", &s));) {
         int known = 0;
         for (int v = 0; v < pb.n; v++) known |= !strcmp(pb.name[v], w);
-        if (!known) fail_msg("%s/%s: .sizes names %s, not an int variable of its space", t->name,
+        if (!known) fail_msg("%s/%s: .sizes names %s, not an int variable of its space", (*tb)->name,
                              k->name, w);
       }
       rt_err err = {0};
-      if (ms_workload_check(k, &pb, &err)) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
+      if (ms_workload_check(k, &pb, &err)) fail_msg("%s/%s: %s", (*tb)->name, k->name, err.msg);
       /* the largest sizes (stride and pad kept: they shrink the output) */
       kn_problem big = pb;
       int first = -1;
@@ -799,12 +799,12 @@ static void test_every_kernel_declares_its_sizes(void **state) {
           if (first < 0) first = v;
         }
       assert_int_equal(ms_workload_check(k, &big, &err), -1);
-      if (!strstr(err.msg, "memory limit")) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
+      if (!strstr(err.msg, "memory limit")) fail_msg("%s/%s: %s", (*tb)->name, k->name, err.msg);
       big.val[first].u.i = KN_SIZE_MAX + 1;
       assert_int_equal(ms_workload_check(k, &big, &err), -1);
       char want[96];
       snprintf(want, sizeof want, "problem variable %s = 1099511627777 is out of range", big.name[first]);
-      if (!strstr(err.msg, want)) fail_msg("%s/%s: %s", t->name, k->name, err.msg);
+      if (!strstr(err.msg, want)) fail_msg("%s/%s: %s", (*tb)->name, k->name, err.msg);
       big.val[first].u.i = -1;
       assert_int_equal(ms_workload_check(k, &big, &err), -1);
       checked++;

@@ -464,7 +464,7 @@ typedef int (*tu_count_fn)(void *ctx, const int *train, int want, tu_counted *ou
 ** the hash of s[i]'s configuration (db_config_hash). */
 typedef struct tu_cal_in {
   const cm_kmodel *km;
-  const cm_ceilings *ce;       /* the target's; a GPU's have gpu.sms > 0 */
+  const cm_ceilings *ce;       /* the target's */
   const cm_sample *s;
   const char *const *hash;
   int n;
@@ -475,6 +475,8 @@ typedef struct tu_cal_in {
   double holdout;              /* share held out, 0 <= holdout < 1 */
   uint64_t seed;               /* of the split */
   int flush;                   /* the trials were measured with cold caches */
+  int gpu;                     /* the target is a GPU (tg_backend.gpu): the L2's
+                               ** share sets DRAM traffic */
   int counters;                /* schedules whose traffic to count (0: none) */
   tu_count_fn count;           /* NULL: no byte terms are fitted */
   void *count_ctx;

@@ -68,8 +68,7 @@ void tu_acc_json(jw *w, const tu_acc *a) {
 
 /* The capacity share fitted to the counted bytes of level L2, L3, DRAM:
 ** on a host each cache's share sets the fills of the level below it; on a
-** GPU (ceilings with streaming multiprocessors) the L2's share sets DRAM
-** traffic (and L2 bytes have none). */
+** GPU (in->gpu) the L2's share sets DRAM traffic (and L2 bytes have none). */
 static const char *const cap_names[3] = {"cap_L1", "cap_L2", "cap_L3"};
 static const char *const cap_names_gpu[3] = {NULL, NULL, "cap_L2"};
 
@@ -198,7 +197,7 @@ int tu_calibrate(const tu_cal_in *in, tu_cal_out *o, rt_err *err) {
   o->counted = want > 0 ? in->count(in->count_ctx, o->train, want, ct, o->source, &cold, &cerr) : 0;
   if (o->counted < 0) o->counted = 0;
   snprintf(o->count_why, sizeof o->count_why, "%s", cerr.msg);
-  int gpu = in->ce->gpu.sms > 0, nct = o->counted;
+  int gpu = in->gpu, nct = o->counted;
   const char *const *caps = gpu ? cap_names_gpu : cap_names;
   for (int l = 0; l < 3; l++) {
     o->cap[l] = caps[l];

@@ -37,8 +37,6 @@
 #include <time.h>
 
 #include "../cost_model/cm.h"
-#include "../targets/host/hk.h"
-#include "../targets/cuda/gd.h"
 #include "../targets/tg.h"
 #include "tu.h"
 
@@ -59,6 +57,7 @@ typedef struct camp {
   kn_problem pb;
   ms_workload *w;
   ms_opts ms;
+  tg_target tg;                /* where it runs (its backend row) */
   int64_t id, target_id, workload_id, budget;
   double time_limit;
   /* this campaign's stored trials (resume), by configuration */
@@ -80,7 +79,7 @@ typedef struct camp {
 ** harness or the injected function, counting the time it spent. */
 static int measure(camp *c, const int *cfg, const char *src, const char *ldflags, ms_result *r) {
   int rc = c->o->measure ? c->o->measure(c->o->measure_ctx, cfg, src, ldflags, &c->ms, r)
-                         : ms_measure(c->w, src, ldflags, &c->ms, r);
+                         : tg_measure(&c->tg, c->w, src, ldflags, &c->ms, r);
   c->compile_s += nz(r->compile_s);
   c->verify_s += nz(r->verify_s);
   c->bench_s += nz(r->bench_s);
@@ -97,7 +96,7 @@ static void push_rec(camp *c, const trial_rec *t) {
 /* The reuse key: the compile key plus what changes a measured time. */
 static void source_hash(camp *c, const char *src, char out[33]) {
   char key[33], extra[64];
-  ms_build_key(src, NULL, &c->ms, key);
+  tg_build_key(&c->tg, src, NULL, &c->ms, key);
   /* A campaign that counts reuses only trials that were counted too. */
   snprintf(extra, sizeof extra, "flush=%d%s", c->ms.flush_cache, c->ms.counters ? ",counters=1" : "");
   rt_hash h = rt_hash_bytes(RT_HASH_INIT, key, 32);
@@ -135,29 +134,17 @@ static char *counters_json(const ms_result *r) {
   return s;
 }
 
-/* A device trial's CUPTI counts as the cost model reads them (the
-** counters table, source "cupti"): bytes through the L2 and from DRAM
-** (read + write), with every metric beside them. */
-static int store_cupti(camp *c, const int *cfg, const ms_result *r, rt_err *err) {
-  double v[3] = {NAN, 0, 0};
-  int have[3] = {0, 0, 0};
-  static const char *const names[3] = {"lts__t_bytes.sum", "dram__bytes_read.sum",
-                                        "dram__bytes_write.sum"};
-  for (int i = 0; i < r->nev; i++)
-    for (int j = 0; j < 3; j++)
-      if (!strcmp(r->ev_name[i], names[j])) v[j] = r->ev_val[i], have[j] = 1;
-  json_t *j = json_object();
-  if (have[0]) json_object_set_new(j, "L2", json_real(v[0]));
-  if (have[1] && have[2]) json_object_set_new(j, "DRAM", json_real(v[1] + v[2]));
-  json_t *all = json_object();
-  for (int i = 0; i < r->nev; i++) json_object_set_new(all, r->ev_name[i], json_real(r->ev_val[i]));
-  json_object_set_new(j, "metrics", all);
-  char *data = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+/* A trial's counts as the cost model reads them, when the backend turns
+** them into traffic (tg_backend.counted_traffic): into the counters
+** table under the row's counter source. */
+static int store_traffic(camp *c, const int *cfg, const ms_result *r, rt_err *err) {
+  char *data = c->tg.be->counted_traffic ? c->tg.be->counted_traffic(&c->tg, r) : NULL;
+  if (!data) return 0;
   char *config = sp_config_json(c->sp, cfg);
-  int rc = db_counters_put(c->d, c->target_id, c->workload_id, config, "cupti", data, err);
+  int rc = db_counters_put(c->d, c->target_id, c->workload_id, config, c->tg.be->counter_source,
+                           data, err);
   free(config);
   free(data);
-  json_decref(j);
   return rc;
 }
 
@@ -172,7 +159,7 @@ static void camp_prepare(void *ctx, const int *cfgs, int n) {
   int np = sp_nparams(c->sp);
   for (int i = 0; i < n; i++) src[i] = c->k->codegen(&c->pb, c->sp, cfgs + (size_t)i * np);
   double t0 = rt_now();
-  ms_prebuild((const char *const *)src, n, NULL, &c->ms, 0);
+  tg_prebuild(&c->tg, (const char *const *)src, n, NULL, &c->ms, 0);
   c->compile_s += rt_now() - t0;   /* compile time, though no trial carries it */
   for (int i = 0; i < n; i++) free(src[i]);
   free(src);
@@ -253,7 +240,7 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
         char *cj = r.counters ? counters_json(&r) : NULL;
         t.counters_json = cj;
         rc = store(c, cfg, &t, hash, "measured", &tr.id, err);
-        if (!rc && cj && c->ms.device >= 0) rc = store_cupti(c, cfg, &r, err);
+        if (!rc && cj) rc = store_traffic(c, cfg, &r, err);
         free(cj);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
         tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
@@ -381,11 +368,10 @@ static int register_campaign(camp *c, const tu_campaign_opts *o, const tg_desc *
   char *dj = sp_default_config(c->sp, def) && sp_valid(c->sp, def, NULL) ? sp_config_json(c->sp, def) : NULL;
   db_campaign cr = {.strategy = o->strategy, .options_json = opts, .seed = (int64_t)o->seed,
                     .budget = c->budget, .source = "measured",
-                    .compiler = c->ms.device >= 0 ? gd_nvrtc_version(compiler, sizeof compiler)
-                                                  : ms_compiler(compiler, sizeof compiler),
+                    .compiler = tg_compiler(&c->tg, compiler, sizeof compiler),
                     .flags = c->ms.cflags ? c->ms.cflags : MS_DEFAULT_CFLAGS, .state = "running"};
   int rc = db_begin(c->d, err) ||
-           db_target_id(c->d, o->target, desc->fingerprint, desc_json, &c->target_id, err) ||
+           db_target_id(c->d, c->tg.name, desc->fingerprint, desc_json, &c->target_id, err) ||
            db_kernel_id(c->d, c->k->name, "rooftune-" RT_VERSION, &kid, err) ||
            (dj && db_kernel_set_default(c->d, kid, dj, err)) ||
            db_workload_id(c->d, kid, key, sizes, c->k->dtype, kn_str(&c->pb, "layout"), &c->workload_id, err) ||
@@ -863,13 +849,8 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     ms_opts_default(&o.ms);
     if (options_from(info.options, &o, &default_first, &keep, err)) goto out;
   }
-  const tg_target *tg = tg_find(o.target);
   tg_desc desc;
-  if (!tg) {
-    rt_err_set(err, "unknown target '%s' (rooftune targets)", o.target);
-    goto out;
-  }
-  if (tg->describe(o.target, &desc, err)) goto out;
+  if (tg_resolve(o.target, &c.tg, err) || tg_describe(&c.tg, &desc, err)) goto out;
   if (o.resume > 0 && strcmp(desc.fingerprint, info.fingerprint)) {
     rt_err_set(err, "campaign %lld was measured on another machine or toolchain (fingerprint %s, "
                "here %s): it cannot be continued here", (long long)o.resume, info.fingerprint,
@@ -877,23 +858,22 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     goto out;
   }
   const tu_strategy *S = tu_strategy_find(o.strategy);
-  if (!(c.k = tg_kernel(tg, o.kernel))) {
+  if (!(c.k = tg_kernel(&c.tg, o.kernel))) {
     rt_err_set(err, "unknown kernel '%s' on target %s (rooftune kernels --target %s)", o.kernel,
-               tg->name, tg->name);
+               c.tg.name, c.tg.name);
     goto out;
   }
   if (!S) {
     rt_err_set(err, "unknown strategy '%s'", o.strategy);
     goto out;
   }
-  char *set = tg_bindings(o.target, o.set, err);
+  char *set = tg_bindings(&c.tg, o.set, err);
   int bad_space = !set || load_space(&c, set, o.space, err);
   free(set);
   if (bad_space) goto out;
   kn_problem_from_space(&c.pb, c.sp);
   if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
-  c.ms.device = tg_device(o.target);
   c.ms.guard = o.db_path;   /* no candidate may touch the database */
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
@@ -913,10 +893,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     db_trial_filter f = {.campaign = c.id};
     if (db_trials(c.d, &f, own_row, &c, err) < 0) goto out;
   } else {
-    json_t *dj = json_object();
-    for (int i = 0; i < desc.n; i++) json_object_set_new(dj, desc.key[i], json_string(desc.val[i]));
-    char *text = json_dumps(dj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(dj);
+    char *text = tg_desc_json(&desc);
     int bad = register_campaign(&c, &o, &desc, text, err);
     free(text);
     if (bad) goto out;
@@ -928,7 +905,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   if (default_first && sp_default_config(c.sp, def) && sp_valid(c.sp, def, NULL))
     ro.first = def, ro.nfirst = 1;   /* the default schedule, the first trial (tu.h 5, 6) */
   if (S->needs_model) {   /* this target's ceilings and latest calibration */
-    if (!(c.model = cm_tmodel_open(c.d, c.target_id, o.target, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
+    if (!(c.model = cm_tmodel_open(c.d, c.target_id, c.tg.name, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
       db_campaign_end(c.d, c.id, "stopped", NULL);
       goto out;
     }

@@ -253,7 +253,6 @@ int gd_describe(int dev, tg_desc *d, rt_err *err) {
   char nv[64];
   memset(d, 0, sizeof *d);
   tg_desc_add(d, "device", "%s", p.name);
-  tg_desc_add(d, "ordinal", "%d", dev);
   tg_desc_add(d, "compute_capability", "%d.%d", p.cc_major, p.cc_minor);
   tg_desc_add(d, "sms", "%d", p.sms);
   tg_desc_add(d, "warp", "%d", p.warp);
@@ -268,12 +267,6 @@ int gd_describe(int dev, tg_desc *d, rt_err *err) {
               p.max_threads_sm, p.max_blocks_sm);
   tg_desc_add(d, "driver", "%d.%d", p.driver_version / 1000, p.driver_version % 1000 / 10);
   tg_desc_add(d, "compiler", "%s", gd_nvrtc_version(nv, sizeof nv));
-  /* What makes timings comparable: the chip, its size and clocks, the
-  ** driver and the compiler. */
-  char fp[1024];
-  snprintf(fp, sizeof fp, "cuda|%s|%d.%d|%d|%d|%.0f|%d|%s", p.name, p.cc_major, p.cc_minor,
-           p.sms, p.clock_khz, p.mem_bytes, p.driver_version, nv);
-  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, fp, strlen(fp)), d->fingerprint);
   return 0;
 }
 

@@ -26,7 +26,7 @@
 #include <cuda.h>
 
 #include "../../common/rt.h"
-#include "../tg.h"
+#include "../tg_backend.h"
 
 /* ---- The driver (in a worker child only: invariant 1) ---- */
 #define GD_DRIVER_FNS(X) \
@@ -73,8 +73,8 @@ typedef struct gd_props {
 /* The properties of device ordinal dev, from a forked child (cached in
 ** this process after the first success). 0, or -1 with err. */
 int gd_props_get(int dev, gd_props *p, rt_err *err);
-/* The target's description (tg_desc keys, fingerprint) of device dev:
-** the tg_target.describe of "cuda:N". */
+/* The description pairs of device dev (the CUDA row's describe; the
+** fingerprint is tg_describe's, tg.h). */
 int gd_describe(int dev, tg_desc *d, rt_err *err);
 /* The device ordinal of a target name: "cuda" 0, "cuda:N" N; -1 when the
 ** name is not a CUDA target. */
@@ -102,6 +102,9 @@ int gd_nvrtc_compile(const char *src, int cc_major, int cc_minor, const char *ex
 int gd_cublas_sgemm(CUstream s, int M, int N, int K, CUdeviceptr A, CUdeviceptr B,
                     CUdeviceptr C, rt_err *err);
 const char *gd_cublas_version(char *buf, size_t cap);
+
+/* The CUDA row (tg_table.c lists it; gd_backend.c). */
+extern const tg_backend gd_backend;
 
 /* ---- dlopen helper shared by the loaders ---- */
 /* dlopen the first of names[] (NULL-terminated) found on the loader's path

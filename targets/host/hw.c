@@ -6,9 +6,10 @@
 ** code-generation flags; and the fingerprint that keys every result
 ** measured here.
 **
-** The fingerprint (recipe 2, 2026-12): FNV-1a 128 (rt_hash) of every
-** "key=value" pair of the description, NUL-terminated, in the order
-** `rooftune targets` prints them: model, cpus, usable_cpus, cores,
+** The fingerprint (recipe 2, 2026-12; since issue 17 tg.c computes it for
+** every backend, tg.h) is FNV-1a 128 (rt_hash) of every "key=value" pair
+** of the description, NUL-terminated, in the order `rooftune targets`
+** prints them: model, cpus, usable_cpus, cores,
 ** numa_nodes, isa, simd_bits, each data/unified cache level (size and the
 ** CPUs sharing it), compiler, cflags. Whatever changes a ceiling (the
 ** thread count the all-thread figures use, SMT, cache sizes and sharing,
@@ -18,7 +19,8 @@
 ** fingerprints, and commands on recorded data take the target from the
 ** data (cli_data_target), so they still work.
 **
-** ROOFTUNE_TEST_HOST_FINGERPRINT (TEST-ONLY): when set, its value (32 hex
+** ROOFTUNE_TEST_HOST_FINGERPRINT (TEST-ONLY; the host row's
+** test_fingerprint_env, applied by tg_describe): when set, its value (32 hex
 ** digits, lower case) replaces the fingerprint, and the description says
 ** so (key fingerprint_override). The tests use it to show that commands on
 ** recorded data do not depend on the machine that runs them. Never set it
@@ -34,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../tg.h"
+#include "hw.h"
 
 /* Flags worth knowing for code generation, widest last per family. */
 static const char *const isa_flags[] = {
@@ -43,8 +45,6 @@ static const char *const isa_flags[] = {
   "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8",
   "amx_fp16",
 };
-
-#define HW_FP_ENV "ROOFTUNE_TEST_HOST_FINGERPRINT"
 
 #define HW_CFLAGS "-O3 -march=native"
 
@@ -180,18 +180,8 @@ static int usable_cpus(int online) {
   return n > 0 ? n : 1;
 }
 
-/* The fingerprint of d (recipe at the top of this file) into out. */
-static void fingerprint_of(const tg_desc *d, char out[33]) {
-  rt_hash h = RT_HASH_INIT;
-  for (int i = 0; i < d->n; i++) {
-    h = rt_hash_bytes(h, d->key[i], strlen(d->key[i]));
-    h = rt_hash_bytes(h, "=", 1);
-    h = rt_hash_bytes(h, d->val[i], strlen(d->val[i]) + 1);
-  }
-  rt_hash_hex(h, out);
-}
-
 int hw_describe(tg_desc *d, rt_err *err) {
+  (void)err;
   char model[256], flags[8192], isa[512] = "", cc[256];
   memset(d, 0, sizeof *d);
   cpuinfo("model name", model, sizeof model);
@@ -220,17 +210,5 @@ int hw_describe(tg_desc *d, rt_err *err) {
   }
   tg_desc_add(d, "compiler", "%s", cc);
   tg_desc_add(d, "cflags", "%s", HW_CFLAGS);
-  fingerprint_of(d, d->fingerprint);
-  const char *forced = getenv(HW_FP_ENV);
-  if (forced && *forced) {   /* test-only: see the top of this file */
-    size_t n = strspn(forced, "0123456789abcdef");
-    if (n != 32 || forced[n]) {
-      rt_err_set(err, "%s: expected 32 lower-case hex digits, got '%.40s' (a test-only override)",
-                 HW_FP_ENV, forced);
-      return -1;
-    }
-    tg_desc_add(d, "fingerprint_override", "%s (test-only; measured %s)", HW_FP_ENV, d->fingerprint);
-    snprintf(d->fingerprint, sizeof d->fingerprint, "%s", forced);
-  }
   return 0;
 }

@@ -1,0 +1,15 @@
+/*
+** tg_table.c -- the one table of backends: one row each, in the order
+** `rooftune targets` lists them and names are resolved (tg.h). Adding a
+** backend is a folder under targets/ and a line here.
+*/
+#include "tg.h"
+
+#include "cuda/gd.h"
+#include "host/hw.h"
+
+const tg_backend *const tg_backends[] = {
+  &hw_backend,
+  &gd_backend,
+  NULL,
+};
