@@ -1,9 +1,9 @@
 /*
 ** cli_opt.c -- option tables: one table per command gives both the parsing
-** of its argv and its --help text (cli.h states the invariants), and the
+** of its argv and its --help text (cli_opt.h states the invariants), and the
 ** "did you mean" suggestions for mistyped options, commands and names.
 */
-#include "cli.h"
+#include "cli_opt.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../common/rt.h"
 
 void cli_strv_free(cli_strv *l) {
   free(l->v);

@@ -14,8 +14,6 @@
 ** measured, and hardware counters count, only when the target is this
 ** machine.
 */
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +24,7 @@
 #include "../db/db.h"
 #include "../measure/ms.h"
 #include "../targets/tg.h"
+#include "../tuner/tu.h"
 #include "cli.h"
 
 /* The subcommands, as bits: each option row names those that accept it. */
@@ -79,9 +78,7 @@ static const model_cmd subcommands[] = {
    mc_accuracy, NULL, M_ACCURACY},
   {{"history", "[--db F] [--target T] [--fingerprint P] [--kernel K] [--json]",
     "the stored calibrations, oldest first"}, mc_history, NULL, M_HISTORY},
-  {{"roofline",
-    "[--db F] (--campaign ID | [--target T] [--fingerprint P] --kernel K [--set VAR=VAL,...])\n"
-    "       -o FILE.png|FILE.svg [--title T] [--data FILE.csv]",
+  {{"roofline", cmd_model_roofline_usage,
     "plot a campaign's schedules on the target's ceilings (PNG, SVG)"}, NULL, cmd_model_roofline, M_ROOFLINE},
   {{NULL, NULL, NULL}, NULL, NULL, 0},
 };
@@ -586,91 +583,17 @@ static int open_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
   return rc;
 }
 
-/* Held out: a fixed pseudo-random share of the schedules, decided by the
-** configuration's hash and the seed, so the same split comes back later. */
-static int held_out(const char *hash, unsigned long seed, double share) {
-  rt_hash h = rt_hash_bytes(RT_HASH_INIT, hash, strlen(hash));
-  h = rt_hash_bytes(h, &seed, sizeof seed);
-  return (double)(uint64_t)(h % 1000000) / 1e6 < share;
-}
-
 /* ---- Accuracy ---- */
 
-typedef struct acc {
-  int n;
-  double rho, tau, mre;
-  int top[3];        /* top-1, top-5, top-10 hit within 5% of the best */
-} acc;
-static const int topk[3] = {1, 5, 10};
-
-/* Accuracy over the samples of workload space `only` that use[] selects:
-** rankings compare schedules of one workload. */
-static void accuracy_of(const cm_kmodel *k, const cm_ceilings *ce, const cm_coefs *c, int flush,
-                        const cm_sample *s, const int *use, int n, const sp_space *only, acc *a) {
-  double *pred = rt_malloc(2 * (size_t)n * sizeof *pred), *act = pred + n;
-  int m = 0;
-  memset(a, 0, sizeof *a);
-  for (int i = 0; i < n; i++) {
-    if (!use[i] || s[i].sp != only) continue;
-    cm_pred p;
-    rt_err err;
-    pred[m] = cm_predict(k, s[i].pb, s[i].sp, s[i].cfg, ce, c, flush, &p, &err) ? NAN : p.time;
-    act[m++] = s[i].t;
-  }
-  a->n = m;
-  a->rho = cm_spearman(pred, act, m);
-  a->tau = cm_kendall(pred, act, m);
-  a->mre = cm_median_rel_err(pred, act, m);
-  for (int j = 0; j < 3; j++) a->top[j] = cm_topk_hit(pred, act, m, topk[j], 0.05);
-  free(pred);
-}
-
-static void print_acc(const char *what, const acc *a) {
+static void print_acc(const char *what, const tu_acc *a) {
   printf("  %-28s %5d %8.3f %8.3f %6s %6s %6s %9.1f%%\n", what, a->n, a->rho, a->tau,
          a->top[0] ? "yes" : "no", a->top[1] ? "yes" : "no", a->top[2] ? "yes" : "no",
          100 * a->mre);
 }
 
-static void json_acc(jw *w, const acc *a) {
-  jw_begin(w, '{');
-  jw_key(w, "n"); jw_int(w, a->n);
-  jw_key(w, "spearman"); jw_double(w, a->rho);
-  jw_key(w, "kendall"); jw_double(w, a->tau);
-  for (int j = 0; j < 3; j++) {
-    char key[32];
-    snprintf(key, sizeof key, "top%d_within_5pct", topk[j]);
-    jw_key(w, key); jw_bool(w, a->top[j]);
-  }
-  jw_key(w, "median_rel_error"); jw_double(w, a->mre);
-  jw_end(w, '}');
-}
-
-/* The JSON text of what f (an open_memstream) collected, without jw's
-** closing newline; caller frees. */
-static char *memstream_text(FILE *f, char **buf, size_t *len) {
-  fclose(f);
-  if (*len && (*buf)[*len - 1] == '\n') (*buf)[--*len] = 0;
-  return *buf;
-}
-
 /* ---- Counted traffic and the byte terms ---- */
 
-/* The capacity share fitted to the counted bytes of level L2, L3, DRAM:
-** on a host each cache's share sets the fills of the level below it; on a
-** GPU the L2's share sets DRAM traffic (and L2 bytes have none). */
-static const char *const cap_names[3] = {"cap_L1", "cap_L2", "cap_L3"};
-static const char *const cap_names_gpu[3] = {NULL, NULL, "cap_L2"};
-
-static int coef_index(const cm_kmodel *k, const char *name) {
-  for (int i = 0; i < k->ncoef; i++)
-    if (!strcmp(k->coefs[i].name, name)) return i;
-  return -1;
-}
-
-typedef struct counted {
-  int idx;                  /* sample */
-  double bytes[CM_NLEVEL];  /* counted (NAN: not) */
-} counted;
+typedef tu_counted counted;
 
 /* Count (or read back) the traffic of up to want one-thread training
 ** schedules of the first workload. Returns how many were counted. */
@@ -740,203 +663,99 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
   return n;
 }
 
-/* Median over the counted schedules of |log(model / counted)| of level
-** l's bytes, and (*ratio) the median of model / counted. NAN: none. cold:
-** the counts are of one cold run (tg_traffic.cold), else of a warm one. */
-static double byte_error(mctx *m, sample_set *ss, const counted *ct, int n, int l,
-                         const cm_coefs *c, int cold, double *ratio) {
-  double *e = rt_malloc(2 * (size_t)n * sizeof *e), *r = e + n;
-  int k = 0;
-  cm_machine mach;
-  cm_machine_from_ceilings(&mach, &m->ce);
-  mach.flush = cold;
-  for (int i = 0; i < n; i++) {
-    const cm_sample *s = &ss->s[ct[i].idx];
-    cm_work w = {.threads = 1, .imbalance = 1};
-    rt_err err;
-    if (!isfinite(ct[i].bytes[l]) || ct[i].bytes[l] <= 0 ||
-        m->km->work(s->pb, s->sp, s->cfg, &mach, c, &w, &err) || !(w.bytes[l] > 0))
-      continue;
-    r[k] = w.bytes[l] / ct[i].bytes[l];
-    e[k] = fabs(log(r[k]));
-    k++;
-  }
-  double med = NAN;
-  *ratio = NAN;
-  if (k) {
-    gsl_sort(e, 1, (size_t)k);
-    gsl_sort(r, 1, (size_t)k);
-    med = gsl_stats_median_from_sorted_data(e, 1, (size_t)k);
-    *ratio = gsl_stats_median_from_sorted_data(r, 1, (size_t)k);
-  }
-  free(e);
-  return med;
-}
-
 /* ---- calibrate ---- */
 
+/* The traffic counter of a calibration (tu_count_fn): count_traffic on
+** the schedules of the open database. */
+typedef struct count_ctx {
+  mctx *m;
+  sample_set *ss;
+} count_ctx;
+
+static int count_cb(void *ctx, const int *train, int want, tu_counted *out, char *source, int *cold,
+                    rt_err *err) {
+  count_ctx *c = ctx;
+  int n = count_traffic(c->m, c->ss, train, want, out, source, err);
+  *cold = tg_traffic_cold(source);
+  return n;
+}
+
+/* Load the schedules, calibrate (tu_calibrate), store the version, print. */
 static int mc_calibrate(const mopts *o, const char *cmd) {
   mctx m;
   sample_set ss;
   int rc = open_samples(&m, o, cmd, &ss);
   if (rc) return rc;
   rt_err err = {0};
-  cm_coefs before, start, after;
-  if ((rc = pick_coefs(&m, o, &before, cmd))) goto out;
-  int *train = rt_malloc((size_t)ss.n * sizeof *train), *test = rt_malloc((size_t)ss.n * sizeof *test);
-  int ntrain = 0;
-  for (int i = 0; i < ss.n; i++) {
-    test[i] = held_out(ss.hash[i], o->seed, o->holdout);
-    train[i] = !test[i];
-    ntrain += train[i];
-  }
-  if (ntrain < 2) {
-    rc = cli_fail(cmd, "only %d of %d schedules left to fit on after holding out %.0f%%", ntrain,
-                  ss.n, 100 * o->holdout);
-    free(train), free(test);
-    goto out;
-  }
-  /* Byte terms: the capacity shares of each level fitted to counted
-  ** traffic (a grid: the model's traffic is a step function of them). On
-  ** a GPU the grid starts at 0.05 (the H200's counts put the L2's reuse
-  ** between waves near nothing; the coefficient must stay positive). */
-  cm_coefs_default(m.km, &start);
-  int fixed[CM_MAXCOEF];
-  for (int j = 0; j < m.km->ncoef; j++) fixed[j] = m.km->coefs[j].hold;
-  counted *ct = rt_calloc((size_t)(o->counters > 0 ? o->counters : 1), sizeof *ct);
-  char source[16] = "";
-  int nct = o->counters > 0 ? count_traffic(&m, &ss, train, o->counters, ct, source, &err) : 0;
-  double berr0[3] = {NAN, NAN, NAN}, berr1[3] = {NAN, NAN, NAN}, brat0[3], brat1[3];
-  int cold = tg_traffic_cold(source);
-  const char *const *caps = m.tg.be->gpu ? cap_names_gpu : cap_names;
-  for (int l = 0; l < 3; l++) {
-    int ci = caps[l] ? coef_index(m.km, caps[l]) : -1;
-    berr0[l] = nct ? byte_error(&m, &ss, ct, nct, l + 1, &start, cold, &brat0[l]) : NAN;
-    if (ci < 0 || !nct || isnan(berr0[l])) {
-      berr1[l] = berr0[l], brat1[l] = nct ? brat0[l] : NAN;
-      continue;
-    }
-    double best = berr0[l], bestv = start.v[ci];
-    for (double v = caps == cap_names_gpu ? 0.05 : 0.25; v <= 1.0001; v += 0.05) {
-      cm_coefs t = start;
-      t.v[ci] = v;
-      double r, e = byte_error(&m, &ss, ct, nct, l + 1, &t, cold, &r);
-      if (e < best - 1e-12) best = e, bestv = v;
-    }
-    start.v[ci] = bestv;
-    berr1[l] = byte_error(&m, &ss, ct, nct, l + 1, &start, cold, &brat1[l]);
-  }
-  /* Time terms: robust nonlinear least squares in log time. */
-  cm_sample *tr = rt_malloc((size_t)ntrain * sizeof *tr);
-  for (int i = 0, k = 0; i < ss.n; i++)
-    if (train[i]) tr[k++] = ss.s[i];
-  after = start;
-  cm_fit_result fr;
-  if (cm_calibrate(m.km, tr, ntrain, &m.ce, o->flush, &after, fixed, &fr, &err)) {
+  const sp_space *spaces[MAXSET];
+  const char *keys[MAXSET];
+  for (int i = 0; i < ss.nw; i++) spaces[i] = ss.w[i].sp, keys[i] = ss.w[i].key;
+  count_ctx cc = {&m, &ss};
+  tu_cal_in in = {.km = m.km, .ce = &m.ce, .s = ss.s, .hash = (const char *const *)ss.hash, .n = ss.n,
+                  .wl = spaces, .wl_key = keys, .nwl = ss.nw, .holdout = o->holdout, .seed = o->seed,
+                  .flush = o->flush, .gpu = m.tg.be->gpu, .counters = o->counters, .count = count_cb,
+                  .count_ctx = &cc};
+  tu_cal_out r = {0};
+  char *cj = NULL;
+  if ((rc = pick_coefs(&m, o, &in.before, cmd))) goto out;
+  if (tu_calibrate(&in, &r, &err)) {
     rc = cli_fail(cmd, "%s", err.msg);
-    free(tr), free(ct), free(train), free(test);
     goto out;
   }
-  int ntest = ss.n - ntrain;
-  cm_coefs defs;
-  cm_coefs_default(m.km, &defs);
-  const int *eval = ntest ? test : train;
-  acc a_def[MAXSET], a_before[MAXSET], a_after[MAXSET], t_after[MAXSET];
-  for (int i = 0; i < ss.nw; i++) {   /* per workload */
-    const sp_space *w = ss.w[i].sp;
-    accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, eval, ss.n, w, &a_def[i]);
-    accuracy_of(m.km, &m.ce, &before, o->flush, ss.s, eval, ss.n, w, &a_before[i]);
-    accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, eval, ss.n, w, &a_after[i]);
-    accuracy_of(m.km, &m.ce, &after, o->flush, ss.s, train, ss.n, w, &t_after[i]);
-  }
-  /* Store the new version with what it was fitted on. */
-  char *fit = NULL;
-  size_t fit_len = 0;
-  FILE *mf = open_memstream(&fit, &fit_len);
-  jw w;
-  jw_init(&w, mf);
-  jw_begin(&w, '{');
-  jw_key(&w, "workloads");
-  jw_begin(&w, '[');
-  for (int i = 0; i < ss.nw; i++) jw_str(&w, ss.w[i].key);
-  jw_end(&w, ']');
-  jw_key(&w, "schedules"); jw_int(&w, ss.n);
-  jw_key(&w, "train"); jw_int(&w, ntrain);
-  jw_key(&w, "test"); jw_int(&w, ntest);
-  jw_key(&w, "holdout"); jw_double(&w, o->holdout);
-  jw_key(&w, "seed"); jw_int(&w, (long long)o->seed);   /* <= INT64_MAX (parse) */
-  jw_key(&w, "flush"); jw_bool(&w, o->flush);
-  jw_key(&w, "rms_log_before"); jw_double(&w, fr.rms_before);
-  jw_key(&w, "rms_log_after"); jw_double(&w, fr.rms_after);
-  jw_key(&w, "iterations"); jw_int(&w, fr.iters);
-  jw_key(&w, "irls_rounds"); jw_int(&w, fr.irls_rounds);
-  jw_key(&w, "outliers"); jw_int(&w, fr.n_outliers);
-  jw_key(&w, "counted"); jw_int(&w, nct);
-  jw_key(&w, "counter_source"); jw_str(&w, source);
-  jw_key(&w, "accuracy");
-  jw_begin(&w, '[');
-  for (int i = 0; i < ss.nw; i++) {
-    jw_begin(&w, '{');
-    jw_key(&w, "workload"); jw_str(&w, ss.w[i].key);
-    jw_key(&w, "defaults"); json_acc(&w, &a_def[i]);
-    jw_key(&w, "calibrated"); json_acc(&w, &a_after[i]);
-    jw_key(&w, "calibrated_on_fitted"); json_acc(&w, &t_after[i]);
-    jw_end(&w, '}');
-  }
-  jw_end(&w, ']');
-  jw_end(&w, '}');
-  memstream_text(mf, &fit, &fit_len);
-  char *cj = cm_coefs_json(m.km, &after);
+  const cm_coefs *before = &in.before, *defs = &r.defs, *after = &r.after;
+  cj = cm_coefs_json(m.km, after);
   int version = 0;
-  if (db_model_put(m.d, m.target_id, m.km->kernel, cj, fit, &version, &err))
+  if (db_model_put(m.d, m.target_id, m.km->kernel, cj, r.fit_json, &version, &err))
     rc = cli_fail(cmd, "%s", err.msg);
   if (!rc && o->json) {
+    jw w;
     jw_init(&w, stdout);
     jw_begin(&w, '{');
     jw_key(&w, "kernel"); jw_str(&w, m.km->kernel);
     jw_key(&w, "version"); jw_int(&w, version);
     jw_key(&w, "coefficients"); jw_raw(&w, cj);
-    jw_key(&w, "fit"); jw_raw(&w, fit);
+    jw_key(&w, "fit"); jw_raw(&w, r.fit_json);
     jw_end(&w, '}');
   } else if (!rc) {
     printf("calibrated %s on %s %s (%s): version %d\n", m.km->kernel, m.target, m.t.fingerprint,
            m.t.model, version);
     for (int i = 0; i < ss.nw; i++) printf("workload   %s\n", ss.w[i].key);
-    printf("schedules  %d measured: %d fitted, %d held out (share %.2f, seed %lu)\n", ss.n, ntrain,
-           ntest, o->holdout, o->seed);
-    if (nct) {
+    printf("schedules  %d measured: %d fitted, %d held out (share %.2f, seed %lu)\n", ss.n, r.ntrain,
+           r.ntest, o->holdout, o->seed);
+    if (r.counted) {
       printf("bytes      %d schedules counted with %s; model/counted (median) per level, before -> after:\n",
-             nct, source);
+             r.counted, r.source);
       for (int l = 0; l < 3; l++) {
-        int ci = caps[l] ? coef_index(m.km, caps[l]) : -1;
+        int ci = r.cap_idx[l];
         printf("             %-5s %.3f -> %.3f  (median |log error| %.3f -> %.3f)",
-               cm_bound_name(CM_LEVEL(l + 1)), brat0[l], brat1[l], berr0[l], berr1[l]);
-        if (ci >= 0) printf("  %s = %.2f", caps[l], start.v[ci]);
+               cm_bound_name(CM_LEVEL(l + 1)), r.brat0[l], r.brat1[l], r.berr0[l], r.berr1[l]);
+        if (ci >= 0) printf("  %s = %.2f", r.cap[l], r.start.v[ci]);
         printf("\n");
       }
     } else if (o->counters > 0) {
-      printf("bytes      not counted: %s\n", err.msg[0] ? err.msg : "no one-thread schedule to count");
+      printf("bytes      not counted: %s\n", r.count_why[0] ? r.count_why : "no one-thread schedule to count");
     }
     printf("time fit   rms of log(predicted/measured) %.3f -> %.3f (%d iterations, %d reweighting "
-           "rounds, %d outliers)\n", fr.rms_before, fr.rms_after, fr.iters, fr.irls_rounds,
-           fr.n_outliers);
+           "rounds, %d outliers)\n", r.fit.rms_before, r.fit.rms_after, r.fit.iters, r.fit.irls_rounds,
+           r.fit.n_outliers);
     for (int i = 0; i < ss.nw; i++) {
       printf("\n%s, accuracy on the %s schedules:\n  %-28s %5s %8s %8s %6s %6s %6s %10s\n",
-             ss.w[i].key, ntest ? "held-out" : "fitted (none held out)", "", "n", "spearman",
+             ss.w[i].key, r.ntest ? "held-out" : "fitted (none held out)", "", "n", "spearman",
              "kendall", "top1", "top5", "top10", "med.err");
-      print_acc("defaults", &a_def[i]);
-      if (before.version) print_acc(before.source, &a_before[i]);
-      print_acc("this calibration", &a_after[i]);
-      print_acc("this calibration, fitted ones", &t_after[i]);
+      print_acc("defaults", &r.a_def[i]);
+      if (before->version) print_acc(before->source, &r.a_before[i]);
+      print_acc("this calibration", &r.a_after[i]);
+      print_acc("this calibration, fitted ones", &r.t_after[i]);
     }
     printf("(topk: a schedule within 5%% of the best measured is among the model's k fastest)\n");
     printf("\ncoefficients (default -> calibrated):\n");
     for (int j = 0; j < m.km->ncoef; j++)
-      printf("  %-12s %10.4g -> %-10.4g %s%s\n", m.km->coefs[j].name, defs.v[j], after.v[j],
-             m.km->coefs[j].what, fixed[j] ? " [held]" : "");
+      printf("  %-12s %10.4g -> %-10.4g %s%s\n", m.km->coefs[j].name, defs->v[j], after->v[j],
+             m.km->coefs[j].what, r.fixed[j] ? " [held]" : "");
   }
-  free(cj), free(fit), free(tr), free(ct), free(train), free(test);
 out:
+  free(cj);
+  tu_cal_out_free(&r);
   samples_free(&ss);
   mctx_close(&m);
   return rc;
@@ -1006,17 +825,17 @@ static int mc_accuracy(const mopts *o, const char *cmd) {
   }
   json_decref(fj);
   int *use = rt_malloc((size_t)ss.n * sizeof *use), nuse = 0;
-  for (int i = 0; i < ss.n; i++) nuse += use[i] = o->all || !found || held_out(ss.hash[i], seed, share);
+  for (int i = 0; i < ss.n; i++) nuse += use[i] = o->all || !found || tu_held_out(ss.hash[i], seed, share);
   const char *what = !found ? "every schedule (no calibration stored)"
                      : o->all ? "every schedule (training ones included)"
                      : nuse ? "schedules held out of the calibration"
                             : "every schedule (the calibration held none out)";
   if (!nuse)
     for (int i = 0; i < ss.n; i++) use[i] = 1, nuse++;
-  acc a_def[MAXSET], a_cal[MAXSET];
+  tu_acc a_def[MAXSET], a_cal[MAXSET];
   for (int i = 0; i < ss.nw; i++) {
-    accuracy_of(m.km, &m.ce, &defs, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_def[i]);
-    if (found) accuracy_of(m.km, &m.ce, &cal, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_cal[i]);
+    tu_accuracy(m.km, &m.ce, &defs, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_def[i]);
+    if (found) tu_accuracy(m.km, &m.ce, &cal, o->flush, ss.s, use, ss.n, ss.w[i].sp, &a_cal[i]);
   }
   if (o->csv) {   /* the README's "Output files": never the database itself */
     rt_out csv;
@@ -1041,8 +860,8 @@ static int mc_accuracy(const mopts *o, const char *cmd) {
     for (int i = 0; i < ss.nw; i++) {
       jw_begin(&w, '{');
       jw_key(&w, "workload"); jw_str(&w, ss.w[i].key);
-      jw_key(&w, "defaults"); json_acc(&w, &a_def[i]);
-      jw_key(&w, "calibrated"); if (found) json_acc(&w, &a_cal[i]); else jw_raw(&w, "null");
+      jw_key(&w, "defaults"); tu_acc_json(&w, &a_def[i]);
+      jw_key(&w, "calibrated"); if (found) tu_acc_json(&w, &a_cal[i]); else jw_raw(&w, "null");
       jw_end(&w, '}');
     }
     jw_end(&w, ']');

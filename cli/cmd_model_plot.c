@@ -93,11 +93,8 @@ static int parse(int argc, char **argv, ropts *o) {
     CLI_OPT_STRING("data", &o->data, "FILE.csv", "also write the plotted points as CSV"),
     CLI_OPT_END,
   };
-  const cli_sub *row = NULL;
-  for (int i = 0; cli_group_row(&cmd_model_group, i)->name; i++)
-    if (!strcmp(cli_group_row(&cmd_model_group, i)->name, "roofline")) row = cli_group_row(&cmd_model_group, i);
   cli_spec spec = {
-    .cmd = CMD, .usage = row->usage, .opts = opts,
+    .cmd = CMD, .usage = cmd_model_roofline_usage, .opts = opts,
     .about = "The roofline plot of a campaign: the target's measured ceilings (rooftune bench)\n"
              "and every verified schedule of the campaign, drawn with gnuplot.",
     .epilog = "x: arithmetic intensity = flops / compulsory bytes; y: flops / measured time.\n"
@@ -770,6 +767,12 @@ static void roof_free(roof *r) {
   cli_target_free(&r->t);
   db_close(r->d);
 }
+
+/* The usage line, here and in cmd_model.c's table of subcommands (which
+** this file does not read: no circle of files). */
+const char cmd_model_roofline_usage[] =
+    "[--db F] (--campaign ID | [--target T] [--fingerprint P] --kernel K [--set VAR=VAL,...])\n"
+    "       -o FILE.png|FILE.svg [--title T] [--data FILE.csv]";
 
 int cmd_model_roofline(int argc, char **argv) {
   roof r;

@@ -563,21 +563,14 @@ static int parse_strategies(const char *list, const tu_strategy **out, int max) 
   return n;
 }
 
-/* One run of a comparison, as reported. */
-typedef struct cmp_run {
-  int64_t evals;
-  double cost, framework_ms;
-  int tuned;   /* live: 1 when the campaign's pin decision (tu.h invariant 6)
-               ** chose a tuned schedule over the default */
-} cmp_run;
-
 /* Where the runs of a comparison come from: a recording (replay) or live
 ** campaigns on a target (measured, reusing what the database holds). */
 typedef struct cmp_src {
   /* One run's best-so-far curve over 1..budget (src->worst before its
-  ** first ok result). 0, or an exit code after reporting. */
-  int (*run)(struct cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t budget,
-             double *curve, cmp_run *info);
+  ** first ok result), tu_cmp_src's run with this as ctx: 0, or an exit
+  ** code after reporting (err left empty). */
+  int (*run)(void *ctx, const tu_strategy *S, uint64_t seed, int64_t budget, double *curve,
+             tu_cmp_run *info, rt_err *err);
   const char *name;       /* what the comparison ran on */
   int64_t n;              /* random search's expectation is computed */
   double *values;         /* over values[0..n-1] (NAN: failed) */
@@ -588,12 +581,14 @@ typedef struct cmp_src {
   tu_campaign_opts live;  /* live */
 } cmp_src;
 
-static int replay_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t budget,
-                        double *curve, cmp_run *info) {
+static int replay_curve(void *ctx, const tu_strategy *S, uint64_t seed, int64_t budget,
+                        double *curve, tu_cmp_run *info, rt_err *err) {
+  cmp_src *src = ctx;
+  (void)err;
   tu_run *r = replay_run(src->in, S, seed, budget, src->o, "compare");
   if (!r) return EXIT_FAIL;
   tu_run_curve(r, budget, src->worst, curve);
-  *info = (cmp_run){tu_run_n(r), tu_run_cost(r), tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3, 0};
+  *info = (tu_cmp_run){tu_run_n(r), tu_run_cost(r), tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3, 0};
   tu_run_free(r);
   return 0;
 }
@@ -635,8 +630,10 @@ static int live_campaign(cmp_src *src, const char *strategy, uint64_t seed, cons
   return 0;
 }
 
-static int live_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t budget,
-                      double *curve, cmp_run *info) {
+static int live_curve(void *ctx, const tu_strategy *S, uint64_t seed, int64_t budget,
+                      double *curve, tu_cmp_run *info, rt_err *err) {
+  cmp_src *src = ctx;
+  (void)err;
   char b[32];
   snprintf(b, sizeof b, "%lld", (long long)budget);
   trial_vals tv = {0};
@@ -648,7 +645,7 @@ static int live_curve(cmp_src *src, const tu_strategy *S, uint64_t seed, int64_t
     if (k < tv.n && tv.v[k] < best) best = tv.v[k];
     curve[k] = best;
   }
-  *info = (cmp_run){tv.n, tv.cost, rep.search_s / (double)(tv.n ? tv.n : 1) * 1e3,
+  *info = (tu_cmp_run){tv.n, tv.cost, rep.search_s / (double)(tv.n ? tv.n : 1) * 1e3,
                     rep.choice && !strcmp(rep.choice, "tuned")};
   free(tv.v);
   tu_report_free(&rep);
@@ -678,37 +675,20 @@ static int live_reference(cmp_src *src, const char *reference) {
   return 0;
 }
 
-typedef struct cmp_stat {
-  double mean, sd, min, median, max, best_frac, ms_per_eval;
-  int found_opt, tuned;
-} cmp_stat;
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Run every strategy o->repeats times, score the curves, print and write
-** the CSV files. */
+/* Run every strategy o->repeats times and score the curves (tu_compare),
+** print and write the CSV files. */
 static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_t budget,
                         cmp_src *src) {
   int R = o->repeats, rc = 0;
-  double *curves = rt_malloc((size_t)ns * R * budget * sizeof *curves);
-  cmp_run *runs = rt_calloc((size_t)ns * R, sizeof *runs);
-  for (int s = 0; s < ns && !rc; s++)
-    for (int rep = 0; rep < R && !rc; rep++)
-      rc = src->run(src, list[s], o->seed + (uint64_t)rep, budget,
-                    curves + ((size_t)s * R + rep) * budget, &runs[s * R + rep]);
-  if (rc) {
-    free(curves);
-    free(runs);
-    return rc;
+  rt_err err = {0};
+  tu_cmp_src ts = {.run = src->run, .ctx = src, .values = src->values, .n = src->n, .opt = src->opt};
+  tu_cmp_result res;
+  if (tu_compare(&ts, list, ns, budget, R, o->seed, &res, &err)) {
+    tu_cmp_result_free(&res);
+    return err.msg[0] ? cli_fail("compare", "%s", err.msg) : EXIT_FAIL;
   }
-  /* The optimum: the best known anywhere (live runs may beat the sample). */
-  double opt = src->opt;
-  for (size_t i = 0; i < (size_t)ns * R * budget; i++) opt = fmin(opt, curves[i]);
-  double *rnd = rt_malloc((size_t)budget * sizeof *rnd), *sc = rt_malloc((size_t)R * sizeof *sc);
-  tu_random_expect(src->values, src->n, budget, rnd);
+  double opt = res.opt, *rnd = res.rnd;
+  const tu_cmp_stat *st = res.st;
   FILE *fc = NULL, *fs = NULL;
   rt_out oc = {0}, os = {0};   /* the README's "Output files": never an input */
   if (o->csv) {
@@ -733,33 +713,19 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
       fprintf(fs, "strategy,repeat,seed,score,best_s,evaluations,cost_s,framework_ms_per_eval\n");
     }
   }
-  cmp_stat *st = rt_calloc((size_t)ns, sizeof *st);
-  for (int s = 0; s < ns && !rc; s++) {
-    double fsum = 0, bsum = 0, m = 0, v = 0;
+  for (int s = 0; s < ns && !rc; s++)
     for (int rep = 0; rep < R; rep++) {
-      const double *curve = curves + ((size_t)s * R + rep) * budget;
-      const cmp_run *ru = &runs[s * R + rep];
+      const double *curve = res.curves + ((size_t)s * R + rep) * budget;
+      const tu_cmp_run *ru = &res.runs[s * R + rep];
       uint64_t seed = o->seed + (uint64_t)rep;
-      sc[rep] = tu_score(curve, rnd, opt, budget);
-      bsum += opt / curve[budget - 1];
-      fsum += ru->framework_ms;
-      st[s].found_opt += curve[budget - 1] <= opt;
-      st[s].tuned += ru->tuned;
       for (int64_t k = 0; fc && k < budget; k++)
         fprintf(fc, "%s,%d,%llu,%lld,%.9g,%.9g\n", list[s]->name, rep, (unsigned long long)seed,
                 (long long)k + 1, curve[k], rnd[k]);
       if (fs)
         fprintf(fs, "%s,%d,%llu,%.6f,%.9g,%lld,%.6g,%.6g\n", list[s]->name, rep,
-                (unsigned long long)seed, sc[rep], curve[budget - 1], (long long)ru->evals, ru->cost,
-                ru->framework_ms);
-      m += sc[rep] / R;
+                (unsigned long long)seed, res.scores[s * R + rep], curve[budget - 1], (long long)ru->evals,
+                ru->cost, ru->framework_ms);
     }
-    for (int i = 0; i < R; i++) v += (sc[i] - m) * (sc[i] - m);
-    qsort(sc, (size_t)R, sizeof *sc, cmp_d);
-    st[s] = (cmp_stat){m, R > 1 ? sqrt(v / (R - 1)) : 0, sc[0],
-                       R % 2 ? sc[R / 2] : (sc[R / 2 - 1] + sc[R / 2]) / 2, sc[R - 1], bsum / R,
-                       fsum / R, st[s].found_opt, st[s].tuned};
-  }
   if (!rc && o->json) {
     jw w;
     jw_init(&w, stdout);
@@ -813,15 +779,10 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
       printf("\nbeat default: runs whose winner, measured again alternating with the default,\n"
              "beat it with disjoint 95%% CIs (what tune would pin; the others keep the default)\n");
   }
-  rt_err err = {0};
   if (!rc && o->csv && (rt_out_commit(&oc, &err) || rt_out_commit(&os, &err)))
     rc = cli_fail("compare", "%s", err.msg);
   rt_out_abort(&oc), rt_out_abort(&os);   /* what was not committed */
-  free(st);
-  free(sc);
-  free(rnd);
-  free(curves);
-  free(runs);
+  tu_cmp_result_free(&res);
   return rc;
 }
 

@@ -293,7 +293,8 @@ double cm_nest_overhang(double row, double lf);
 /* Distinct bytes (whole lines) touched by one full execution of the nest. */
 double cm_nest_footprint(const cm_nest *n, int line);
 
-extern const cm_kmodel *const cm_kmodels[];   /* NULL-terminated */
+/* The table of kernel models (cm_table.c), NULL-terminated. */
+extern const cm_kmodel *const cm_kmodels[];
 /* The model of kernel in a model family (tg_backend.model_family: "cpu",
 ** "gpu"; NULL: "cpu"), or NULL if none. */
 const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel);

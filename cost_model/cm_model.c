@@ -1,9 +1,11 @@
 /*
 ** cm_model.c -- the roofline combination shared by every kernel model
-** (cm.h, invariant 2), the table of kernel models, and their coefficient
-** defaults. A kernel model says how much work a schedule does at each
-** level; this file turns that work into time with the target's measured
-** ceilings and the model's coefficients, and names the limiting bound.
+** (cm.h, invariant 2), the helpers the kernel models share, and their
+** coefficient defaults (the table of kernel models is cm_table.c, so that
+** the models calling these helpers form no circle with it). A kernel model
+** says how much work a schedule does at each level; this file turns that
+** work into time with the target's measured ceilings and the model's
+** coefficients, and names the limiting bound.
 */
 #include <math.h>
 #include <string.h>
@@ -11,32 +13,6 @@
 #include <jansson.h>
 
 #include "cm.h"
-
-const cm_kmodel *const cm_kmodels[] = {
-  &cm_gemm,
-  &cm_conv2d,
-  &cm_stencil,
-  &cm_transpose,
-  &cm_reduction,
-  &cm_gpu_gemm,
-  &cm_gpu_reduction,
-  &cm_gpu_transpose,
-  &cm_gpu_stencil,
-  &cm_wg_reduction,
-  &cm_wg_transpose,
-  NULL,
-};
-
-const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel) {
-  if (!family) family = "cpu";
-  for (int i = 0; cm_kmodels[i]; i++)
-    if (!strcmp(cm_kmodels[i]->kernel, kernel) &&
-        !strcmp(cm_kmodels[i]->family ? cm_kmodels[i]->family : "cpu", family))
-      return cm_kmodels[i];
-  return NULL;
-}
-
-const cm_kmodel *cm_kmodel_find(const char *kernel) { return cm_kmodel_find_on("cpu", kernel); }
 
 const char *cm_bound_name(cm_bound b) {
   static const char *const names[CM_NBOUND] = {

@@ -29,9 +29,10 @@
 #define BD_MAX_ARMS 8
 #define BD_TRIES 64        /* known proposals answered per propose call */
 
-/* The arms, by table name; names not in the table (and ones that need a
-** model the run lacks) are skipped. */
-static const char *const bd_arm_names[] = {"annealing", "bayes"};
+/* The arms, named directly rather than looked up in the strategy table
+** (which lists the bandit: no circle); ones that need a model the run
+** lacks are skipped. */
+static const tu_strategy *const bd_arm_list[] = {&ts_annealing, &ts_bayes};
 
 typedef struct bd_arm {
   const tu_strategy *s;
@@ -161,10 +162,8 @@ static void *bd_new(const tu_ctx *ctx, const tu_strategy *const *arms, int narm,
 static void *bd_create(const tu_ctx *ctx, rt_err *err) {
   const tu_strategy *arms[BD_MAX_ARMS];
   int n = 0;
-  for (size_t i = 0; i < sizeof bd_arm_names / sizeof *bd_arm_names && n < BD_MAX_ARMS; i++) {
-    const tu_strategy *s = tu_strategy_find(bd_arm_names[i]);
-    if (s) arms[n++] = s;
-  }
+  for (size_t i = 0; i < sizeof bd_arm_list / sizeof *bd_arm_list && n < BD_MAX_ARMS; i++)
+    arms[n++] = bd_arm_list[i];
   return bd_new(ctx, arms, n, err);
 }
 

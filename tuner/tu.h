@@ -2,8 +2,10 @@
 ** tu.h -- the tuner: search strategies behind one small interface (one
 ** file each, listed in one table), the run loop that drives a strategy
 ** against an objective under a budget, the objectives (a recording to
-** replay; live measurement lives in tu_campaign.c), and the scoring
-** methodology used to compare strategies.
+** replay; live measurement lives in tu_campaign.c), the scoring
+** methodology used to compare strategies, and the workflows the command
+** line calls: strategy comparison (tu_compare.c) and the calibration of a
+** cost model (tu_calibrate.c).
 **
 ** Invariants:
 **  1. A run evaluates each configuration at most once. A proposal that
@@ -36,6 +38,12 @@
 **     pinned; without a verified default the fastest re-measured verified
 **     candidate is pinned. The re-measurements are stored (table
 **     remeasurements) and an identical sequence is reused, like a trial.
+**  7. The workflows (comparison, calibration) read and write nothing but
+**     their arguments and what their callbacks do, and print nothing: the
+**     same inputs and callback answers give the same result, bit for bit.
+**  8. A calibration's held-out split is a pure function of each
+**     schedule's configuration hash, the seed and the share: asked again
+**     later (model accuracy), the same schedules are held out.
 */
 #ifndef TU_H
 #define TU_H
@@ -44,7 +52,9 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "../common/jw.h"
 #include "../common/rt.h"
+#include "../cost_model/cm.h"
 #include "../db/db.h"
 #include "../measure/ms.h"
 #include "../search_spaces/sp.h"
@@ -259,6 +269,66 @@ void tu_run_curve(const tu_run *r, int64_t kmax, double worst, double *out);
 double tu_score(const double *curve, const double *random_curve, double opt,
                 int64_t kmax);
 
+/* ---- Comparison (tu_compare.c): strategies scored over repeats ---- */
+
+/* One run of a comparison, as its source reports it. */
+typedef struct tu_cmp_run {
+  int64_t evals;
+  double cost, framework_ms;   /* seconds measuring; the strategy's ms per evaluation */
+  int tuned;                   /* live: the campaign's pin decision (invariant 6)
+                               ** chose a tuned schedule over the default */
+} tu_cmp_run;
+
+/* Where a comparison's runs come from. run(ctx, S, seed, budget, curve,
+** info, err): one run of strategy S, its best-so-far curve over
+** 1..budget in curve[0..budget-1] (the worst known value before its first
+** ok result; tu_run_curve), what it cost in *info; 0, or nonzero when it
+** failed (why in err; a source that reported it itself may leave err
+** empty). Random search's expectation is computed over values[0..n-1]
+** (NAN: failed; tu_random_expect); opt is the fastest ok value among them. */
+typedef struct tu_cmp_src {
+  int (*run)(void *ctx, const tu_strategy *S, uint64_t seed, int64_t budget, double *curve,
+             tu_cmp_run *info, rt_err *err);
+  void *ctx;
+  const double *values;
+  int64_t n;
+  double opt;
+} tu_cmp_src;
+
+/* One strategy's scores over its repeats, and what its runs found. */
+typedef struct tu_cmp_stat {
+  double mean, sd, min, median, max;   /* of the scores (sd: sample, 0 for one run) */
+  double best_frac;     /* mean of optimum / the run's best */
+  double ms_per_eval;   /* mean of the runs' framework_ms */
+  int found_opt;        /* runs whose best is the optimum */
+  int tuned;            /* runs with tuned set */
+} tu_cmp_stat;
+
+/* A comparison's result: run r of strategy s (seed + r) is index
+** s * repeats + r of runs and scores, its curve at curves + index * budget;
+** rnd[k-1] random search's expected best after k evaluations; opt the
+** best value known anywhere (the source's or a run's). */
+typedef struct tu_cmp_result {
+  int ns, repeats;
+  int64_t budget;
+  uint64_t seed;
+  double opt;
+  double *curves, *rnd, *scores;
+  tu_cmp_run *runs;
+  tu_cmp_stat *st;      /* per strategy */
+} tu_cmp_result;
+
+/* Run each of the ns strategies of list `repeats` times through src (seeds
+** seed, seed + 1, ...; strategy by strategy, in order) with `budget`
+** evaluations, and score every curve (tu_score) against random search's
+** expectation and the optimum (invariant 7: the same source answers give
+** the same result). 0 with *res; -1 with err (a run failed: the first
+** failure stops the comparison; no strategy, budget, repeat or value).
+** tu_cmp_result_free after either. */
+int tu_compare(const tu_cmp_src *src, const tu_strategy *const *list, int ns, int64_t budget,
+               int repeats, uint64_t seed, tu_cmp_result *res, rt_err *err);
+void tu_cmp_result_free(tu_cmp_result *res);
+
 /* ---- Live campaigns (tu_campaign.c) ---- */
 
 /* What the progress line shows, after every evaluation. */
@@ -346,5 +416,105 @@ typedef struct tu_report {
 ** rep->state "stopped"); -1 with err. */
 int tu_campaign(const tu_campaign_opts *o, tu_report *rep, rt_err *err);
 void tu_report_free(tu_report *r);
+
+
+/* ---- Calibration (tu_calibrate.c): a cost model fitted to measurements ---- */
+
+#define TU_MAXWL 16      /* workloads one calibration fits at once */
+#define TU_NTOPK 3
+extern const int tu_topk[TU_NTOPK];   /* 1, 5, 10 */
+
+/* How well a model ranks and predicts n measured schedules of one
+** workload: Spearman's rho, Kendall's tau-b, the median relative error,
+** and for k in tu_topk whether a schedule within 5% of the best measured
+** is among the model's k fastest. */
+typedef struct tu_acc {
+  int n;
+  double rho, tau, mre;
+  int top[TU_NTOPK];
+} tu_acc;
+
+/* Whether the schedule of configuration hash `hash` is held out of a fit
+** by seed and share (0 <= share < 1): invariant 8. */
+int tu_held_out(const char *hash, uint64_t seed, double share);
+/* The accuracy of coefficients c over the samples s[i] of workload space
+** `only` that use[i] selects (rankings compare schedules of one
+** workload). */
+void tu_accuracy(const cm_kmodel *k, const cm_ceilings *ce, const cm_coefs *c, int flush,
+                 const cm_sample *s, const int *use, int n, const sp_space *only, tu_acc *a);
+/* a as a JSON object: n, spearman, kendall, topK_within_5pct, median_rel_error. */
+void tu_acc_json(jw *w, const tu_acc *a);
+
+/* The traffic of one counted schedule: its index in the samples and the
+** bytes moved at each level (NAN: not counted). */
+typedef struct tu_counted {
+  int idx;
+  double bytes[CM_NLEVEL];
+} tu_counted;
+/* A traffic counter: count (or read back) the traffic of up to want
+** schedules among those train[] selects into out; name the counter in
+** source (15 characters at most) and say in *cold whether its counts are
+** of one cold run. Returns how many were counted; when none, why in err. */
+typedef int (*tu_count_fn)(void *ctx, const int *train, int want, tu_counted *out,
+                           char *source, int *cold, rt_err *err);
+
+/* What a calibration is given. The samples s[0..n-1] (one per schedule,
+** its time the fastest measured) are of the workload spaces wl[0..nwl-1]
+** (s[i].sp is one of them; wl_key their names for the record); hash[i] is
+** the hash of s[i]'s configuration (db_config_hash). */
+typedef struct tu_cal_in {
+  const cm_kmodel *km;
+  const cm_ceilings *ce;       /* the target's */
+  const cm_sample *s;
+  const char *const *hash;
+  int n;
+  const sp_space *const *wl;
+  const char *const *wl_key;
+  int nwl;                     /* 1..TU_MAXWL */
+  cm_coefs before;             /* the coefficients in use (version 0: defaults) */
+  double holdout;              /* share held out, 0 <= holdout < 1 */
+  uint64_t seed;               /* of the split */
+  int flush;                   /* the trials were measured with cold caches */
+  int gpu;                     /* the target is a GPU (tg_backend.gpu): the L2's
+                               ** share sets DRAM traffic */
+  int counters;                /* schedules whose traffic to count (0: none) */
+  tu_count_fn count;           /* NULL: no byte terms are fitted */
+  void *count_ctx;
+} tu_cal_in;
+
+/* What a calibration found. Per level l of L2, L3, DRAM (index l - 1):
+** the capacity coefficient fitted to its counted bytes (cap[l], its index
+** cap_idx[l]; NULL, -1: none), the median |log(model / counted)| and
+** median model / counted before (berr0, brat0: with the defaults) and after
+** (berr1, brat1: with start), NAN when not counted. */
+typedef struct tu_cal_out {
+  int ntrain, ntest;
+  int *train, *test;           /* n flags each: fitted, held out */
+  int counted;                 /* schedules whose traffic was counted */
+  char source[16];             /* the counter ("" when none counted) */
+  char count_why[512];         /* why none were, when the counter said */
+  const char *cap[3];
+  int cap_idx[3];
+  double berr0[3], berr1[3], brat0[3], brat1[3];
+  cm_coefs defs;               /* the model's defaults */
+  cm_coefs start;              /* the defaults with the fitted capacity shares */
+  cm_coefs after;              /* the calibrated coefficients */
+  int fixed[CM_MAXCOEF];       /* coefficients held at their value */
+  cm_fit_result fit;           /* the time fit (cm_calibrate) */
+  /* per workload wl[i], on the held-out schedules (the fitted ones when
+  ** none is held out): the defaults, before, after; t_after: after, on the
+  ** fitted schedules */
+  tu_acc a_def[TU_MAXWL], a_before[TU_MAXWL], a_after[TU_MAXWL], t_after[TU_MAXWL];
+  char *fit_json;              /* the record to store with the version (db_model_put) */
+} tu_cal_out;
+
+/* Calibrate in->km (invariants 7, 8): split the samples, fit the capacity
+** shares to up to in->counters counted schedules of the training set (a
+** grid over 0.25..1, a GPU's from 0.05), then the time terms (cm_calibrate
+** from start, the model's held coefficients fixed), then score. 0 with *out;
+** -1 with err (fewer than two schedules left to fit on, the fit failed).
+** tu_cal_out_free after either. */
+int tu_calibrate(const tu_cal_in *in, tu_cal_out *out, rt_err *err);
+void tu_cal_out_free(tu_cal_out *out);
 
 #endif

@@ -1,0 +1,35 @@
+/*
+** cm_table.c -- the table of kernel models: every model rooftune knows, one
+** row per kernel and model family, and the lookup by kernel and family.
+** Adding a model: write cm_NAME.c exposing one `const cm_kmodel`, declare
+** it in cm.h, add one row here, and test it in tests/.
+*/
+#include <string.h>
+
+#include "cm.h"
+
+const cm_kmodel *const cm_kmodels[] = {
+  &cm_gemm,
+  &cm_conv2d,
+  &cm_stencil,
+  &cm_transpose,
+  &cm_reduction,
+  &cm_gpu_gemm,
+  &cm_gpu_reduction,
+  &cm_gpu_transpose,
+  &cm_gpu_stencil,
+  &cm_wg_reduction,
+  &cm_wg_transpose,
+  NULL,
+};
+
+const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel) {
+  if (!family) family = "cpu";
+  for (int i = 0; cm_kmodels[i]; i++)
+    if (!strcmp(cm_kmodels[i]->kernel, kernel) &&
+        !strcmp(cm_kmodels[i]->family ? cm_kmodels[i]->family : "cpu", family))
+      return cm_kmodels[i];
+  return NULL;
+}
+
+const cm_kmodel *cm_kmodel_find(const char *kernel) { return cm_kmodel_find_on("cpu", kernel); }
