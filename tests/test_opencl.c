@@ -9,7 +9,8 @@
 ** timeout and compile_error (with the build options and log) and the test
 ** process carries on; the compile cache; the ceilings bench against
 ** physical bounds; the command line end to end (targets, bench, a tuning
-** campaign that pins, model explain). Without an OpenCL platform every test that needs one
+** campaign that pins, model explain), and without a platform (the loader
+** pointed at no vendor) the target absent with the reason. Without an OpenCL platform every test that needs one
 ** is skipped with the reason.
 */
 #include <setjmp.h>
@@ -457,6 +458,31 @@ static void test_cli_end_to_end(void **state) {
   assert_int_equal(tk_rm_rf(dir), 0);
 }
 
+/* No platform (the ICD loader pointed at an empty folder of vendors): the
+** target is listed as absent with the reason, and commands on it fail
+** with it, exit 1, rooftune itself unharmed. Needs no OpenCL device. */
+static void test_absent(void **state) {
+  (void)state;
+  if (!exe[0]) skip();
+  char dir[] = "/tmp/rt-oc-none-XXXXXX", env[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(env, sizeof env, "OCL_ICD_VENDORS=%s", dir);
+  const char *const envs[] = {env, NULL};
+  const char *targets[] = {exe, "targets", NULL};
+  tk_result r = tk_capture(targets, dir, envs);
+  assert_int_equal(r.rc, 0);
+  if (!strstr(r.out, "opencl:0.0 -- ") || !strstr(r.out, "not available: ") ||
+      (!strstr(r.out, "no OpenCL platform") && !strstr(r.out, "no OpenCL ICD loader")))
+    fail_msg("%s", r.out);
+  tk_result_free(&r);
+  const char *bench[] = {exe, "bench", "--target", "opencl:0.0", "--db", "t.db", NULL};
+  r = tk_capture(bench, dir, envs);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.err, "OpenCL"));
+  tk_result_free(&r);
+  assert_int_equal(tk_rm_rf(dir), 0);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   if (find_rooftune(argv[0], exe, sizeof exe)) exe[0] = 0;
@@ -478,6 +504,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_transpose_verifies),
     cmocka_unit_test(test_bench),
     cmocka_unit_test(test_cli_end_to_end),
+    cmocka_unit_test(test_absent),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   tk_rm_rf(cache_dir);   /* the test's own compile cache (made by this process) */

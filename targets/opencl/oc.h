@@ -27,6 +27,13 @@
 **     input X": wrong_result). A crash is runtime_error, a hang timeout.
 **  5. A machine without the loader or a platform still runs rooftune: the
 **     target is then absent with the reason (oc_available).
+**  6. The worker is isolated as every worker is (its own process, killed
+**     with its group at the timeout, no descriptor but its report pipe, a
+**     sealed report, the database guard: measure/ms.h invariants 1 and 2),
+**     but not in the host worker's Landlock sandbox: an ICD starts its
+**     threads with the context, before any point where the sandbox could
+**     be entered for them, and PoCL writes and dlopens the compiled
+**     kernels at run time.
 */
 #ifndef OC_H
 #define OC_H
