@@ -844,7 +844,7 @@ int cm_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
   memset(tr, 0, sizeof *tr);
   for (int i = 0; i < CM_NLEVEL; i++) tr->bytes[i] = NAN;
   tr->instructions = NAN;
-  if (!ms_counters_available(&why)) {
+  if (!hw_papi_available(&why)) {
     rt_err_set(err, "%s%s", strncmp(why, "no hardware counters", 20)
                                 ? "no hardware counters: " : "", why);
     return -1;
@@ -856,7 +856,7 @@ int cm_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
   oo.events = "PAPI_L1_DCM,PAPI_L2_TCM,PAPI_L3_TCM";
   ms_result r;
   int rc = -1;
-  if (ms_measure(w, src, NULL, &oo, &r)) {
+  if (hw_measure(w, src, NULL, &oo, &r)) {
     rt_err_set(err, "harness: %s", r.msg);
   } else if (r.status != MS_OK) {
     rt_err_set(err, "the candidate: %s: %s", ms_status_name(r.status), r.msg);

@@ -401,7 +401,7 @@ static void test_papi(void **state) {
   cm_traffic tr;
   rt_err err = {0};
   int rc = cm_count_papi(&hk_gemm, &pb, src, &o, &tr, &err);
-  if (!ms_counters_available(NULL)) {
+  if (!hw_papi_available(NULL)) {
     assert_int_equal(rc, -1);
     print_message("  papi: %s\n", err.msg);
     assert_true(!strncmp(err.msg, "no hardware counters: ", 22));

@@ -5,10 +5,29 @@
 #ifndef HW_H
 #define HW_H
 
+#include "../../measure/ms.h"
 #include "../tg_backend.h"
 
 /* The host row (tg_table.c lists it). */
 extern const tg_backend hw_backend;
+
+/* The host's worker (hw_worker.c): the row's measure -- C source into a
+** shared object (ms_build), run, verified and timed in the isolated child
+** (measure/ms.h, ms_backend.h); src NULL measures the kernel's reference;
+** PAPI counts in a second child with o->counters. 0, or -1 for harness
+** failures. */
+int hw_measure(ms_workload *w, const char *src, const char *ldflags, const ms_opts *o,
+               ms_result *r);
+
+/* PAPI (hw_papi.c): whether this machine has counters (probed once; *why
+** says why not), the default events (NULL-terminated), and the counting
+** of events names[0..nev-1] over one call fn(ctx) in this process
+** (initialises PAPI; the worker child calls it). 0: vals filled; -1 with
+** err. */
+int hw_papi_available(const char **why);
+extern const char *const hw_papi_default_events[];
+int hw_papi_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx), void *ctx,
+                  long long *vals, rt_err *err);
 
 /* The host CPU's description pairs (hw.c): model, cpus (online),
 ** usable_cpus (this process's affinity), cores, numa_nodes, isa,
