@@ -147,6 +147,18 @@ void gd_build_key(int dev, const char *src, char key[33]);
 /* Build srcs into the compile cache in jobs children (ms_prebuild_with). */
 void gd_prebuild(int dev, const char *const *srcs, int n, const struct ms_opts *o, int jobs);
 
+/* ---- The ceilings bench (gd_bench.c; moved from cost_model/cm_bench_cuda.c) ---- */
+/* Measure the ceilings of device ordinal dev: the microbenchmarks
+** compiled with NVRTC here, run in a forked child that is killed when it
+** overruns (this process never initialises the driver). [0] figures are
+** one SM, [1] all SMs (threads = the SM count); L1 is shared memory. 0,
+** or -1 with err (no driver or device, timeout, ...). */
+struct cm_bench_opts;
+struct cm_ceilings;
+int gd_bench(int dev, const struct cm_bench_opts *o, struct cm_ceilings *c, rt_err *err);
+/* The CUDA C++ source of those microbenchmarks (for tests). */
+const char *gd_bench_source(void);
+
 /* The CUDA row (tg_table.c lists it; gd_backend.c). */
 extern const tg_backend gd_backend;
 

@@ -97,7 +97,7 @@ static char *cuda_counted_traffic(const tg_target *t, const ms_result *r) {
 }
 
 static int cuda_bench(const tg_target *t, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
-  return cm_bench_cuda(t->idx[0], o, c, err);
+  return gd_bench(t->idx[0], o, c, err);
 }
 
 /* The model's counted traffic on a GPU: CUPTI's counts of the trials,
