@@ -428,7 +428,8 @@ int cm_tmodel_refits(const cm_tmodel *m);           /* successful refits */
 /* Back to the coefficients it was made with (a new run starts afresh). */
 void cm_tmodel_reset(cm_tmodel *m);
 
-/* ---- What the database keeps for the model (cm_store.c) ---- */
+/* ---- What the database keeps for the model (defined in tuner/tu_store.c:
+** loading measures missing ceilings through the target's backend) ---- */
 struct db;
 /* The latest ceilings of a target (named target: an instance name). None
 ** stored: with measure set, measure them now (the target's bench,
