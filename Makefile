@@ -49,9 +49,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-# cupti_profiler_host.h includes the C++ header <string>: ms_cupti.c (C)
-# finds the empty file measure/cupti_c/string instead.
-$(BUILD)/measure/ms_cupti.o: CFLAGS_ALL += -isystem measure/cupti_c
+# cupti_profiler_host.h includes the C++ header <string>: gd_cupti.c (C)
+# finds the empty file targets/cuda/cupti_c/string instead.
+$(BUILD)/targets/cuda/gd_cupti.o: CFLAGS_ALL += -isystem targets/cuda/cupti_c
 
 $(BUILD)/librooftune.a: $(LIB_OBJ)
 	@rm -f $@

@@ -23,6 +23,7 @@
 
 #include "measure/ms.h"
 #include "targets/host/hk.h"
+#include "targets/host/hw.h"
 #include "tests/tk_run.h"
 
 static int cmp_double(const void *a, const void *b) {
@@ -96,7 +97,7 @@ static void bench_gemm(int reps, const ms_opts *o) {
         continue;
       char *src = k->codegen(&pb, sp, cfg);
       ms_result r;
-      ms_measure(w, src, NULL, o, &r);
+      hw_measure(w, src, NULL, o, &r);
       free(src);
       if (r.status == MS_OK && r.t.median < best_t) {
         best_t = r.t.median;
@@ -109,8 +110,8 @@ static void bench_gemm(int reps, const ms_opts *o) {
            *ra = rt_malloc((size_t)reps * sizeof *ra);
     for (int r = 0; r < reps; r++) { /* interleaved, so drifts hit both */
       ms_result a, b;
-      ms_measure(w, src, NULL, o, &a);
-      ms_measure(w, bsrc, ldflags, o, &b);
+      hw_measure(w, src, NULL, o, &a);
+      hw_measure(w, bsrc, ldflags, o, &b);
       gb[r] = a.status == MS_OK ? k->flops(&pb) / a.t.median * 1e-9 : 0;
       gl[r] = b.status == MS_OK ? k->flops(&pb) / b.t.median * 1e-9 : 0;
       ra[r] = gl[r] > 0 ? gb[r] / gl[r] : 0;
@@ -154,12 +155,12 @@ static void bench_overhead(int reps, const ms_opts *base) {
   o.min_reps = 5;
   o.max_reps = 5;
   ms_result r;
-  ms_measure(w, src, NULL, &o, &r); /* warm the compile cache */
+  hw_measure(w, src, NULL, &o, &r); /* warm the compile cache */
   int n = 10 * reps;
   double *ov = rt_malloc((size_t)n * sizeof *ov);
   for (int i = 0; i < n; i++) {
     double t0 = rt_now();
-    ms_measure(w, src, NULL, &o, &r);
+    hw_measure(w, src, NULL, &o, &r);
     double wall = rt_now() - t0;
     ov[i] = 1e3 * (wall - (double)(r.t.n + o.warmup + 1) * r.t.mean);
   }
@@ -198,7 +199,7 @@ static void bench_cache(const ms_opts *base) {
     for (int i = 0; i < n; i++) {
       char *src = k->codegen(&pb, sp, cfgs + (size_t)i * np);
       ms_result r;
-      ms_measure(w, src, NULL, &o, &r);
+      hw_measure(w, src, NULL, &o, &r);
       hits += r.cache_hit;
       compile += r.compile_s;
       free(src);

@@ -5,8 +5,9 @@
 ** roofline combination that turns work into a predicted time and a
 ** limiting bound, calibration of the model's coefficients against
 ** measured trials (GSL nonlinear least squares in log time, robust), cache
-** traffic counted on the real code (PAPI on hosts with a PMU, cachegrind
-** elsewhere), and accuracy metrics of a ranking.
+** the comparison with traffic counted on the real code (counted by the
+** target's backend row: tg_backend.traffic_count), and accuracy metrics of
+** a ranking.
 **
 ** Invariants:
 **  1. A kernel model is one function from (workload, schedule, machine) to
@@ -22,7 +23,7 @@
 **  4. Byte terms count lines filled into a level from the next one out
 **     (64-byte lines; write-allocate; write-backs are not counted), the
 **     quantity cachegrind and the cache-miss counters report. On a GPU
-**     (cm_kmodel.target "cuda") they count what the device's counters
+**     (cm_kmodel.family "gpu") they count what the device's counters
 **     count instead: L1 = shared-memory wavefronts x 128 bytes plus the
 **     global bytes through l1tex (l1tex__t_bytes), L2 = bytes of L2
 **     requests (lts__t_bytes: reads, writes, atomics), L3 = 0 (no such
@@ -55,8 +56,8 @@ typedef struct cm_class {       /* one instruction class of the peak bench */
   int fma;                      /* 1: fused multiply-add (2 flops/lane) */
   double flops[2];              /* FLOP/s: [0] one thread, [1] all threads */
 } cm_class;
-/* A GPU's properties (the fields of targets/cuda/gd.h's gd_props the
-** models need); all 0 on a host. */
+/* A GPU's properties (the fields of the GPU backend's device properties
+** the models need); all 0 on a CPU. */
 typedef struct cm_gpu {
   int cc_major, cc_minor;       /* compute capability */
   int sms;                      /* streaming multiprocessors */
@@ -105,16 +106,8 @@ void cm_bench_opts_default(cm_bench_opts *o);
 /* Insert working-set size x into the sorted set v[0..*n) (at most cap)
 ** unless within 1% of a member: the sweep's sizes (both benches). */
 void cm_sweep_insert(double *v, int *n, int cap, double x);
-/* Measure the host's ceilings. 0, or -1 with err. */
-int cm_bench_host(const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
-/* Measure the ceilings of CUDA device ordinal dev (cm_bench_cuda.c): the
-** microbenchmarks compiled with NVRTC here, run in a forked child that is
-** killed when it overruns (this process never initialises the driver).
-** [0] figures are one SM, [1] all SMs (threads = the SM count); L1 is
-** shared memory. 0, or -1 with err (no driver or device, timeout, ...). */
-int cm_bench_cuda(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err);
-/* The CUDA C++ source of those microbenchmarks (for tests). */
-const char *cm_bench_cuda_source(void);
+/* The benches that measure ceilings are backend operations
+** (tg_backend.bench, tg_bench: targets/); cm_ceilings.c holds the rest. */
 /* JSON text of c (caller frees) and its inverse (-1 with err naming the
 ** field that is missing or wrong). */
 char *cm_ceilings_json(const cm_ceilings *c);
@@ -301,7 +294,7 @@ const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel);
 const cm_kmodel *cm_kmodel_find(const char *kernel);  /* the CPU family's */
 extern const cm_kmodel cm_gemm, cm_conv2d, cm_stencil, cm_transpose,
     cm_reduction;
-/* The CUDA target's (cm_gpu_gemm.c, cm_gpu_mem.c). */
+/* The GPU family's (cm_gpu_gemm.c, cm_gpu_mem.c). */
 extern const cm_kmodel cm_gpu_gemm, cm_gpu_reduction, cm_gpu_transpose,
     cm_gpu_stencil;
 /* The "wg-roofline" family (cm_wgroof.c): work-group kernels on a device
@@ -309,7 +302,7 @@ extern const cm_kmodel cm_gpu_gemm, cm_gpu_reduction, cm_gpu_transpose,
 extern const cm_kmodel cm_wg_reduction, cm_wg_transpose;
 
 /* ---- GPU occupancy and waves (cm_gpu.c), shared by the GPU models ----
-** CUDA's occupancy rules (cuda_occupancy.h): blocks per SM limited by
+** NVIDIA's occupancy rules (its occupancy calculator): blocks per SM limited by
 ** warps (max_threads_sm / warp over the block's warps), by the block limit,
 ** by registers (regs x warp rounded up to 256 per warp, allocated per
 ** quarter-SM sub-partition: floor(regs_sm / 4 / per_warp) x 4 warps), and
@@ -439,11 +432,12 @@ int cm_tmodel_refits(const cm_tmodel *m);           /* successful refits */
 /* Back to the coefficients it was made with (a new run starts afresh). */
 void cm_tmodel_reset(cm_tmodel *m);
 
-/* ---- What the database keeps for the model (cm_store.c) ---- */
+/* ---- What the database keeps for the model (defined in tuner/tu_store.c:
+** loading measures missing ceilings through the target's backend) ---- */
 struct db;
-/* The latest ceilings of a target (named target: "host", "cuda:N"). None
-** stored: with measure set, measure them now (cm_bench_host or
-** cm_bench_cuda, default options; a note on stderr) and store
+/* The latest ceilings of a target (named target: an instance name). None
+** stored: with measure set, measure them now (the target's bench,
+** tg_bench, default options; a note on stderr) and store
 ** them, *fresh = 1; otherwise -1 with err saying how to measure them. */
 int cm_ceilings_load(struct db *d, int64_t target_id, const char *target, int measure,
                      cm_ceilings *ce, int *fresh, rt_err *err);
@@ -467,33 +461,14 @@ int cm_topk_hit(const double *pred, const double *actual, int n, int k,
 /* Median over items of |pred - actual| / actual. */
 double cm_median_rel_err(const double *pred, const double *actual, int n);
 
-/* ---- Counted cache traffic (cm_counters.c) ---- */
+/* ---- Counted cache traffic (as a backend counts it) ---- */
 typedef struct cm_traffic {
-  char source[16];              /* "cachegrind", "papi" */
+  char source[16];              /* the counter source (tg_traffic.source) */
   double bytes[CM_NLEVEL];      /* as cm_work.bytes (NAN: not counted) */
   double instructions;          /* NAN when not counted */
   char config[160];             /* how it was counted (cache geometry) */
 } cm_traffic;
-/* Count the traffic of one run of schedule src of workload (k, pb) under
-** cachegrind with the caches of m (two runs: last level = L2, then L3),
-** building src for an ISA valgrind decodes. 0, or -1 with err. */
-int cm_count_cachegrind(const kn_kernel *k, const kn_problem *pb,
-                        const char *src, const cm_machine *m,
-                        const char *cache_dir, cm_traffic *tr, rt_err *err);
-/* Whether cachegrind can be used here (*why says why not). */
-int cm_cachegrind_available(const char **why);
-/* Run src once natively, built as cm_count_cachegrind builds it (x86-64-v3
-** with the AVX-512 shim cost_model/cm_shim512.h) under the same driver, on
-** k's buffers bufs: inputs as given, outputs get the results (shows that
-** the shim computes what the AVX-512 build computes). 0, or -1 with err. */
-int cm_run_shimmed(const kn_kernel *k, const kn_problem *pb, const char *src,
-                   const char *cache_dir, float *const *bufs, rt_err *err);
-/* Count misses of one warm run of src with PAPI through the harness's
-** counter pass (ms_measure with o, counters on; PAPI_L1_DCM, PAPI_L2_TCM,
-** PAPI_L3_TCM times the line size; the calling thread only). -1 with err
-** "no hardware counters: ..." where there are none (then use cachegrind). */
-struct ms_opts;
-int cm_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
-                  const struct ms_opts *o, cm_traffic *tr, rt_err *err);
+/* Counting traffic is a backend operation (tg_backend.traffic_count,
+** under targets/). */
 
 #endif

@@ -1,7 +1,8 @@
 /*
 ** cm_gpu.c -- what every GPU kernel model needs of the device: how many
-** blocks of a launch are resident on one SM (CUDA's occupancy rules, as
-** cuda_occupancy.h states them for compute capability 8.x and 9.x), how a
+** blocks of a launch are resident on one SM (NVIDIA's occupancy rules, as
+** its occupancy calculator header states them for compute capability 8.x
+** and 9.x), how a
 ** grid's blocks spread over the SMs in waves, and the 32-byte sectors a
 ** run of contiguous bytes touches. Pure functions of the properties.
 */

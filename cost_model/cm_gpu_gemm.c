@@ -1,6 +1,6 @@
 /*
-** cm_gpu_gemm.c -- the roofline model of the CUDA gemm schedule
-** (targets/cuda/gk_gemm.c + gemm.json): C = A*B, float32, row-major, FFMA
+** cm_gpu_gemm.c -- the roofline model of the GPU family's gemm schedule
+** (the GPU backend's gemm generator and its space file): C = A*B, float32, row-major, FFMA
 ** only. The work of one schedule as the FFMAs the generated code executes
 ** (whole BM x BN x BK tiles: out-of-range elements load as 0 and are
 ** multiplied all the same), the bytes each level serves (shared-memory
@@ -14,7 +14,7 @@
 ** expose. Every number that is not a count is a coefficient in
 ** ggemm_coefs[].
 **
-** The generated code as the model follows it (gk_gemm.c's header):
+** The generated code as the model follows it (the generator's header):
 ** threads = (BM/WM)(BN/WN) x 32; lanes of a warp WTM x WTN = (WM/TM) x
 ** (WN/TN); a thread's TM rows are sub-tiles of SM = min(TM, 4) rows read
 ** from shared memory with one LDS of SM floats each (TN likewise);

@@ -1,6 +1,6 @@
 /*
-** cm_gpu_mem.c -- roofline models of the CUDA target's memory-bound
-** kernels: the reduction (targets/cuda/reduction.json), the transpose
+** cm_gpu_mem.c -- roofline models of the GPU family's memory-bound
+** kernels: the reduction (the GPU backend's reduction.json), the transpose
 ** (transpose.json) and the 2D stencil. Each is the compulsory traffic of
 ** its problem (what must cross DRAM: the input read, the output written
 ** unless it stays in L2) plus what the schedule adds (partial sums, a

@@ -396,9 +396,12 @@ int db_model_list(db *d, int64_t target_id, const char *kernel, db_model_fn fn, 
                   rt_err *err);
 
 /* Store counted traffic of one schedule (config_json canonical, hashed
-** with db_config_hash) of a workload on a target, from source "papi",
-** "cachegrind" or "cupti" (data: a JSON object); replaces an earlier count
-** of the same (target, workload, config, source). */
+** with db_config_hash) of a workload on a target, from a counter source
+** (data: a JSON object); replaces an earlier count of the same (target,
+** workload, config, source). The sources the table accepts are stored
+** data, fixed by migration 4 -> 5's CHECK (db.c): the names the backend
+** rows use (tg_backend.counter_source, .traffic); a row with a new source
+** needs a migration that widens it (issue 17). */
 int db_counters_put(db *d, int64_t target_id, int64_t workload_id, const char *config_json,
                     const char *source, const char *data_json, rt_err *err);
 /* 1 found (*data_json malloc'ed), 0 none, -1 error. */

@@ -3,8 +3,8 @@
 ** target's measured ceilings (one row per measurement; the latest is in
 ** force), the versioned coefficients of each kernel model per target (a
 ** fit adds version max + 1 and never edits an older one), and counted
-** cache traffic of one schedule of a workload per counter source (PAPI,
-** cachegrind, CUPTI; a new count replaces the old one). Every statement
+** cache traffic of one schedule of a workload per counter source (the
+** backend rows' names, db.h; a new count replaces the old one). Every statement
 ** binds its values; text stored as JSON is checked to be JSON first.
 */
 #include <jansson.h>

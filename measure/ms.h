@@ -1,9 +1,11 @@
 /*
-** ms.h -- the measurement harness: build a candidate's source into a
-** shared object through a content-addressed compile cache, run it in an
-** isolated worker process, verify it against the reference, time it until
-** the median is known to a target precision, and (in a separate run)
-** collect hardware counters when the machine has them.
+** ms.h -- the measurement harness, target-neutral: workloads (inputs and
+** reference outputs, their sizes checked), the content-addressed compile
+** cache (C sources into shared objects with the system compiler), the
+** isolated child process, verification, timing statistics and the stopping
+** rule. What runs a candidate on a target is its backend row's measure
+** (targets/tg.h: tg_measure; each backend's worker lives in its folder
+** under targets/), built on measure/ms_backend.h.
 **
 ** Invariants:
 **  1. Nothing a candidate does (crash, hang, out-of-bounds write, wrong
@@ -11,7 +13,7 @@
 **     takes the caller down: it becomes one of the six statuses, never
 **     anything else. Each measurement runs in a fresh child process (a new
 **     worker, rt_fork: common/rt.h), killed with its process group on
-**     timeout; no child outlives ms_measure, nor rooftune.
+**     timeout; no child outlives a measurement, nor rooftune.
 **  2. A candidate reaches nothing but its own buffers: the worker holds no
 **     descriptor but its report pipe and stdio (stdout goes to stderr), no
 **     shared writable mapping, and the host worker runs in a Landlock
@@ -22,7 +24,7 @@
 **     failed it is MS_WRONG_RESULT and carries no time. Verification also
 **     fails a candidate that changed one of its inputs (after the checked
 **     run, and again after the timed runs): "the candidate wrote to its
-**     input X", on the host and on CUDA devices alike.
+**     input X", on every backend.
 **  4. The compile cache key is a hash of (source, compiler path and
 **     --version, flags); a key present in the cache is never rebuilt.
 **  5. No workload is allocated unless its sizes were checked first
@@ -58,13 +60,12 @@ typedef struct ms_opts {
   const char *cache_dir;  /* compile cache ($XDG_CACHE_HOME/rooftune/cc) */
   const char *cflags;     /* MS_DEFAULT_CFLAGS (NULL: the same); ms_build
                           ** always adds -shared */
-  const char *events;     /* counters, comma-separated (NULL: defaults:
-                          ** PAPI's, or CUPTI's on a CUDA device) */
+  const char *events;     /* counters, comma-separated (NULL: the
+                          ** backend's defaults, tg_backend.default_events) */
   int counters;           /* 1: also run the counter pass */
-  int device;             /* -1: the host; N: CUDA device N (ms_cuda.c) */
   const char *guard;      /* a SQLite database no candidate may touch (the
                           ** campaign's), or NULL: a change to its header
-                          ** or identity across a worker makes ms_measure
+                          ** or identity across a worker makes the measurement
                           ** fail (-1) */
 } ms_opts;
 void ms_opts_default(ms_opts *o);
@@ -89,7 +90,8 @@ typedef struct ms_result {
   int counters;                /* 1: ev_* hold values; 0: unavailable */
   int nev;
   char ev_name[MS_MAXEV][MS_EVNAME];
-  double ev_val[MS_MAXEV];      /* counts (PAPI), or CUPTI's metric values */
+  double ev_val[MS_MAXEV];      /* counts, or metric values (the backend's
+                               ** counter source) */
 } ms_result;
 
 /* Build src (plus extra link flags) into a shared object in the cache.
@@ -118,10 +120,14 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
 /* end as a message about `who` ("worker", "bench worker") into buf. */
 const char *ms_child_why(const ms_child_end *end, const char *who, char *buf, size_t cap);
 
-/* Build n candidate sources into the compile cache at once, jobs children
-** in parallel (0: one per online CPU), so that the ms_measure calls that
-** follow find them there. Compile errors are left for ms_measure to
-** report; a build that takes over 5 minutes is killed. */
+/* Run build(srcs[i], ctx) for i < n in jobs forked children at once (0:
+** one per online CPU), so that the measurements that follow find their
+** artefacts in the compile cache. Results are not collected (a failed
+** build is redone, and reported, by the measurement); a build that takes
+** over 5 minutes is killed. */
+void ms_prebuild_with(const char *const *srcs, int n, int jobs,
+                      void (*build)(const char *src, void *ctx), void *ctx);
+/* ms_prebuild_with of ms_build (C sources into shared objects). */
 void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_opts *o,
                  int jobs);
 
@@ -158,13 +164,6 @@ uint64_t ms_mem_limit(const char **what, rt_err *err);
 int ms_sandbox_available(const char **why);
 void ms_workload_free(ms_workload *w);              /* NULL is a no-op */
 
-/* Measure one candidate source (build, verify, time, counters); src NULL
-** measures the kernel's reference implementation itself (the baseline of
-** kernels without a library). Always fills r; returns 0, or -1 only for
-** harness failures (fork, pipe). */
-int ms_measure(ms_workload *w, const char *src, const char *ldflags,
-               const ms_opts *o, ms_result *r);
-
 /* The timing loop and its stopping rule, on any sampler (used by the
 ** worker with a real clock and by tests with a synthetic noisy one).
 ** sample() runs the thing once and returns its duration in seconds. */
@@ -173,45 +172,10 @@ void ms_time_loop(double (*sample)(void *ctx), void *ctx, const ms_opts *o,
 /* Statistics of n durations (sorted in place). */
 void ms_stats_compute(double *x, int n, ms_stats *st);
 
-/* Counters: whether this machine has them (probed once; *why says why
-** not), and parsing of an event list ("A, B": trimmed, no empty names,
-** names < MS_EVNAME chars, no duplicates, at most max; NULL: the defaults).
-** Returns the number of names, or -1 with err set. */
-int ms_counters_available(const char **why);
-int ms_parse_events(const char *list, char names[][MS_EVNAME], int max, rt_err *err);
-/* The default events (PAPI's), NULL-terminated. */
-extern const char *const ms_counters_default_events[];
-/* Count events names[0..nev-1] over one call fn(ctx) in this process
-** (initialises PAPI; the worker child calls it). 0: vals filled; -1: err. */
-int ms_counters_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx),
-                      void *ctx, long long *vals, rt_err *err);
-
-/* ---- CUPTI: GPU counters (ms_cupti.c; libcupti loaded with gd_dlopen) ---- */
-#define MS_CUPTI_MAXM 32       /* metrics per call at most */
-/* Whether CUPTI's range profiler works here: libcupti loads, and a forked
-** child opens a profiling session on device 0 (this process never
-** initialises the driver). Probed once; *why says why not. */
-int ms_cupti_available(const char **why);
-/* Count metrics names[0..n-1] over one call run(ctx) that launches kernels
-** on the current CUDA context (in the worker child): auto ranges (one per
-** launch), kernel replay. Counters are summed over the ranges; ratios
-** (ms_cupti_is_ratio) are averaged weighted by each range's
-** gpu__time_duration.sum (collected too when not asked for). 0: vals
-** filled; -1 with err ("counters unavailable: ...", "unknown metric ..."). */
-int ms_cupti_count(const char *const *names, int n, void (*run)(void *ctx), void *ctx,
-                   double *vals, rt_err *err);
-/* The issue's default metrics, NULL-terminated. */
-extern const char *const ms_cupti_default_metrics[];
-/* Host side, no GPU: the replay passes ms_cupti_count needs for names on
-** chip ("GH100"), the duration weight included; -1 with err naming an
-** unknown metric or chip. */
-int ms_cupti_passes(const char *chip, const char *const *names, int n, rt_err *err);
-/* The combining rule (exposed for tests): a ratio is a name holding ".pct",
-** ".ratio", ".per_", "per_second" or ".peak_". out[i] from v[r*n + i] over
-** nr ranges: the sum, or for ratios sum(v*w)/sum(w) (the plain mean when w
-** is NULL or sums to 0). */
-int ms_cupti_is_ratio(const char *name);
-void ms_cupti_reduce(const char *const *names, int n, const double *v, const double *w,
-                     int nr, double *out);
+/* Parse an event list ("A, B": trimmed, no empty names, names < MS_EVNAME
+** chars, no duplicates, at most max; NULL: defaults, NULL-terminated, which
+** may be NULL too). Returns the number of names, or -1 with err set. */
+int ms_parse_events(const char *list, const char *const *defaults, char names[][MS_EVNAME], int max,
+                    rt_err *err);
 
 #endif

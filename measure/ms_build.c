@@ -10,11 +10,15 @@
 ** compiler is $CC (default cc), split at blanks; cflags and ldflags are
 ** split at blanks too (no quoting); "-shared" is always passed.
 ** The --version line is cached per process (not thread-safe).
+** ms_prebuild_with builds many sources at once in forked children, for
+** any backend's builder (ms_prebuild: this cache's shared objects).
 */
 #include "ms.h"
-#include "ms_int.h"
+#include "ms_backend.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <time.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -179,10 +183,6 @@ static void cc_argv(argv_t *cc) {
 }
 
 void ms_build_key(const char *src, const char *ldflags, const ms_opts *o, char key[33]) {
-  if (o->device >= 0) {
-    ms__cuda_key(src, o, key);
-    return;
-  }
   argv_t cc = {0};
   cc_argv(&cc);
   rt_hash_hex(build_key(src, ldflags, o->cflags ? o->cflags : MS_DEFAULT_CFLAGS, &cc), key);
@@ -256,4 +256,68 @@ int ms_build(const char *src, const char *ldflags, const ms_opts *o,
   argv_free(&cc);
   free(sink.s);
   return rc;
+}
+
+void ms_prebuild_with(const char *const *srcs, int n, int jobs,
+                      void (*build)(const char *src, void *ctx), void *ctx) {
+  if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  if (jobs < 1) jobs = 1;
+  pid_t *kids = rt_calloc((size_t)jobs, sizeof *kids);
+  double deadline = rt_now() + 300;
+  for (int i = 0, running = 0; i < n || running > 0;) {
+    if (i < n && running < jobs) {
+      pid_t pid = rt_fork(0, NULL, 0);
+      if (pid == 0) {
+        build(srcs[i], ctx);
+        _exit(0);
+      }
+      i++;
+      if (pid < 0) continue;   /* the measurement builds it itself */
+      for (int j = 0; j < jobs; j++)
+        if (!kids[j]) {
+          kids[j] = pid;
+          break;
+        }
+      running++;
+      continue;
+    }
+    int st;
+    pid_t done = -1;
+    for (int j = 0; j < jobs && done <= 0; j++)   /* only our own children */
+      if (kids[j] && rt_child_wait(kids[j], &st, WNOHANG) == kids[j]) done = kids[j];
+    if (done <= 0) {
+      if (rt_now() > deadline)
+        for (int j = 0; j < jobs; j++)
+          if (kids[j]) kill(-kids[j], SIGKILL);
+      struct timespec ts = {0, 2000000};
+      nanosleep(&ts, NULL);
+      continue;
+    }
+    for (int j = 0; j < jobs; j++)
+      if (kids[j] == done) {
+        kids[j] = 0;
+        running--;
+      }
+  }
+  free(kids);
+}
+
+typedef struct cc_job {
+  const char *ldflags;
+  const ms_opts *o;
+} cc_job;
+
+static void cc_build(const char *src, void *ctx) {
+  cc_job *j = ctx;
+  char path[PATH_MAX + 64];
+  rt_str log = {0};
+  int hit;
+  ms_build(src, j->ldflags, j->o, path, sizeof path, &hit, &log);
+  free(log.s);
+}
+
+void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_opts *o,
+                 int jobs) {
+  cc_job j = {ldflags, o};
+  ms_prebuild_with(srcs, n, jobs, cc_build, &j);
 }

@@ -23,7 +23,7 @@
 **     writing the same database legitimately.
 */
 #include "ms.h"
-#include "ms_int.h"
+#include "ms_backend.h"
 
 #include <errno.h>
 #include <fcntl.h>

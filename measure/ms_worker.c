@@ -1,46 +1,32 @@
 /*
-** ms_worker.c -- workloads and the isolated measurement of one candidate.
+** ms_worker.c -- the target-neutral part of measuring one candidate:
+** workloads, verification, the isolated child and its report, event lists.
 **
 ** A workload is made only after its sizes passed ms_workload_check (every
 ** size variable of the kernel an integer in [0, KN_SIZE_MAX], the buffers'
 ** sizes computed without overflow, twice their bytes within ms_mem_limit).
 ** It holds the inputs (deterministic: GSL mt19937, seed 42, uniform in
 ** [-1, 1]) and the reference outputs (k->reference run on a copy of the
-** inputs, outputs zeroed first). ms_measure builds the candidate
-** (ms_build), then starts a worker with ms_run_child (rt_fork: its own
+** inputs, outputs zeroed first). A backend's worker (under
+** targets/<backend>/) starts its child with
+** ms__run_worker, which runs it with ms_run_child (rt_fork: its own
 ** process group, dies with rooftune, no descriptor but its report pipe and
 ** stdio, stdout on stderr, no shared writable mapping, default signal
 ** dispositions, so that the caller's handlers, cmocka's or ASan's, cannot
-** swallow a crash). The worker optionally pins itself to a CPU, enters the
-** sandbox (ms_isolate.c), sets OPENBLAS_CORETYPE=SkylakeX when unset and
-** the CPU has AVX-512 (Debian's OpenBLAS misdetects this VM's CPU as
-** Prescott; PLATFORM.md: the fair baseline), dlopens the .so, moves to /,
-** runs rk_run once on fresh copies of the inputs with every output
-** poisoned (MS_POISON: an output the kernel does not write, or accumulates
-** into, fails verification), checks that no input changed, verifies, then
-** times warmup + repeats with ms_time_loop and checks the inputs again.
-** rk_run is assumed to overwrite its outputs and not modify its inputs, so
-** buffers are not reset between repeats. With o->flush_cache, a buffer of
-** twice the last-level cache (sysfs; capped at 1 GiB) is written between
-** repeats, outside the timing. The child sends one sealed fixed-size
-** report through the pipe and _exits; the parent polls the pipe against
-** the deadline o->timeout, kills the whole process group (on timeout and
-** after a report), reaps every child it forked, and takes a report only
-** when exactly one whole sealed report came (ms__unseal).
-** The counter pass (o->counters, when ms_counters_available()) is a second
-** worker that runs rk_run once to warm up, then once under PAPI.
+** swallow a crash), checks the database guard around it, and takes a
+** report only when exactly one whole sealed report came (ms__unseal); the
+** parent polls the pipe against the deadline o->timeout, kills the whole
+** process group (on timeout and after a report) and reaps every child it
+** forked.
 */
 #include "ms.h"
-#include "ms_int.h"
-#include "../targets/host/hw.h"
+#include "ms_backend.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +37,6 @@
 
 #include <gsl/gsl_rng.h>
 
-#define MS_POISON 1.0e30f
-#define FLUSH_MAX ((size_t)1 << 30)
 
 static const char *const status_names[] = {
   "ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid",
@@ -73,8 +57,7 @@ void ms_opts_default(ms_opts *o) {
   *o = (ms_opts){.ci_target = 0.01, .time_cap = 2.0, .min_reps = 5,
                  .max_reps = 10000, .warmup = 2, .timeout = 20.0,
                  .flush_cache = 0, .pin_cpu = -1, .cache_dir = NULL,
-                 .cflags = MS_DEFAULT_CFLAGS, .events = NULL, .counters = 0,
-                 .device = -1};
+                 .cflags = MS_DEFAULT_CFLAGS, .events = NULL, .counters = 0};
 }
 
 /* Signals a worker may die of, by name. */
@@ -259,7 +242,7 @@ ms_workload *ms_workload_new(const kn_kernel *k, const kn_problem *pb, rt_err *e
   gsl_rng_free(rng);
   /* Device kernels are verified against their device reference; small
   ** workloads also get the host reference, which checks the device
-  ** reference itself in every measurement (ms_cuda.c). */
+  ** reference itself in every measurement (the backend's worker). */
   double bytes = 0;
   for (int i = 0; i < n; i++) bytes += (double)buf_bytes(&b[i]);
   if (k->device_reference && (k->flops(pb) > MS_HOST_CHECK_FLOPS || bytes > 256e6)) {
@@ -311,150 +294,6 @@ double ms__verify(const ms_workload *w, float *const *bufs, float *const *ref, c
   return worst;
 }
 
-/* ---- the worker child ---- */
-
-typedef ms__report report;
-
-typedef int (*rk_fn)(float *const *bufs);
-
-typedef struct runctx {
-  rk_fn run;
-  float **bufs;
-  volatile char *flush;
-  size_t flush_n;
-  int bad_rc;   /* first nonzero return of rk_run while timing */
-} runctx;
-
-/* The kernel's own reference as a candidate (ms_measure with src NULL);
-** set in the worker child only, which is single-threaded here. */
-static const ms_workload *reference_of;
-static int run_reference(float *const *bufs) {
-  reference_of->k->reference(&reference_of->pb, bufs);
-  return 0;
-}
-
-static void run_once(void *c) {
-  runctx *x = c;
-  int rc = x->run(x->bufs);
-  if (rc && !x->bad_rc) x->bad_rc = rc;
-}
-
-static double timed_sample(void *c) {
-  runctx *x = c;
-  for (size_t i = 0; i < x->flush_n; i += 64) x->flush[i]++;
-  double t0 = rt_now();
-  run_once(x);
-  return rt_now() - t0;
-}
-
-/* Size in bytes of the highest-level cache of cpu0 (sysfs), or 64 MiB. */
-static size_t llc_bytes(void) {
-  hw_cache hc[16];
-  int n = hw_caches(hc, 16), best_level = 0;
-  size_t best = (size_t)64 << 20;
-  for (int i = 0; i < n; i++)
-    if (hc[i].bytes > 0 && hc[i].level > best_level)
-      best_level = hc[i].level, best = (size_t)hc[i].bytes;
-  return best;
-}
-
-enum { PASS_TIME, PASS_COUNT };
-
-/* The first input of w that bufs no longer hold exactly (its index), or
-** -1: all unchanged (the contract: rk_run does not modify its inputs). */
-static int changed_input(const ms_workload *w, float *const *bufs) {
-  for (int i = 0; i < w->nbuf; i++)
-    if (!w->b[i].out && memcmp(bufs[i], w->in[i], buf_bytes(&w->b[i]))) return i;
-  return -1;
-}
-
-/* Build the report of one pass in the child (never returns). */
-static void child_main(int fd, const ms_workload *w, const char *so,
-                       const ms_opts *o, int pass, char ev[][MS_EVNAME], int nev) {
-  report rep;
-  memset(&rep, 0, sizeof rep);
-  rep.status = MS_OK;
-  void *h = NULL;
-  rk_fn run = NULL;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (o->pin_cpu >= 0) CPU_SET(o->pin_cpu, &cpus);
-  if (o->pin_cpu >= 0 && sched_setaffinity(0, sizeof cpus, &cpus)) {
-    rep.status = MS_RUNTIME_ERROR;
-    snprintf(rep.msg, sizeof rep.msg, "harness: cannot pin to CPU %d: %s",
-             o->pin_cpu, strerror(errno));
-  } else if (ms__sandbox(rep.msg, sizeof rep.msg)) {
-    rep.status = MS_RUNTIME_ERROR;
-  } else {
-    if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-    if (!so[0]) {
-      reference_of = w;
-      run = run_reference;
-    } else if (!(h = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
-      rep.status = MS_RUNTIME_ERROR;
-      snprintf(rep.msg, sizeof rep.msg, "dlopen: %s", dlerror());
-    } else if (!(*(void **)&run = dlsym(h, "rk_run"))) {
-      rep.status = MS_RUNTIME_ERROR;
-      snprintf(rep.msg, sizeof rep.msg, "the candidate defines no rk_run");
-    }
-    if (chdir("/")) {}   /* relative paths lead nowhere of the caller's */
-  }
-  float *bufs[KN_MAXBUF];
-  runctx x = {.run = run, .bufs = bufs};
-  int bad;
-  if (rep.status == MS_OK) {
-    for (int i = 0; i < w->nbuf; i++) {
-      size_t bytes = (buf_bytes(&w->b[i]) + 63) / 64 * 64;
-      bufs[i] = aligned_alloc(64, bytes);
-      if (w->b[i].out)
-        for (int64_t j = 0; j < w->b[i].n; j++) bufs[i][j] = MS_POISON;
-      else memcpy(bufs[i], w->in[i], buf_bytes(&w->b[i]));
-    }
-    double t0 = rt_now();
-    run_once(&x);
-    if (x.bad_rc) {
-      rep.status = MS_RUNTIME_ERROR;
-      snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d", x.bad_rc);
-    } else if ((bad = changed_input(w, bufs)) >= 0) {
-      rep.status = MS_WRONG_RESULT;
-      snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[bad].name);
-    } else {
-      rep.max_err = ms__verify(w, bufs, w->ref, rep.msg, sizeof rep.msg);
-      if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
-    }
-    rep.verify_s = rt_now() - t0;
-  }
-  if (rep.status == MS_OK && pass == PASS_TIME) {
-    if (o->flush_cache) {
-      x.flush_n = 2 * llc_bytes() < FLUSH_MAX ? 2 * llc_bytes() : FLUSH_MAX;
-      x.flush = rt_calloc(1, x.flush_n);
-    }
-    double t0 = rt_now();
-    ms_time_loop(timed_sample, &x, o, &rep.t);
-    rep.bench_s = rt_now() - t0;
-    if (x.bad_rc) {
-      rep.status = MS_RUNTIME_ERROR;
-      snprintf(rep.msg, sizeof rep.msg, "rk_run returned %d while timed", x.bad_rc);
-      memset(&rep.t, 0, sizeof rep.t);
-    } else if ((bad = changed_input(w, bufs)) >= 0) {   /* the timed runs were not of this work */
-      rep.status = MS_WRONG_RESULT;
-      snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s while timed",
-               w->b[bad].name);
-      memset(&rep.t, 0, sizeof rep.t);
-    }
-  } else if (rep.status == MS_OK) {
-    rt_err err = {0};
-    run_once(&x);
-    long long vals[MS_MAXEV];
-    if (ms_counters_count(ev, nev, run_once, &x, vals, &err)) {
-      rep.status = MS_RUNTIME_ERROR;
-      snprintf(rep.msg, sizeof rep.msg, "counters: %.240s", err.msg);
-    }
-    for (int i = 0; i < nev; i++) rep.ev[i] = (double)vals[i];
-  }
-  ms__send(fd, &rep);
-}
-
 void ms__send(int fd, ms__report *rep) {
   ms__seal(rep);
   for (size_t off = 0; off < sizeof *rep;) {
@@ -478,26 +317,6 @@ static int reap(pid_t pid, double deadline, int *st) {
   }
   *st = rt_child_kill(pid);
   return 1;
-}
-
-/* The host worker's child: one pass over one shared object. */
-typedef struct host_child {
-  const ms_workload *w;
-  const char *so;
-  const ms_opts *o;
-  int pass, nev;
-  char (*ev)[MS_EVNAME];
-} host_child;
-
-static void host_child_main(int fd, void *ctx) {
-  host_child *h = ctx;
-  child_main(fd, h->w, h->so, h->o, h->pass, h->ev, h->nev);
-}
-
-static int run_worker(const ms_workload *w, const char *so, const ms_opts *o,
-                      int pass, char ev[][MS_EVNAME], int nev, report *rep) {
-  host_child h = {w, so, o, pass, nev, ev};
-  return ms__run_worker(host_child_main, &h, o, rep);
 }
 
 int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
@@ -593,9 +412,52 @@ int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o
   return 0;
 }
 
-/* The interesting part of a compile log: from the first line that says
-** "error" (else from the compiler's output after the command line). */
-static const char *log_excerpt(const char *log) {
+/* ---- event lists ---- */
+
+int ms_parse_events(const char *list, const char *const *defaults, char names[][MS_EVNAME], int max,
+                    rt_err *err) {
+  if (!list) {
+    int n = 0;
+    for (; defaults && defaults[n] && n < max; n++)
+      snprintf(names[n], MS_EVNAME, "%s", defaults[n]);
+    return n;
+  }
+  int n = 0;
+  const char *p = list;
+  for (;;) {
+    const char *end = strchr(p, ',');
+    if (!end) end = p + strlen(p);
+    const char *a = p, *b = end;
+    while (a < b && (*a == ' ' || *a == '\t')) a++;
+    while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
+    size_t len = (size_t)(b - a);
+    if (len == 0) {
+      rt_err_set(err, "event %d of \"%s\" is empty", n + 1, list);
+      return -1;
+    }
+    if (len > MS_EVNAME - 1) {
+      rt_err_set(err, "event name \"%.*s\" is longer than %d characters",
+                 (int)len, a, MS_EVNAME - 1);
+      return -1;
+    }
+    if (n == max) {
+      rt_err_set(err, "too many events in \"%s\" (at most %d)", list, max);
+      return -1;
+    }
+    memcpy(names[n], a, len);
+    names[n][len] = 0;
+    for (int i = 0; i < n; i++)
+      if (!strcmp(names[i], names[n])) {
+        rt_err_set(err, "event \"%s\" is listed twice", names[n]);
+        return -1;
+      }
+    n++;
+    if (!*end) return n;
+    p = end + 1;
+  }
+}
+
+const char *ms__log_excerpt(const char *log) {
   if (!log) return "";
   const char *p = strstr(log, "error");
   if (p) {
@@ -604,60 +466,4 @@ static const char *log_excerpt(const char *log) {
   }
   p = strchr(log, '\n');
   return p ? p + 1 : log;
-}
-
-int ms_measure(ms_workload *w, const char *src, const char *ldflags,
-               const ms_opts *o, ms_result *r) {
-  if (w->k->device_reference) return ms__measure_cuda(w, src, o, r);
-  memset(r, 0, sizeof *r);
-  char ev[MS_MAXEV][MS_EVNAME];
-  int nev = 0;
-  if (o->counters) {
-    rt_err err = {0};
-    if ((nev = ms_parse_events(o->events, ev, MS_MAXEV, &err)) < 0) {
-      r->status = MS_INVALID;
-      snprintf(r->msg, sizeof r->msg, "events: %.500s", err.msg);
-      return 0;
-    }
-  }
-  char so[PATH_MAX] = "";   /* "": the reference itself */
-  rt_str log = {0};
-  double t0 = rt_now();
-  int rc = src ? ms_build(src, ldflags, o, so, sizeof so, &r->cache_hit, &log) : 0;
-  r->compile_s = rt_now() - t0;
-  if (rc) {
-    r->status = MS_COMPILE_ERROR;
-    snprintf(r->msg, sizeof r->msg, "compile error: %s", log_excerpt(log.s));
-    free(log.s);
-    return 0;
-  }
-  free(log.s);
-  report rep;
-  if (run_worker(w, so, o, PASS_TIME, ev, nev, &rep)) {
-    r->status = MS_RUNTIME_ERROR;
-    snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
-    return -1;
-  }
-  r->status = (ms_status)rep.status;
-  snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
-  r->t = rep.t;
-  r->max_err = rep.max_err;
-  r->verify_s = rep.verify_s;
-  r->bench_s = rep.bench_s;
-  if (r->status != MS_OK || !o->counters || !ms_counters_available(NULL))
-    return 0;
-  if (run_worker(w, so, o, PASS_COUNT, ev, nev, &rep)) {
-    snprintf(r->msg, sizeof r->msg, "counter pass: %s", rep.msg);
-    return -1;
-  }
-  if (rep.status != MS_OK) {   /* timing stands; the counts are missing */
-    snprintf(r->msg, sizeof r->msg, "counter pass: %s: %s",
-             ms_status_name((ms_status)rep.status), rep.msg);
-    return 0;
-  }
-  r->counters = 1;
-  r->nev = nev;
-  memcpy(r->ev_name, ev, sizeof ev[0] * (size_t)nev);
-  for (int i = 0; i < nev; i++) r->ev_val[i] = (double)rep.ev[i];
-  return 0;
 }

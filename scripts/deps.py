@@ -19,6 +19,9 @@ import subprocess
 import sys
 
 ROOMS = ["common", "search_spaces", "tuner", "cost_model", "measure", "db", "targets", "cli"]
+# Stored data, not code: the counters table's vocabulary of sources is in
+# an old migration of db/db.c (never edited; db.h: db_counters_put).
+STORED_DATA = {("db/db.c", "CHECK(source IN ('papi','cachegrind','cupti'))")}
 BACKEND_WORDS = re.compile(r"\bgd_\w+|cuda|cupti|opencl|(?-i:\bcl[A-Z]\w+)|device >= 0|\bhw_\w+|\bgk_\w+|\bpapi\b|PAPI_", re.I)
 
 
@@ -141,6 +144,8 @@ def main():
             with open(f, errors="replace") as fh:
                 for i, line in enumerate(fh, 1):
                     m = BACKEND_WORDS.search(line)
+                    if m and any(f == sf and s in line for sf, s in STORED_DATA):
+                        continue
                     if m:
                         bad = 1
                         print("%s:%d: names a backend (%s): %s" % (f, i, m.group(0), line.strip()))

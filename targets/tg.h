@@ -22,7 +22,7 @@
 #include "tg_backend.h"
 #include "tg_desc.h"
 
-extern const tg_backend *const tg_backends[];   /* NULL-terminated */
+/* tg_backends[] (tg_backend.h): the table, NULL-terminated. */
 
 /* Resolve name ("host", "cuda", "cuda:N", ...) into *t through the rows
 ** (does not ask the hardware). 0, or -1 with err: unknown (the message

@@ -126,8 +126,8 @@ typedef struct tg_backend {
   const struct kn_kernel *const *kernels;   /* its templates, NULL-terminated */
 } tg_backend;
 
-/* Whether "VAR=" starts one of the comma-separated bindings of set (NULL:
-** none): for limit_bindings. Defined in tg_desc.c. */
-int tg_binds(const char *set, const char *var);
+/* The table (tg_table.c): every row, NULL-terminated. Declared here, not
+** in tg.h, so that tg_table.c depends on the rows' headers only. */
+extern const tg_backend *const tg_backends[];
 
 #endif

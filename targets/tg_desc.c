@@ -4,7 +4,6 @@
 ** description without depending on the table.
 */
 #include "tg_desc.h"
-#include "tg_backend.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,7 +36,7 @@ char *tg_desc_json(const tg_desc *d) {
   return s;
 }
 
-/* ---- for the rows (tg_backend.h) ---- */
+/* ---- for the rows' limit bindings ---- */
 
 int tg_binds(const char *set, const char *var) {
   size_t n = strlen(var);

@@ -25,4 +25,8 @@ const char *tg_desc_get(const tg_desc *d, const char *key); /* "" if absent */
 ** (caller frees). */
 char *tg_desc_json(const tg_desc *d);
 
+/* Whether "VAR=" starts one of the comma-separated bindings of set (NULL:
+** none): for a row's limit_bindings (tg_backend.h). */
+int tg_binds(const char *set, const char *var);
+
 #endif

@@ -3,7 +3,7 @@
 ** `rooftune targets` lists them and names are resolved (tg.h). Adding a
 ** backend is a folder under targets/ and a line here.
 */
-#include "tg.h"
+#include "tg_backend.h"
 
 #include "cuda/gd.h"
 #include "host/hw.h"

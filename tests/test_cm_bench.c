@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cost_model/cm.h"
+#include "targets/host/hw.h"
 #include "db/db.h"
 
 static char dbpath[96], dbpath2[96];
@@ -235,7 +236,7 @@ static void test_quick_host_bench(void **state) {
   o.repeats = 3;
   cm_ceilings c;
   rt_err err = {0};
-  if (cm_bench_host(&o, &c, &err)) fail_msg("%s", err.msg);
+  if (hw_bench(&o, &c, &err)) fail_msg("%s", err.msg);
   cpu_set_t set;
   assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
   assert_int_equal(c.threads, CPU_COUNT(&set));
@@ -300,7 +301,7 @@ static void test_quick_host_bench(void **state) {
   free(j);
   /* bad options */
   o.repeats = 0;
-  assert_int_equal(cm_bench_host(&o, &c, &err), -1);
+  assert_int_equal(hw_bench(&o, &c, &err), -1);
 }
 
 /* ---- The database ---- */

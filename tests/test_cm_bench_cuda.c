@@ -1,9 +1,9 @@
 /*
-** test_cm_bench_cuda.c -- the CUDA ceilings bench (cost_model/
-** cm_bench_cuda.c). Without a GPU: its microbenchmarks compile with NVRTC
+** test_cm_bench_cuda.c -- the CUDA ceilings bench (targets/cuda/
+** gd_bench.c). Without a GPU: its microbenchmarks compile with NVRTC
 ** for sm_90 (and sm_80) into a cubin holding every kernel the bench looks
 ** up by name; bad options are refused before anything runs; with no
-** device, cm_bench_cuda fails with a message naming the device and
+** device, gd_bench fails with a message naming the device and
 ** returns (an alarm turns a hang into a failure). With a device (the GPU
 ** machine): a quick bench checked for structure against the device's own
 ** properties -- both classes, the peak the FMA class and below the FP32
@@ -28,7 +28,7 @@
 #include "cost_model/cm.h"
 #include "targets/cuda/gd.h"
 
-/* The kernels cm_bench_cuda looks up in the module. */
+/* The kernels gd_bench looks up in the module. */
 static const char *const kernels[] = {"rt_fma", "rt_add", "rt_read", "rt_copy", "rt_smem"};
 
 static void skip_without_nvrtc(void) {
@@ -42,7 +42,7 @@ static void skip_without_nvrtc(void) {
 static void sources_compile(void **state) {
   (void)state;
   skip_without_nvrtc();
-  const char *src = cm_bench_cuda_source();
+  const char *src = gd_bench_source();
   assert_null(strstr(src, "#include"));   /* self-contained for NVRTC */
   static const int cc[][2] = {{9, 0}, {8, 0}};
   for (size_t a = 0; a < sizeof cc / sizeof *cc; a++) {
@@ -69,12 +69,12 @@ static void bad_options(void **state) {
   o.repeats = 0;
   cm_ceilings c;
   rt_err err = {0};
-  assert_int_equal(cm_bench_cuda(0, &o, &c, &err), -1);
+  assert_int_equal(gd_bench(0, &o, &c, &err), -1);
   assert_non_null(strstr(err.msg, "repeats"));
   cm_bench_opts_default(&o);
   o.time_per_point = 0;
   err = (rt_err){0};
-  assert_int_equal(cm_bench_cuda(0, &o, &c, &err), -1);
+  assert_int_equal(gd_bench(0, &o, &c, &err), -1);
   assert_non_null(strstr(err.msg, "time per point"));
 }
 
@@ -93,7 +93,7 @@ static void no_device_fails(void **state) {
   cm_ceilings c;
   err = (rt_err){0};
   alarm(120);   /* a hang kills the test program: run-tests reports it */
-  assert_int_equal(cm_bench_cuda(0, &o, &c, &err), -1);
+  assert_int_equal(gd_bench(0, &o, &c, &err), -1);
   alarm(0);
   assert_non_null(strstr(err.msg, "cuda:0"));
   assert_true(strlen(err.msg) > strlen("cuda:0: "));
@@ -116,7 +116,7 @@ static void quick_bench_on_a_device(void **state) {
   o.repeats = 3;
   cm_ceilings c;
   alarm(300);
-  if (cm_bench_cuda(0, &o, &c, &err)) fail_msg("%s", err.msg);
+  if (gd_bench(0, &o, &c, &err)) fail_msg("%s", err.msg);
   alarm(0);
   assert_int_equal(c.threads, p.sms);
   assert_int_equal(c.nclass, 2);

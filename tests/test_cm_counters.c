@@ -100,7 +100,7 @@ static int teardown(void **state) {
 
 static void need_cachegrind(void) {
   const char *why;
-  if (!cm_cachegrind_available(&why)) {
+  if (!hw_cachegrind_available(&why)) {
     print_message("skipped: cachegrind unavailable: %s\n", why);
     skip();
   }
@@ -146,7 +146,7 @@ static void count_sum(long n, int passes, cm_traffic *tr) {
   kn_problem pb = problem_n(n);
   char *src = sum_src(n, passes);
   rt_err err = {0};
-  int rc = cm_count_cachegrind(&sum_kernel, &pb, src, &mach, cache_dir, tr, &err);
+  int rc = hw_count_cachegrind(&sum_kernel, &pb, src, &mach, cache_dir, tr, &err);
   free(src);
   if (rc) fail_msg("cm_count_cachegrind: %s", err.msg);
   assert_string_equal(tr->source, "cachegrind");
@@ -239,7 +239,7 @@ static void test_unaligned_vectors(void **state) {
   kn_problem pb = problem_n(32 * loads + 32);
   cm_traffic tr;
   rt_err err = {0};
-  int rc = cm_count_cachegrind(&sum_kernel, &pb, s.s, &mach, cache_dir, &tr, &err);
+  int rc = hw_count_cachegrind(&sum_kernel, &pb, s.s, &mach, cache_dir, &tr, &err);
   free(s.s);
   if (rc) fail_msg("cm_count_cachegrind: %s", err.msg);
   print_message("  %ld unaligned 64-byte loads: L2 %.0f L3 %.0f DRAM %.0f bytes\n",
@@ -314,7 +314,7 @@ static void test_shim_native(void **state) {
     }
     gsl_rng_free(rng);
     rt_err err = {0};
-    if (cm_run_shimmed(&hk_gemm, &pb, src, cache_dir, io, &err))
+    if (hw_run_shimmed(&hk_gemm, &pb, src, cache_dir, io, &err))
       fail_msg("cm_run_shimmed (pack %d): %s", pack, err.msg);
     hk_gemm.reference(&pb, ref);
     double emax = 0, rmax = 0;
@@ -346,7 +346,7 @@ static void test_shim_cachegrind(void **state) {
     long foot = lines_of(4.0 * m * k) + lines_of(4.0 * k * n) + lines_of(4.0 * m * n);
     cm_traffic tr;
     rt_err err = {0};
-    if (cm_count_cachegrind(&hk_gemm, &pb, src, &mach, cache_dir, &tr, &err))
+    if (hw_count_cachegrind(&hk_gemm, &pb, src, &mach, cache_dir, &tr, &err))
       fail_msg("cm_count_cachegrind (pack %d): %s", pack, err.msg);
     long dram = (long)(tr.bytes[3] / LINE);
     print_message("  gemm 37x45x29 pack=%d: DRAM %ld lines (footprint %ld, packing "
@@ -374,14 +374,14 @@ static void test_undecodable(void **state) {
   kn_problem pb = problem_n(16);
   cm_traffic tr;
   rt_err err = {0};
-  assert_int_equal(cm_count_cachegrind(&sum_kernel, &pb, src, &mach, cache_dir,
+  assert_int_equal(hw_count_cachegrind(&sum_kernel, &pb, src, &mach, cache_dir,
                                        &tr, &err), -1);
   print_message("  error: %s\n", err.msg);
   assert_non_null(strstr(err.msg, "cachegrind"));
   assert_non_null(strstr(err.msg, "SIGILL"));   /* valgrind's own words */
   assert_true(isnan(tr.bytes[3]));
   /* and a compile error is one too */
-  assert_int_equal(cm_count_cachegrind(&sum_kernel, &pb, "int rk_run(", &mach,
+  assert_int_equal(hw_count_cachegrind(&sum_kernel, &pb, "int rk_run(", &mach,
                                        cache_dir, &tr, &err), -1);
   assert_non_null(strstr(err.msg, "compiling"));
 }
@@ -400,8 +400,8 @@ static void test_papi(void **state) {
   o.min_reps = 2;
   cm_traffic tr;
   rt_err err = {0};
-  int rc = cm_count_papi(&hk_gemm, &pb, src, &o, &tr, &err);
-  if (!ms_counters_available(NULL)) {
+  int rc = hw_count_papi(&hk_gemm, &pb, src, &o, &tr, &err);
+  if (!hw_papi_available(NULL)) {
     assert_int_equal(rc, -1);
     print_message("  papi: %s\n", err.msg);
     assert_true(!strncmp(err.msg, "no hardware counters: ", 22));

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cost_model/cm.h"
+#include "targets/host/hw.h"
 #include "search_spaces/sp.h"
 #include "targets/host/hk.h"
 #include "tk_run.h"
@@ -860,7 +861,7 @@ static void test_sampled(void **state) {
 static void test_cachegrind(void **state) {
   (void)state;
   const char *why;
-  if (!cm_cachegrind_available(&why)) {
+  if (!hw_cachegrind_available(&why)) {
     print_message("cachegrind not available: %s\n", why);
     skip();
   }
@@ -886,7 +887,7 @@ static void test_cachegrind(void **state) {
     char *src = k->codegen(&pb, sp, cfg);
     cm_traffic tr;
     rt_err err = {0};
-    if (cm_count_cachegrind(k, &pb, src, &m, dir, &tr, &err))
+    if (hw_count_cachegrind(k, &pb, src, &m, dir, &tr, &err))
       fail_msg("%s: cachegrind: %s", c->kernel, err.msg);
     cm_coefs co;
     cm_coefs_default(km, &co);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cost_model/cm.h"
+#include "targets/host/hw.h"
 #include "measure/ms.h"
 #include "targets/host/hk.h"
 #include "tk_run.h"
@@ -265,7 +266,7 @@ static void test_gemm_flops_lanes_threads(void **state) {
 static void test_gemm_bytes_cachegrind(void **state) {
   (void)state;
   const char *why = NULL;
-  if (!cm_cachegrind_available(&why)) {
+  if (!hw_cachegrind_available(&why)) {
     printf("skipped: %s\n", why);
     skip();
   }
@@ -293,7 +294,7 @@ static void test_gemm_bytes_cachegrind(void **state) {
     assert_int_equal(sp_config_parse(sp, cfgs[i], cfg, &err), 0);
     char *src = hk_gemm.codegen(&pb, sp, cfg);
     cm_traffic tr;
-    int rc = cm_count_cachegrind(&hk_gemm, &pb, src, &mach, dir, &tr, &err);
+    int rc = hw_count_cachegrind(&hk_gemm, &pb, src, &mach, dir, &tr, &err);
     if (rc) fprintf(stderr, "%s\n", err.msg);
     assert_int_equal(rc, 0);
     cm_work w = {.threads = 1, .imbalance = 1};

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "measure/ms.h"
+#include "targets/host/hw.h"
 
 /* ---- a test-only kernel: y = 2 x over N floats ---- */
 
@@ -108,7 +109,7 @@ static void test_library_binding(void **state) {
   quick_opts(&o);
   ms_workload *w = twice_workload();
   ms_result r;
-  assert_int_equal(ms_measure(w, src, "-lopenblas", &o, &r), 0);
+  assert_int_equal(hw_measure(w, src, "-lopenblas", &o, &r), 0);
   if (r.status != MS_OK) fail_msg("status %s: %s", ms_status_name(r.status), r.msg);
   ms_workload_free(w);
 }
@@ -167,12 +168,12 @@ static void test_fault_isolation(void **state) {
   ms_opts o;
   quick_opts(&o);
   ms_result r;
-  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, CORRECT, NULL, &o, &r), 0);
   check_ok(&r, &o);
   assert_int_equal(r.counters, 0);
 
   for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) {
-    assert_int_equal(ms_measure(w, faults[i].src, NULL, &o, &r), 0);
+    assert_int_equal(hw_measure(w, faults[i].src, NULL, &o, &r), 0);
     if (r.status != faults[i].want || !strstr(r.msg, faults[i].msg))
       fail_msg("%s: got %s \"%s\", want %s \"%s\"", faults[i].what,
                ms_status_name(r.status), r.msg, ms_status_name(faults[i].want),
@@ -182,14 +183,14 @@ static void test_fault_isolation(void **state) {
   }
 
   /* far out of bounds: a crash or a wrong result, never the caller */
-  assert_int_equal(ms_measure(w, HEAD "b[1][(long)1 << 34] = 1; return 0; }\n",
+  assert_int_equal(hw_measure(w, HEAD "b[1][(long)1 << 34] = 1; return 0; }\n",
                               NULL, &o, &r), 0);
   assert_true(r.status == MS_RUNTIME_ERROR || r.status == MS_WRONG_RESULT);
 
   /* a hang: killed within timeout + 1 s */
   o.timeout = 1.0;
   double t0 = rt_now();
-  assert_int_equal(ms_measure(w, HEAD "volatile int s = 1; while (s) {} (void)b; return 0; }\n",
+  assert_int_equal(hw_measure(w, HEAD "volatile int s = 1; while (s) {} (void)b; return 0; }\n",
                               NULL, &o, &r), 0);
   double dt = rt_now() - t0 - r.compile_s;
   assert_int_equal(r.status, MS_TIMEOUT);
@@ -202,7 +203,7 @@ static void test_fault_isolation(void **state) {
   assert_int_equal(waitpid(-1, &st, WNOHANG), -1);
   assert_int_equal(errno, ECHILD);
   o.timeout = 10;
-  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, CORRECT, NULL, &o, &r), 0);
   check_ok(&r, &o);
   assert_int_equal(r.cache_hit, 1);
   ms_workload_free(w);
@@ -238,13 +239,13 @@ static void test_sandbox(void **state) {
   ms_opts o;
   quick_opts(&o);
   ms_result r;
-  assert_int_equal(ms_measure(w, src, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, src, NULL, &o, &r), 0);
   if (r.status != MS_OK) fail_msg("sandboxed: %s: %s", ms_status_name(r.status), r.msg);
   struct stat sb;
   assert_int_equal(stat(victim, &sb), 0);
   assert_int_equal(sb.st_size, 8);
   setenv("ROOFTUNE_SANDBOX", "off", 1);
-  assert_int_equal(ms_measure(w, src, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, src, NULL, &o, &r), 0);
   unsetenv("ROOFTUNE_SANDBOX");
   assert_int_equal(r.status, MS_RUNTIME_ERROR);
   assert_non_null(strstr(r.msg, "rk_run returned 115"));   /* all four done */
@@ -259,7 +260,7 @@ static void test_reference_as_candidate(void **state) {
   quick_opts(&o);
   ms_workload *w = twice_workload();
   ms_result r;
-  assert_int_equal(ms_measure(w, NULL, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, NULL, NULL, &o, &r), 0);
   check_ok(&r, &o);
   assert_true(r.max_err == 0);
   assert_int_equal(r.cache_hit, 0);
@@ -277,11 +278,11 @@ static void test_worker_options(void **state) {
   o.warmup = 0;
   o.min_reps = o.max_reps = 3;
   ms_result r;
-  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, CORRECT, NULL, &o, &r), 0);
   check_ok(&r, &o);
   assert_int_equal(r.t.n, 3);
   o.pin_cpu = 1000;   /* no such CPU */
-  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, CORRECT, NULL, &o, &r), 0);
   assert_int_equal(r.status, MS_RUNTIME_ERROR);
   assert_non_null(strstr(r.msg, "cannot pin to CPU 1000"));
   ms_workload_free(w);
@@ -502,14 +503,14 @@ static void test_stopping_rule(void **state) {
 static void test_counters(void **state) {
   (void)state;
   const char *why = NULL;
-  int avail = ms_counters_available(&why);
+  int avail = hw_papi_available(&why);
   assert_non_null(why);
   ms_workload *w = twice_workload();
   ms_opts o;
   quick_opts(&o);
   o.counters = 1;
   ms_result r;
-  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, CORRECT, NULL, &o, &r), 0);
   assert_int_equal(r.status, MS_OK);
   if (avail) {   /* real hardware: the default events were counted */
     assert_int_equal(r.counters, 1);
@@ -521,7 +522,7 @@ static void test_counters(void **state) {
     assert_int_equal(r.counters, 0);
   }
   o.events = "PAPI_TOT_CYC,,PAPI_L1_DCM";
-  assert_int_equal(ms_measure(w, CORRECT, NULL, &o, &r), 0);
+  assert_int_equal(hw_measure(w, CORRECT, NULL, &o, &r), 0);
   assert_int_equal(r.status, MS_INVALID);
   assert_non_null(strstr(r.msg, "is empty"));
   ms_workload_free(w);
@@ -531,19 +532,19 @@ static void test_parse_events(void **state) {
   (void)state;
   char names[MS_MAXEV][MS_EVNAME];
   rt_err err = {0};
-  assert_int_equal(ms_parse_events("PAPI_TOT_CYC,PAPI_L1_DCM", names, MS_MAXEV, &err), 2);
+  assert_int_equal(ms_parse_events("PAPI_TOT_CYC,PAPI_L1_DCM", hw_papi_default_events, names, MS_MAXEV, &err), 2);
   assert_string_equal(names[0], "PAPI_TOT_CYC");
   assert_string_equal(names[1], "PAPI_L1_DCM");
-  assert_int_equal(ms_parse_events("  PAPI_TOT_INS ,\tperf::CYCLES  ", names, MS_MAXEV, &err), 2);
+  assert_int_equal(ms_parse_events("  PAPI_TOT_INS ,\tperf::CYCLES  ", hw_papi_default_events, names, MS_MAXEV, &err), 2);
   assert_string_equal(names[0], "PAPI_TOT_INS");
   assert_string_equal(names[1], "perf::CYCLES");
-  assert_int_equal(ms_parse_events(NULL, names, MS_MAXEV, &err), 6);
+  assert_int_equal(ms_parse_events(NULL, hw_papi_default_events, names, MS_MAXEV, &err), 6);
   assert_string_equal(names[0], "PAPI_TOT_CYC");
   assert_string_equal(names[5], "PAPI_SP_OPS");
   char n47[64];
   memset(n47, 'A', 47);
   n47[47] = 0;
-  assert_int_equal(ms_parse_events(n47, names, MS_MAXEV, &err), 1);
+  assert_int_equal(ms_parse_events(n47, hw_papi_default_events, names, MS_MAXEV, &err), 1);
   assert_string_equal(names[0], n47);
 
   static const struct { const char *list; const char *msg; } bad[] = {
@@ -556,7 +557,7 @@ static void test_parse_events(void **state) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     err.msg[0] = 0;
-    assert_int_equal(ms_parse_events(bad[i].list, names, MS_MAXEV, &err), -1);
+    assert_int_equal(ms_parse_events(bad[i].list, hw_papi_default_events, names, MS_MAXEV, &err), -1);
     if (!strstr(err.msg, bad[i].msg))
       fail_msg("\"%s\": error \"%s\", want \"%s\"", bad[i].list, err.msg, bad[i].msg);
   }

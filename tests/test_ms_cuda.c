@@ -75,7 +75,6 @@ static int setup(void **state) {
   if (gd_props_get(0, &p, &err)) return 0;   /* tests skip */
   snprintf(cache, sizeof cache, "/tmp/rt-mscuda-%d", (int)getpid());
   ms_opts_default(&o);
-  o.device = 0;
   o.cache_dir = cache;
   o.timeout = 20;
   o.time_cap = 0.2;
@@ -99,7 +98,7 @@ static void need_device(void) {
 }
 
 static ms_status measure(const char *src, ms_result *r) {
-  int rc = ms_measure(w, src, NULL, &o, r);
+  int rc = gd_measure(0, w, src, &o, r);
   assert_int_equal(rc, 0);
   return r->status;
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "measure/ms.h"
+#include "targets/cuda/gd.h"
 
 /* libcupti.so.13 on the loader's path or under $CUDA_HOME. */
 static int have_cupti(void) {
@@ -72,7 +73,7 @@ static const char *const six_plus[] = {
 
 static int ndefault(void) {
   int n = 0;
-  while (ms_cupti_default_metrics[n]) n++;
+  while (gd_cupti_default_metrics[n]) n++;
   return n;
 }
 
@@ -80,20 +81,20 @@ static void passes_as_platform_says(void **state) {
   (void)state;
   NEED_CUPTI();
   rt_err e = {0};
-  assert_int_equal(ms_cupti_passes("GH100", flops, 3, &e), 1);
-  assert_int_equal(ms_cupti_passes("GH100", bytes, 4, &e), 1);
-  assert_int_equal(ms_cupti_passes("GH100", six_plus, 7, &e), 2);
+  assert_int_equal(gd_cupti_passes("GH100", flops, 3, &e), 1);
+  assert_int_equal(gd_cupti_passes("GH100", bytes, 4, &e), 1);
+  assert_int_equal(gd_cupti_passes("GH100", six_plus, 7, &e), 2);
   /* The default list: the issue's eight metrics. It holds flops and bytes
   ** (so at least two passes: they do not share one with the ratio's
   ** weight and the occupancy counter, as six_plus shows) and fits in
   ** three. */
   int n = ndefault();
   assert_int_equal(n, 8);
-  int p = ms_cupti_passes("GH100", ms_cupti_default_metrics, n, &e);
+  int p = gd_cupti_passes("GH100", gd_cupti_default_metrics, n, &e);
   printf("default metrics on GH100: %d passes\n", p);
   assert_in_range(p, 2, 3);
   /* Repeatable: the host object is torn down and made again. */
-  assert_int_equal(ms_cupti_passes("GH100", ms_cupti_default_metrics, n, &e), p);
+  assert_int_equal(gd_cupti_passes("GH100", gd_cupti_default_metrics, n, &e), p);
 }
 
 static void unknown_names_are_named(void **state) {
@@ -101,27 +102,27 @@ static void unknown_names_are_named(void **state) {
   NEED_CUPTI();
   rt_err e = {0};
   const char *bad[] = {"dram__bytes_read.sum", "dram__bogus_thing.sum", "lts__t_bytes.sum"};
-  assert_int_equal(ms_cupti_passes("GH100", bad, 3, &e), -1);
+  assert_int_equal(gd_cupti_passes("GH100", bad, 3, &e), -1);
   assert_non_null(strstr(e.msg, "dram__bogus_thing.sum"));
   assert_non_null(strstr(e.msg, "unknown metric"));
 
   memset(&e, 0, sizeof e);
-  assert_int_equal(ms_cupti_passes("GX999", flops, 3, &e), -1);
+  assert_int_equal(gd_cupti_passes("GX999", flops, 3, &e), -1);
   assert_non_null(strstr(e.msg, "GX999"));
 
   /* Malformed lists: refused before CUPTI is asked. */
   const char *dup[] = {"lts__t_bytes.sum", "lts__t_bytes.sum"};
-  assert_int_equal(ms_cupti_passes("GH100", dup, 2, &e), -1);
+  assert_int_equal(gd_cupti_passes("GH100", dup, 2, &e), -1);
   assert_non_null(strstr(e.msg, "twice"));
   const char *empty[] = {"lts__t_bytes.sum", ""};
-  assert_int_equal(ms_cupti_passes("GH100", empty, 2, &e), -1);
-  assert_int_equal(ms_cupti_passes("GH100", flops, 0, &e), -1);
+  assert_int_equal(gd_cupti_passes("GH100", empty, 2, &e), -1);
+  assert_int_equal(gd_cupti_passes("GH100", flops, 0, &e), -1);
 }
 
 static void probe_answers(void **state) {
   (void)state;
   const char *why = NULL;
-  int a = ms_cupti_available(&why);
+  int a = gd_cupti_available(&why);
   assert_non_null(why);
   printf("cupti available: %d (%s)\n", a, why);
   if (!a) assert_true(strlen(why) > 0);
@@ -129,7 +130,7 @@ static void probe_answers(void **state) {
   if (access("/dev/nvidiactl", F_OK) != 0) assert_int_equal(a, 0);
   /* Probed once: the same answer again. */
   const char *why2 = NULL;
-  assert_int_equal(ms_cupti_available(&why2), a);
+  assert_int_equal(gd_cupti_available(&why2), a);
   assert_string_equal(why, why2);
 }
 
@@ -142,7 +143,7 @@ static void count_needs_a_context(void **state) {
   int ran = 0;
   double v[8];
   rt_err e = {0};
-  assert_int_equal(ms_cupti_count(ms_cupti_default_metrics, ndefault(), run_marks, &ran, v,
+  assert_int_equal(gd_cupti_count(gd_cupti_default_metrics, ndefault(), run_marks, &ran, v,
                                   &e), -1);
   assert_int_equal(ran, 0);
   printf("count without a context: %s\n", e.msg);
@@ -151,14 +152,14 @@ static void count_needs_a_context(void **state) {
 
 static void ratios_are_recognised(void **state) {
   (void)state;
-  assert_true(ms_cupti_is_ratio("sm__warps_active.avg.pct_of_peak_sustained_active"));
-  assert_true(ms_cupti_is_ratio("sm__cycles_elapsed.avg.per_second"));
-  assert_true(ms_cupti_is_ratio("lts__t_sector_hit_rate.pct"));
-  assert_true(ms_cupti_is_ratio("smsp__inst_executed.avg.per_cycle_active"));
-  assert_true(ms_cupti_is_ratio("sm__average_thread_inst_executed_pred_on_per_inst_executed.ratio"));
-  assert_false(ms_cupti_is_ratio("dram__bytes_read.sum"));
-  assert_false(ms_cupti_is_ratio("sm__sass_thread_inst_executed_op_ffma_pred_on.sum"));
-  assert_false(ms_cupti_is_ratio("gpu__time_duration.sum"));
+  assert_true(gd_cupti_is_ratio("sm__warps_active.avg.pct_of_peak_sustained_active"));
+  assert_true(gd_cupti_is_ratio("sm__cycles_elapsed.avg.per_second"));
+  assert_true(gd_cupti_is_ratio("lts__t_sector_hit_rate.pct"));
+  assert_true(gd_cupti_is_ratio("smsp__inst_executed.avg.per_cycle_active"));
+  assert_true(gd_cupti_is_ratio("sm__average_thread_inst_executed_pred_on_per_inst_executed.ratio"));
+  assert_false(gd_cupti_is_ratio("dram__bytes_read.sum"));
+  assert_false(gd_cupti_is_ratio("sm__sass_thread_inst_executed_op_ffma_pred_on.sum"));
+  assert_false(gd_cupti_is_ratio("gpu__time_duration.sum"));
 }
 
 static void combining_rule(void **state) {
@@ -173,19 +174,19 @@ static void combining_rule(void **state) {
   };
   const double w[] = {1000, 3000, 0};
   double out[3];
-  ms_cupti_reduce(names, 3, v, w, 3, out);
+  gd_cupti_reduce(names, 3, v, w, 3, out);
   assert_float_equal(out[0], 1000, 1e-9);                       /* 100 + 300 + 600 */
   assert_float_equal(out[1], (50 * 1000 + 80 * 3000) / 4000.0, 1e-9);   /* 72.5 */
   assert_float_equal(out[2], 4000, 1e-9);
   /* No weights, or weights summing to 0: the plain mean. */
-  ms_cupti_reduce(names, 3, v, NULL, 3, out);
+  gd_cupti_reduce(names, 3, v, NULL, 3, out);
   assert_float_equal(out[1], 50.0, 1e-9);                       /* (50+80+20)/3 */
   const double zero[] = {0, 0, 0};
-  ms_cupti_reduce(names, 3, v, zero, 3, out);
+  gd_cupti_reduce(names, 3, v, zero, 3, out);
   assert_float_equal(out[1], 50.0, 1e-9);
   assert_float_equal(out[0], 1000, 1e-9);
   /* One range: its own values. */
-  ms_cupti_reduce(names, 3, v + 3, w + 1, 1, out);
+  gd_cupti_reduce(names, 3, v + 3, w + 1, 1, out);
   assert_float_equal(out[0], 300, 1e-9);
   assert_float_equal(out[1], 80, 1e-9);
 }

@@ -257,6 +257,9 @@ static void test_right_and_cache(void **state) {
   measure(&ok_reduction, "N=4096", right_src, &o, &r);
   assert_int_equal(r.status, MS_OK);
   assert_true(r.cache_hit);       /* invariant 3: the binary from the cache */
+  measure(&ok_reduction, "N=4096", NULL, &o, &r);   /* the host reference: the baseline */
+  if (r.status != MS_OK) fail_msg("%s: %s", ms_status_name(r.status), r.msg);
+  assert_true(r.t.n >= 3 && r.t.median > 0 && r.max_err == 0);
 }
 
 static void test_wrong_result(void **state) {

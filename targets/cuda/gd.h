@@ -103,6 +103,62 @@ int gd_cublas_sgemm(CUstream s, int M, int N, int K, CUdeviceptr A, CUdeviceptr 
                     CUdeviceptr C, rt_err *err);
 const char *gd_cublas_version(char *buf, size_t cap);
 
+/* ---- CUPTI: GPU counters (gd_cupti.c; libcupti loaded with gd_dlopen) ---- */
+#define GD_CUPTI_MAXM 32       /* metrics per call at most */
+/* Whether CUPTI's range profiler works here: libcupti loads, and a forked
+** child opens a profiling session on device 0 (this process never
+** initialises the driver). Probed once; *why says why not. */
+int gd_cupti_available(const char **why);
+/* Count metrics names[0..n-1] over one call run(ctx) that launches kernels
+** on the current CUDA context (in the worker child): auto ranges (one per
+** launch), kernel replay. Counters are summed over the ranges; ratios
+** (gd_cupti_is_ratio) are averaged weighted by each range's
+** gpu__time_duration.sum (collected too when not asked for). 0: vals
+** filled; -1 with err ("counters unavailable: ...", "unknown metric ..."). */
+int gd_cupti_count(const char *const *names, int n, void (*run)(void *ctx), void *ctx,
+                   double *vals, rt_err *err);
+/* The default metrics, NULL-terminated. */
+extern const char *const gd_cupti_default_metrics[];
+/* Host side, no GPU: the replay passes gd_cupti_count needs for names on
+** chip ("GH100"), the duration weight included; -1 with err naming an
+** unknown metric or chip. */
+int gd_cupti_passes(const char *chip, const char *const *names, int n, rt_err *err);
+/* The combining rule (exposed for tests): a ratio is a name holding ".pct",
+** ".ratio", ".per_", "per_second" or ".peak_". out[i] from v[r*n + i] over
+** nr ranges: the sum, or for ratios sum(v*w)/sum(w) (the plain mean when w
+** is NULL or sums to 0). */
+int gd_cupti_is_ratio(const char *name);
+void gd_cupti_reduce(const char *const *names, int n, const double *v, const double *w,
+                     int nr, double *out);
+
+/* ---- The worker (gd_worker.c, on measure/ms_backend.h) ---- */
+struct ms_workload;
+struct ms_opts;
+struct ms_result;
+/* Measure a kernel with a device_reference on device dev: cubins built
+** with NVRTC into the compile cache, run, verified and timed in the
+** isolated child, CUPTI counts in a second one with o->counters (the
+** row's measure). 0, or -1 for harness failures. */
+int gd_measure(int dev, struct ms_workload *w, const char *src, const struct ms_opts *o,
+               struct ms_result *r);
+/* The compile-cache key of CUDA source src for device dev's architecture
+** (the source, NVRTC's version, GD_NVRTC_OPTS, sm_XY). */
+void gd_build_key(int dev, const char *src, char key[33]);
+/* Build srcs into the compile cache in jobs children (ms_prebuild_with). */
+void gd_prebuild(int dev, const char *const *srcs, int n, const struct ms_opts *o, int jobs);
+
+/* ---- The ceilings bench (gd_bench.c; moved from cost_model/cm_bench_cuda.c) ---- */
+/* Measure the ceilings of device ordinal dev: the microbenchmarks
+** compiled with NVRTC here, run in a forked child that is killed when it
+** overruns (this process never initialises the driver). [0] figures are
+** one SM, [1] all SMs (threads = the SM count); L1 is shared memory. 0,
+** or -1 with err (no driver or device, timeout, ...). */
+struct cm_bench_opts;
+struct cm_ceilings;
+int gd_bench(int dev, const struct cm_bench_opts *o, struct cm_ceilings *c, rt_err *err);
+/* The CUDA C++ source of those microbenchmarks (for tests). */
+const char *gd_bench_source(void);
+
 /* The CUDA row (tg_table.c lists it; gd_backend.c). */
 extern const tg_backend gd_backend;
 

@@ -50,34 +50,28 @@ static const char *cuda_compiler(const tg_target *t, char *buf, size_t cap) {
   return gd_nvrtc_version(buf, cap);
 }
 
-/* o with the instance's device (ms_opts.device). */
-static ms_opts on_device(const tg_target *t, const ms_opts *o) {
-  ms_opts od = *o;
-  od.device = t->idx[0];
-  return od;
-}
-
+/* Kernels build with NVRTC for the device: no link flags, no cflags. */
 static void cuda_build_key(const tg_target *t, const char *src, const char *ldflags,
                            const ms_opts *o, char key[33]) {
-  ms_opts od = on_device(t, o);
-  ms_build_key(src, ldflags, &od, key);
+  (void)ldflags, (void)o;
+  gd_build_key(t->idx[0], src, key);
 }
 
 static void cuda_prebuild(const tg_target *t, const char *const *srcs, int n,
                           const char *ldflags, const ms_opts *o, int jobs) {
-  ms_opts od = on_device(t, o);
-  ms_prebuild(srcs, n, ldflags, &od, jobs);
+  (void)ldflags;
+  gd_prebuild(t->idx[0], srcs, n, o, jobs);
 }
 
 static int cuda_measure(const tg_target *t, ms_workload *w, const char *src,
                         const char *ldflags, const ms_opts *o, ms_result *r) {
-  ms_opts od = on_device(t, o);
-  return ms_measure(w, src, ldflags, &od, r);
+  (void)ldflags;
+  return gd_measure(t->idx[0], w, src, o, r);
 }
 
 static int cuda_counters(const tg_target *t, const char **why) {
   (void)t;
-  return ms_cupti_available(why);
+  return gd_cupti_available(why);
 }
 
 /* A trial's CUPTI counts as the cost model reads them: bytes through the
@@ -103,7 +97,7 @@ static char *cuda_counted_traffic(const tg_target *t, const ms_result *r) {
 }
 
 static int cuda_bench(const tg_target *t, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
-  return cm_bench_cuda(t->idx[0], o, c, err);
+  return gd_bench(t->idx[0], o, c, err);
 }
 
 /* The model's counted traffic on a GPU: CUPTI's counts of the trials,
@@ -144,7 +138,7 @@ const tg_backend gd_backend = {
   .measure = cuda_measure,
   .counter_source = "cupti",
   .counters_available = cuda_counters,
-  .default_events = ms_cupti_default_metrics,
+  .default_events = gd_cupti_default_metrics,
   .counted_traffic = cuda_counted_traffic,
   .bench = cuda_bench,
   .model_family = "gpu",

@@ -6,7 +6,7 @@
 ** device reference (device_reference) and a launch plan in its source.
 ** One file per kernel (gk_gemm.c + gemm.json, ...); gk_kernels[] lists them.
 **
-** The ABI of generated CUDA source (what measure/ms_cuda.c runs):
+** The ABI of generated CUDA source (what targets/cuda/gd_worker.c runs):
 **  1. Self-contained CUDA C++17 for NVRTC: no #include; kernels are
 **     `extern "C" __global__`; problem sizes are compile-time constants.
 **  2. Plan lines say what one run does, in order. Each is a line comment

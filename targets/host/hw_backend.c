@@ -53,17 +53,17 @@ static void host_prebuild(const tg_target *t, const char *const *srcs, int n,
 static int host_measure(const tg_target *t, ms_workload *w, const char *src,
                         const char *ldflags, const ms_opts *o, ms_result *r) {
   (void)t;
-  return ms_measure(w, src, ldflags, o, r);
+  return hw_measure(w, src, ldflags, o, r);
 }
 
 static int host_counters(const tg_target *t, const char **why) {
   (void)t;
-  return ms_counters_available(why);
+  return hw_papi_available(why);
 }
 
 static int host_bench(const tg_target *t, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
   (void)t;
-  return cm_bench_host(o, c, err);
+  return hw_bench(o, c, err);
 }
 
 /* PAPI counts this machine's caches: only for its own trials. Cachegrind
@@ -72,8 +72,8 @@ static int host_bench(const tg_target *t, const cm_bench_opts *o, cm_ceilings *c
 static const char *host_traffic_source(const tg_target *t, int here, const char **why) {
   (void)t;
   const char *w = "";
-  if (here && ms_counters_available(&w)) return "papi";
-  if (cm_cachegrind_available(&w)) return "cachegrind";
+  if (here && hw_papi_available(&w)) return "papi";
+  if (hw_cachegrind_available(&w)) return "cachegrind";
   static char msg[512];
   snprintf(msg, sizeof msg, "%s%s", here ? "no counters and no cachegrind here: "
            : "cachegrind is not available (PAPI would count this machine, not the target's): ", w);
@@ -90,8 +90,8 @@ static int host_traffic_count(const tg_target *t, const char *source, const kn_k
   ms_opts mo;
   ms_opts_default(&mo);
   mo.cache_dir = cache_dir;
-  if (!strcmp(source, "papi")) return cm_count_papi(k, pb, src, &mo, tr, err);
-  return cm_count_cachegrind(k, pb, src, m, cache_dir, tr, err);
+  if (!strcmp(source, "papi")) return hw_count_papi(k, pb, src, &mo, tr, err);
+  return hw_count_cachegrind(k, pb, src, m, cache_dir, tr, err);
 }
 
 const tg_backend hw_backend = {
@@ -109,7 +109,7 @@ const tg_backend hw_backend = {
   .measure = host_measure,
   .counter_source = "papi",
   .counters_available = host_counters,
-  .default_events = ms_counters_default_events,
+  .default_events = hw_papi_default_events,
   .bench = host_bench,
   .model_family = "cpu",
   .traffic = host_traffic,

@@ -159,8 +159,9 @@ typedef struct oc_plan {
 int oc_plan_parse(const char *src, int nbuf, oc_plan *p, rt_err *err);
 
 /* ---- Measuring (oc_measure.c) and ceilings (oc_bench.c) ---- */
-/* ms_measure of a candidate src (OpenCL C with a plan; NULL: the kernel's
-** host reference, run by the host harness) on opencl:plat.dev: build in a
+/* The row's measure of a candidate src (OpenCL C with a plan; NULL: the kernel's
+** host reference, timed with the host clock in a worker child: the
+** baseline) on opencl:plat.dev: build in a
 ** child (compile_error with the options and the build log), then verify
 ** and time in a fresh worker child (invariants 1 and 4). Always fills r;
 ** 0, or -1 for harness failures. */

@@ -1,5 +1,7 @@
 /*
-** cm_counters.c -- cache traffic counted on the real code of a schedule,
+** hw_count.c -- (moved from cost_model/cm_counters.c: counting traffic is
+** the host row's operation, traffic_count) cache traffic counted on the
+** real code of a schedule,
 ** to fit or check the byte terms of the kernel models (cm.h invariant 4:
 ** lines filled into a level), from cachegrind where the host has no PMU
 ** and from PAPI where it has one. Cachegrind: valgrind 3.19 decodes no
@@ -38,15 +40,16 @@
 ** one at a time over one simulated hierarchy (one core): counts mean what
 ** they should for threads=1 schedules (those used for calibration); more
 ** threads share one simulated L1 and L2. PAPI: the harness's counter pass
-** (ms_measure with counters on: a warm run, since the worker runs rk_run
+** (hw_measure with counters on: a warm run, since the worker runs rk_run
 ** once before counting; the calling thread only) with PAPI_L1_DCM,
 ** PAPI_L2_TCM, PAPI_L3_TCM times the line size; on a machine without
 ** counters it fails with "no hardware counters: ...", and the caller falls
 ** back to cachegrind.
 */
-#include "cm.h"
-#include "../measure/ms.h"
-#include "../targets/host/hw.h"
+#include "hw.h"
+
+#include "../../cost_model/cm.h"
+#include "../../measure/ms.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -284,7 +287,7 @@ static int run_cmd(char *const *argv, const char *log, double timeout,
 
 /* ---- cachegrind's availability ---- */
 
-int cm_cachegrind_available(const char **why) {
+int hw_cachegrind_available(const char **why) {
   static int probed, avail;
   static char reason[600];
   if (!probed) {
@@ -692,14 +695,14 @@ done:
 
 /* ---- Counting ---- */
 
-int cm_count_cachegrind(const kn_kernel *k, const kn_problem *pb,
+int hw_count_cachegrind(const kn_kernel *k, const kn_problem *pb,
                         const char *src, const cm_machine *m,
                         const char *cache_dir, cm_traffic *tr, rt_err *err) {
   const char *why;
   memset(tr, 0, sizeof *tr);
   for (int i = 0; i < CM_NLEVEL; i++) tr->bytes[i] = NAN;
   tr->instructions = NAN;
-  if (!cm_cachegrind_available(&why)) {
+  if (!hw_cachegrind_available(&why)) {
     rt_err_set(err, "cachegrind is not available: %s", why);
     return -1;
   }
@@ -802,7 +805,7 @@ out:
   return rc;
 }
 
-int cm_run_shimmed(const kn_kernel *k, const kn_problem *pb, const char *src,
+int hw_run_shimmed(const kn_kernel *k, const kn_problem *pb, const char *src,
                    const char *cache_dir, float *const *bufs, rt_err *err) {
   prep p;
   int rc = -1;
@@ -837,14 +840,14 @@ out:
   return rc;
 }
 
-int cm_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
+int hw_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
                   const ms_opts *o, cm_traffic *tr, rt_err *err) {
   static const char *const names[3] = {"PAPI_L1_DCM", "PAPI_L2_TCM", "PAPI_L3_TCM"};
   const char *why;
   memset(tr, 0, sizeof *tr);
   for (int i = 0; i < CM_NLEVEL; i++) tr->bytes[i] = NAN;
   tr->instructions = NAN;
-  if (!ms_counters_available(&why)) {
+  if (!hw_papi_available(&why)) {
     rt_err_set(err, "%s%s", strncmp(why, "no hardware counters", 20)
                                 ? "no hardware counters: " : "", why);
     return -1;
@@ -856,7 +859,7 @@ int cm_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
   oo.events = "PAPI_L1_DCM,PAPI_L2_TCM,PAPI_L3_TCM";
   ms_result r;
   int rc = -1;
-  if (ms_measure(w, src, NULL, &oo, &r)) {
+  if (hw_measure(w, src, NULL, &oo, &r)) {
     rt_err_set(err, "harness: %s", r.msg);
   } else if (r.status != MS_OK) {
     rt_err_set(err, "the candidate: %s: %s", ms_status_name(r.status), r.msg);

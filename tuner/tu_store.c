@@ -1,9 +1,13 @@
 /*
-** cm_store.c -- the cost model's data in the database: a target's latest
-** measured ceilings (measured on first use when none are stored, so that a
-** model is always backed by this machine's own figures) and the versioned
+** tu_store.c -- the cost model's data in the database, as the workflows
+** use it (moved from cost_model/cm_store.c: measuring is not the model's
+** business): a target's latest measured ceilings (measured on first use
+** through its backend row, tg_bench, when none are stored, so that a model
+** is always backed by this machine's own figures) and the versioned
 ** coefficients of each kernel model; and the tuner's model of a workload
-** built from both.
+** built from both. The functions keep their cm_ names and their
+** declarations in cost_model/cm.h for now, so that their callers in cli/
+** (being moved to tuner/ in the same round) need no edit.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +15,7 @@
 
 #include "../db/db.h"
 #include "../targets/tg.h"
-#include "cm.h"
+#include "../cost_model/cm.h"
 
 int cm_ceilings_load(db *d, int64_t target_id, const char *target, int measure,
                      cm_ceilings *ce, int *fresh, rt_err *err) {

@@ -1,15 +1,26 @@
 /*
-** ms_int.h -- inside the measurement harness: the workload, the report a
-** worker child sends back, and the worker plumbing shared by the host
-** worker (ms_worker.c) and the CUDA worker (ms_cuda.c). Included only by
-** measure/.
+** ms_backend.h -- the harness as a backend's worker uses it (was
+** measure/ms_int.h): the workload's insides, the sealed report a worker
+** child sends back, the sandbox and the database guard, verification, and
+** ms__run_worker, which runs a worker child isolated (ms.h invariants 1
+** and 2). Included by measure/ and by the backends' workers under
+** targets/<backend>/; a backend's measure operation
+** (tg_backend.measure) is: build, ms__run_worker(child), then fill the
+** ms_result from the report.
+**
+** Invariants a worker keeps:
+**  1. Its child sends exactly one report with ms__send (or dies): status,
+**     message, statistics, counts.
+**  2. It times a candidate only after ms__verify passed (ms.h 3), and
+**     fails one that changed an input.
 */
-#ifndef MS_INT_H
-#define MS_INT_H
+#ifndef MS_BACKEND_H
+#define MS_BACKEND_H
 
 #include "ms.h"
 
-/* Device workloads up to this many flops also get the host reference. */
+/* Workloads of kernels with a device reference up to this many flops
+** also get the host reference (ms_workload_new). */
 #define MS_HOST_CHECK_FLOPS 2e8
 
 struct ms_workload {
@@ -19,7 +30,8 @@ struct ms_workload {
   kn_buf b[KN_MAXBUF];
   float *in[KN_MAXBUF];    /* input values (NULL for outputs) */
   float *ref[KN_MAXBUF];   /* reference outputs (NULL for inputs); device
-                           ** kernels: the host reference's outputs for
+                           ** kernels (kn_kernel.device_reference): the
+                           ** host reference's outputs for
                            ** small workloads (checks the device reference),
                            ** else all NULL */
   double tol;
@@ -70,9 +82,8 @@ void ms__send(int fd, ms__report *rep) __attribute__((noreturn));
 int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o,
                    ms__report *rep);
 
-/* ms_measure of a device kernel (kn_kernel.device_reference set). */
-int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_result *r);
-/* ms_build_key for CUDA source (o->device >= 0). */
-void ms__cuda_key(const char *src, const ms_opts *o, char key[33]);
+/* The interesting part of a compile log: from the first line that says
+** "error" (else from the compiler's output after the command line). */
+const char *ms__log_excerpt(const char *log);
 
 #endif

@@ -1,19 +1,22 @@
 /*
-** ms_counters.c -- hardware counters through PAPI: a one-time probe of
-** whether this machine has any (a VM usually has none: "no counters" is a
-** normal state, reported once with its reason), the parsing of an event
-** list, and the counting of one call of a function on machines that have
-** counters. The probe shuts PAPI down again, so the calling process holds
-** no PAPI state; the counting runs in a fresh worker child (ms_worker.c),
-** which initialises the library itself.
+** hw_papi.c -- the host's hardware counters through PAPI (was
+** measure/ms_counters.c): a one-time probe of whether this machine has any
+** (a VM usually has none: "no counters" is a normal state, reported once
+** with its reason), the default events, and the counting of one call of a
+** function on machines that have counters. The probe shuts PAPI down
+** again, so the calling process holds no PAPI state; the counting runs in
+** a fresh worker child (hw_worker.c), which initialises the library
+** itself.
 */
-#include "ms.h"
+#include "hw.h"
+
+#include "../../measure/ms.h"
 
 #include <papi.h>
 #include <stdio.h>
 #include <string.h>
 
-const char *const ms_counters_default_events[] = {
+const char *const hw_papi_default_events[] = {
   "PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_L1_DCM", "PAPI_L2_TCM", "PAPI_L3_TCM",
   "PAPI_SP_OPS", NULL,
 };
@@ -64,7 +67,7 @@ static int probe(char *why, size_t cap) {
   return rc == PAPI_OK;
 }
 
-int ms_counters_available(const char **why) {
+int hw_papi_available(const char **why) {
   static int probed, avail;
   static char reason[512];
   if (!probed) {
@@ -75,49 +78,7 @@ int ms_counters_available(const char **why) {
   return avail;
 }
 
-int ms_parse_events(const char *list, char names[][MS_EVNAME], int max, rt_err *err) {
-  if (!list) {
-    int n = 0;
-    for (; ms_counters_default_events[n] && n < max; n++)
-      snprintf(names[n], MS_EVNAME, "%s", ms_counters_default_events[n]);
-    return n;
-  }
-  int n = 0;
-  const char *p = list;
-  for (;;) {
-    const char *end = strchr(p, ',');
-    if (!end) end = p + strlen(p);
-    const char *a = p, *b = end;
-    while (a < b && (*a == ' ' || *a == '\t')) a++;
-    while (b > a && (b[-1] == ' ' || b[-1] == '\t')) b--;
-    size_t len = (size_t)(b - a);
-    if (len == 0) {
-      rt_err_set(err, "event %d of \"%s\" is empty", n + 1, list);
-      return -1;
-    }
-    if (len > MS_EVNAME - 1) {
-      rt_err_set(err, "event name \"%.*s\" is longer than %d characters",
-                 (int)len, a, MS_EVNAME - 1);
-      return -1;
-    }
-    if (n == max) {
-      rt_err_set(err, "too many events in \"%s\" (at most %d)", list, max);
-      return -1;
-    }
-    memcpy(names[n], a, len);
-    names[n][len] = 0;
-    for (int i = 0; i < n; i++)
-      if (!strcmp(names[i], names[n])) {
-        rt_err_set(err, "event \"%s\" is listed twice", names[n]);
-        return -1;
-      }
-    n++;
-    if (!*end) return n;
-    p = end + 1;
-  }
-}
-
-int ms_counters_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx),
+int hw_papi_count(char names[][MS_EVNAME], int nev, void (*fn)(void *ctx),
                       void *ctx, long long *vals, rt_err *err) {
   char why[256];
   if (papi_init(why, sizeof why)) {

@@ -1,7 +1,8 @@
 /*
-** cm_bench_cuda.c -- the measured ceilings of a CUDA device: the GPU
-** counterpart of cm_bench.c. The microbenchmarks are one CUDA C++ source
-** (cm_bench_cuda_source) compiled by NVRTC in the calling process (NVRTC
+** gd_bench.c -- the measured ceilings of a CUDA device (the CUDA row's
+** bench; moved from cost_model/cm_bench_cuda.c): the GPU counterpart of
+** targets/host/hw_bench.c. The microbenchmarks are one CUDA C++ source
+** (gd_bench_source) compiled by NVRTC in the calling process (NVRTC
 ** needs no GPU) and run through the driver API in a forked child (gd.h
 ** invariant 1: this process never calls cuInit); the child sends one
 ** fixed-size report through a pipe and _exits, and the parent kills its
@@ -30,9 +31,10 @@
 ** (there is none), bw[DRAM] the larger of read and copy over the DRAM
 ** buffer; gpu the device's properties (gd_props).
 */
-#include "cm.h"
-#include "../measure/ms.h"
-#include "../targets/cuda/gd.h"
+#include "gd.h"
+
+#include "../../cost_model/cm.h"
+#include "../../measure/ms.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +51,7 @@
 /* ---- The microbenchmarks (CUDA C++ for NVRTC: no #include) ---- */
 
 static const char bench_src[] =
-    "// rooftune's ceilings microbenchmarks (cost_model/cm_bench_cuda.c)\n"
+    "// rooftune's ceilings microbenchmarks (cost_model/gd_bench.c)\n"
     "#define CHAINS 16\n"
     "#define STEPS 8\n"
     "// FP32 peak: CHAINS independent chains, STEPS per trip; b = 1, c = 0\n"
@@ -151,7 +153,7 @@ static const char bench_src[] =
 #define SRC_SM_LOADS 8
 #define BLOCK 256                 /* threads per block of the all-SM runs */
 
-const char *cm_bench_cuda_source(void) { return bench_src; }
+const char *gd_bench_source(void) { return bench_src; }
 
 /* ---- The child: the driver, the launches, the report ---- */
 
@@ -424,7 +426,7 @@ static int run_child(int dev, const gd_props *p, const cm_bench_opts *o, const v
   return -1;
 }
 
-int cm_bench_cuda(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
+int gd_bench(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
   memset(c, 0, sizeof *c);
   if (!(o->time_per_point > 0) || o->repeats < 1) {
     rt_err_set(err, "time per point must be > 0 and repeats >= 1");

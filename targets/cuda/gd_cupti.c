@@ -1,17 +1,17 @@
 /*
-** ms_cupti.c -- GPU hardware counters through CUPTI's range profiler
+** gd_cupti.c -- GPU hardware counters (moved from measure/ms_cupti.c) through CUPTI's range profiler
 ** (cupti_range_profiler.h + cupti_profiler_host.h; the older session API of
 ** cupti_profiler_target.h is deprecated in CUDA 13). libcupti.so.13 is
 ** loaded with gd_dlopen, never linked: a machine without it builds and runs,
 ** and says why there are no GPU counters.
 **
-** Two sides. The host side (ms_cupti_passes) needs no GPU: a profiler host
+** Two sides. The host side (gd_cupti_passes) needs no GPU: a profiler host
 ** object for a named chip, the metrics added, the config image and its
-** number of replay passes. The device side (ms_cupti_count) runs in a worker
+** number of replay passes. The device side (gd_cupti_count) runs in a worker
 ** child whose CUDA context is current (gd.h invariant 1): auto ranges (one
 ** range per kernel launch) with kernel replay (CUPTI replays each launch
 ** once per pass, saving and restoring device memory), decoded and evaluated
-** range by range, then combined (ms_cupti_reduce). ms_cupti_available asks a
+** range by range, then combined (gd_cupti_reduce). gd_cupti_available asks a
 ** forked child to open such a session on device 0, so the caller never
 ** initialises the driver.
 **
@@ -20,10 +20,12 @@
 ** images) is torn down in reverse order on every path.
 **
 ** cupti_profiler_host.h includes the C++ header <string> (and uses nothing
-** of it): the Makefile puts measure/cupti_c, which holds an empty file of
+** of it): the Makefile puts targets/cuda/cupti_c, which holds an empty file of
 ** that name, on this object's include path.
 */
-#include "ms.h"
+#include "gd.h"
+
+#include "../../measure/ms.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -44,9 +46,8 @@
 #include <cupti_result.h>
 #include <cupti_target.h>
 
-#include "../targets/cuda/gd.h"
 
-const char *const ms_cupti_default_metrics[] = {
+const char *const gd_cupti_default_metrics[] = {
   "dram__bytes_read.sum",
   "dram__bytes_write.sum",
   "lts__t_bytes.sum",
@@ -158,18 +159,18 @@ static int cupti_fail(rt_err *err, const char *fn, CUptiResult r) {
 
 /* ---- the metric list ---- */
 
-int ms_cupti_is_ratio(const char *name) {
+int gd_cupti_is_ratio(const char *name) {
   return strstr(name, ".pct") || strstr(name, ".ratio") || strstr(name, ".per_") ||
          strstr(name, "per_second") || strstr(name, ".peak_");
 }
 
 /* The names CUPTI is asked for: names[0..n-1], then the weight metric when
 ** a ratio is among them and the weight is not (*wi: its index, -1 none).
-** list has room for MS_CUPTI_MAXM + 1. Returns the count, or -1 with err. */
+** list has room for GD_CUPTI_MAXM + 1. Returns the count, or -1 with err. */
 static int metric_list(const char *const *names, int n, const char **list, int *wi,
                        rt_err *err) {
-  if (n < 1 || n > MS_CUPTI_MAXM) {
-    rt_err_set(err, "%d metrics asked for (1 to %d)", n, MS_CUPTI_MAXM);
+  if (n < 1 || n > GD_CUPTI_MAXM) {
+    rt_err_set(err, "%d metrics asked for (1 to %d)", n, GD_CUPTI_MAXM);
     return -1;
   }
   int ratio = 0;
@@ -185,7 +186,7 @@ static int metric_list(const char *const *names, int n, const char **list, int *
         return -1;
       }
     list[i] = names[i];
-    ratio |= ms_cupti_is_ratio(names[i]);
+    ratio |= gd_cupti_is_ratio(names[i]);
     if (!strcmp(names[i], WEIGHT_METRIC)) *wi = i;
   }
   if (ratio && *wi < 0) {
@@ -195,12 +196,12 @@ static int metric_list(const char *const *names, int n, const char **list, int *
   return n;
 }
 
-void ms_cupti_reduce(const char *const *names, int n, const double *v, const double *w,
+void gd_cupti_reduce(const char *const *names, int n, const double *v, const double *w,
                      int nr, double *out) {
   double wsum = 0;
   for (int r = 0; r < nr; r++) wsum += w ? w[r] : 0;
   for (int i = 0; i < n; i++) {
-    int ratio = ms_cupti_is_ratio(names[i]);
+    int ratio = gd_cupti_is_ratio(names[i]);
     double s = 0;
     for (int r = 0; r < nr; r++) {
       double x = v[(size_t)r * (size_t)n + (size_t)i];
@@ -320,13 +321,13 @@ fail:
   return -1;
 }
 
-int ms_cupti_passes(const char *chip, const char *const *names, int n, rt_err *err) {
+int gd_cupti_passes(const char *chip, const char *const *names, int n, rt_err *err) {
   const char *why;
   if (cupti_load(&why)) {
     rt_err_set(err, "counters unavailable: %s", why);
     return -1;
   }
-  const char *list[MS_CUPTI_MAXM + 1];
+  const char *list[GD_CUPTI_MAXM + 1];
   int wi, nm = metric_list(names, n, list, &wi, err);
   if (nm < 0) return -1;
   session s = {0};
@@ -391,7 +392,7 @@ static CUcontext current_context(rt_err *err) {
   return r ? NULL : cu;
 }
 
-/* ms_cupti_count after the checks: stage says which prefix a failure gets
+/* gd_cupti_count after the checks: stage says which prefix a failure gets
 ** (0 setup: "counters unavailable", 1 counting). */
 static int count(const char **list, int nm, int wi, void (*run)(void *ctx), void *ctx,
                  double *out, int *stage, rt_err *err) {
@@ -500,7 +501,7 @@ static int count(const char **list, int nm, int wi, void (*run)(void *ctx), void
     CALL(cuptiProfilerHostEvaluateToGpuValues, &ev);
     w[r] = wi >= 0 ? v[r * (size_t)nm + (size_t)wi] : 0;
   }
-  ms_cupti_reduce(list, nm, v, wi >= 0 ? w : NULL, (int)nr, out);
+  gd_cupti_reduce(list, nm, v, wi >= 0 ? w : NULL, (int)nr, out);
   free(v), free(w);
   return session_end(&s, err);
 fail:
@@ -509,15 +510,15 @@ fail:
   return -1;
 }
 
-int ms_cupti_count(const char *const *names, int n, void (*run)(void *ctx), void *ctx,
+int gd_cupti_count(const char *const *names, int n, void (*run)(void *ctx), void *ctx,
                    double *vals, rt_err *err) {
   const char *why;
   if (cupti_load(&why)) {
     rt_err_set(err, "counters unavailable: %s", why);
     return -1;
   }
-  const char *list[MS_CUPTI_MAXM + 1];
-  double out[MS_CUPTI_MAXM + 1];
+  const char *list[GD_CUPTI_MAXM + 1];
+  double out[GD_CUPTI_MAXM + 1];
   int wi, stage, nm = metric_list(names, n, list, &wi, err);
   if (nm < 0) return -1;
   if (count(list, nm, wi, run, ctx, out, &stage, err)) {
@@ -536,10 +537,10 @@ int ms_cupti_count(const char *const *names, int n, void (*run)(void *ctx), void
 static int probe_child(char *chip, size_t cap, rt_err *err) {
   CUcontext cu;
   if (gd_context(0, &cu, err)) return -1;
-  const char *list[MS_CUPTI_MAXM + 1];
+  const char *list[GD_CUPTI_MAXM + 1];
   int wi, n = 0;
-  while (ms_cupti_default_metrics[n]) n++;
-  int nm = metric_list(ms_cupti_default_metrics, n, list, &wi, err);
+  while (gd_cupti_default_metrics[n]) n++;
+  int nm = metric_list(gd_cupti_default_metrics, n, list, &wi, err);
   if (nm < 0) return -1;
   session s = {0};
   if (session_open(&s, cu, list, nm, err)) {
@@ -550,7 +551,7 @@ static int probe_child(char *chip, size_t cap, rt_err *err) {
   return session_end(&s, err);
 }
 
-int ms_cupti_available(const char **why) {
+int gd_cupti_available(const char **why) {
   static int probed, avail;
   static char reason[600];
   if (probed) {

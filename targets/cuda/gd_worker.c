@@ -1,13 +1,14 @@
 /*
-** ms_cuda.c -- the harness for CUDA kernels (ms_measure of a kernel with a
-** device_reference, targets/cuda/gk.h). The parent compiles the candidate
+** gd_worker.c -- the CUDA row's worker (moved from measure/ms_cuda.c): the
+** measurement of a kernel with a device_reference (targets/cuda/gk.h) on
+** device dev, on the harness of measure/ms_backend.h. The parent compiles the candidate
 ** and the kernel's device reference with NVRTC into the compile cache
 ** (<cache>/<key>.cubin; the key hashes the source, NVRTC's version, the
 ** options and the architecture) and parses their plans; it never touches
 ** the driver (gd.h invariant 1). Each pass runs in a fresh worker child
 ** (ms__run_worker: rt_fork's clean child, killed at the timeout), because a
 ** faulting kernel poisons its CUDA context. The child:
-**   1. makes a context on o->device, loads both cubins, allocates every
+**   1. makes a context on device dev, loads both cubins, allocates every
 **      buffer for the candidate and the reference's outputs apart, copies
 **      the workload's inputs in;
 **   2. runs the reference plan, then the candidate's once with every
@@ -20,7 +21,7 @@
 **      o->flush_cache, a buffer of twice the L2 is written (cuMemsetD32Async)
 **      before each sample, outside the events;
 **   4. (counter pass, o->counters) runs the plan once more under CUPTI's
-**      range profiler (ms_cupti.c), after one warm run.
+**      range profiler (gd_cupti.c), after one warm run.
 */
 #include <errno.h>
 #include <limits.h>
@@ -34,24 +35,25 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../targets/cuda/gd.h"
-#include "../targets/cuda/gk.h"
-#include "ms_int.h"
+#include "gd.h"
+#include "gk.h"
+#include "../../measure/ms.h"
+#include "../../measure/ms_backend.h"
 
 #define MS_POISON_BITS 0x7149f2caU   /* 1.0e30f */
 
 /* ---- the parent: keys, builds ---- */
 
-static void arch_of(const ms_opts *o, int *maj, int *min) {
+static void arch_of(int dev, int *maj, int *min) {
   gd_props p;
   rt_err err = {0};
   *maj = *min = 0;
-  if (!gd_props_get(o->device, &p, &err)) *maj = p.cc_major, *min = p.cc_minor;
+  if (!gd_props_get(dev, &p, &err)) *maj = p.cc_major, *min = p.cc_minor;
 }
 
-void ms__cuda_key(const char *src, const ms_opts *o, char key[33]) {
+void gd_build_key(int dev, const char *src, char key[33]) {
   int maj, min;
-  arch_of(o, &maj, &min);
+  arch_of(dev, &maj, &min);
   char head[256], nv[64];
   snprintf(head, sizeof head, "cuda|%s|%s|sm_%d%d|", gd_nvrtc_version(nv, sizeof nv),
            GD_NVRTC_OPTS, maj, min);
@@ -61,11 +63,11 @@ void ms__cuda_key(const char *src, const ms_opts *o, char key[33]) {
 
 /* Build src into <cache>/<key>.cubin unless there. 0; 1: compile error
 ** (log); -1: NVRTC or the cache failed (log says). */
-static int cuda_build(const char *src, const ms_opts *o, int maj, int min, char *path,
-                      size_t cap, int *hit, rt_str *log) {
+static int cuda_build(const char *src, int dev, const char *cache_dir, int maj, int min,
+                      char *path, size_t cap, int *hit, rt_str *log) {
   char dir[PATH_MAX], key[33];
-  ms_cache_path(o->cache_dir, dir, sizeof dir);
-  ms__cuda_key(src, o, key);
+  ms_cache_path(cache_dir, dir, sizeof dir);
+  gd_build_key(dev, src, key);
   snprintf(path, cap, "%s/%s.cubin", dir, key);
   struct stat sb;
   if (!stat(path, &sb) && sb.st_size > 0) {
@@ -95,54 +97,24 @@ static int cuda_build(const char *src, const ms_opts *o, int maj, int min, char 
   return 0;
 }
 
-void ms_prebuild(const char *const *srcs, int n, const char *ldflags, const ms_opts *o,
-                 int jobs) {
-  int maj = 0, min = 0;
-  if (o->device >= 0) arch_of(o, &maj, &min);
-  if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  if (jobs < 1) jobs = 1;
-  pid_t *kids = rt_calloc((size_t)jobs, sizeof *kids);
-  double deadline = rt_now() + 300;
-  for (int i = 0, running = 0; i < n || running > 0;) {
-    if (i < n && running < jobs) {
-      pid_t pid = rt_fork(0, NULL, 0);
-      if (pid == 0) {
-        char path[PATH_MAX + 64];
-        rt_str log = {0};
-        int hit;
-        if (o->device >= 0) cuda_build(srcs[i], o, maj, min, path, sizeof path, &hit, &log);
-        else ms_build(srcs[i], ldflags, o, path, sizeof path, &hit, &log);
-        _exit(0);
-      }
-      i++;
-      if (pid < 0) continue;   /* ms_measure builds it itself */
-      for (int j = 0; j < jobs; j++)
-        if (!kids[j]) {
-          kids[j] = pid;
-          break;
-        }
-      running++;
-      continue;
-    }
-    int st;
-    pid_t done = -1;
-    for (int j = 0; j < jobs && done <= 0; j++)   /* only our own children */
-      if (kids[j] && rt_child_wait(kids[j], &st, WNOHANG) == kids[j]) done = kids[j];
-    if (done <= 0) {
-      if (rt_now() > deadline)
-        for (int j = 0; j < jobs; j++)
-          if (kids[j]) kill(-kids[j], SIGKILL);
-      struct timespec ts = {0, 2000000};
-      nanosleep(&ts, NULL);
-      continue;
-    }
-    for (int j = 0; j < jobs; j++)
-      if (kids[j] == done) {
-        kids[j] = 0;
-        running--;
-      }
-  }
-  free(kids);
+typedef struct cubin_job {
+  int dev, maj, min;
+  const char *cache_dir;
+} cubin_job;
+
+static void cubin_build(const char *src, void *ctx) {
+  cubin_job *j = ctx;
+  char path[PATH_MAX + 64];
+  rt_str log = {0};
+  int hit;
+  cuda_build(src, j->dev, j->cache_dir, j->maj, j->min, path, sizeof path, &hit, &log);
+  free(log.s);
+}
+
+void gd_prebuild(int dev, const char *const *srcs, int n, const ms_opts *o, int jobs) {
+  cubin_job j = {.dev = dev, .cache_dir = o->cache_dir};
+  arch_of(dev, &j.maj, &j.min);
+  ms_prebuild_with(srcs, n, jobs, cubin_build, &j);
 }
 
 /* ---- the child ---- */
@@ -157,6 +129,7 @@ typedef struct dev_plan {
 typedef struct cuda_child {
   const ms_workload *w;
   const ms_opts *o;
+  int dev;                             /* the device ordinal */
   const char *cand_cubin, *ref_cubin;  /* cand: "" for a library plan */
   gk_plan cand_plan, ref_plan;
   int pass;                            /* 0: verify + time; 1: counters */
@@ -294,7 +267,7 @@ static void child_main(int fd, void *ctx) {
   CUcontext cx;
   gd_props p;
   CUresult r;
-  if (gd_props_get(c->o->device, &p, &err) || gd_context(c->o->device, &cx, &err)) {
+  if (gd_props_get(c->dev, &p, &err) || gd_context(c->dev, &cx, &err)) {
     rep.status = MS_RUNTIME_ERROR;
     snprintf(rep.msg, sizeof rep.msg, "harness: %.240s", err.msg);
     ms__send(fd, &rep);
@@ -405,7 +378,7 @@ static void child_main(int fd, void *ctx) {
     }
   } else {
     run_cand(c);
-    if (ms_cupti_count(c->ev, c->nev, run_cand, c, rep.ev, &err)) {
+    if (gd_cupti_count(c->ev, c->nev, run_cand, c, rep.ev, &err)) {
       rep.status = MS_RUNTIME_ERROR;
       snprintf(rep.msg, sizeof rep.msg, "counters: %.240s", err.msg);
     } else if (c->bad) {
@@ -415,16 +388,14 @@ static void child_main(int fd, void *ctx) {
   ms__send(fd, &rep);
 }
 
-/* ---- ms_measure for a device kernel ---- */
+/* ---- the row's measure ---- */
 
-int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_result *r) {
+int gd_measure(int dev, ms_workload *w, const char *src, const ms_opts *o, ms_result *r) {
   memset(r, 0, sizeof *r);
   const kn_kernel *k = w->k;
   rt_err err = {0};
   gd_props p;
-  int dev = o->device >= 0 ? o->device : 0;
-  ms_opts od = *o;
-  od.device = dev;
+  const ms_opts *od = o;
   if (gd_props_get(dev, &p, &err)) {
     r->status = MS_RUNTIME_ERROR;
     snprintf(r->msg, sizeof r->msg, "no CUDA device: %.480s", err.msg);
@@ -436,27 +407,27 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
   int nev = 0;
   if (o->counters) {
     if (o->events) {
-      if ((nev = ms_parse_events(o->events, ev, MS_MAXEV, &err)) < 0) {
+      if ((nev = ms_parse_events(o->events, NULL, ev, MS_MAXEV, &err)) < 0) {
         r->status = MS_INVALID;
         snprintf(r->msg, sizeof r->msg, "events: %.500s", err.msg);
         return 0;
       }
     } else {
-      for (; ms_cupti_default_metrics[nev] && nev < MS_MAXEV; nev++)
-        snprintf(ev[nev], sizeof ev[nev], "%s", ms_cupti_default_metrics[nev]);
+      for (; gd_cupti_default_metrics[nev] && nev < MS_MAXEV; nev++)
+        snprintf(ev[nev], sizeof ev[nev], "%s", gd_cupti_default_metrics[nev]);
     }
     for (int i = 0; i < nev; i++) evp[i] = ev[i];
   }
   char *refsrc = k->device_reference(&w->pb);
   char *own = src ? NULL : rt_strdup(refsrc);   /* src NULL: the reference itself */
   if (!src) src = own;
-  cuda_child c = {.w = w, .o = &od, .ev = evp, .nev = nev};
+  cuda_child c = {.w = w, .o = od, .dev = dev, .ev = evp, .nev = nev};
   char cand[PATH_MAX + 64] = "", refc[PATH_MAX + 64] = "";
   rt_str log = {0};
   int rc = 0;
   double t0 = rt_now();
   if (gk_plan_parse(refsrc, w->nbuf, &c.ref_plan, &err) ||
-      cuda_build(refsrc, &od, p.cc_major, p.cc_minor, refc, sizeof refc, NULL, &log)) {
+      cuda_build(refsrc, dev, o->cache_dir, p.cc_major, p.cc_minor, refc, sizeof refc, NULL, &log)) {
     r->status = MS_RUNTIME_ERROR;
     snprintf(r->msg, sizeof r->msg, "harness: the device reference does not build: %.400s",
              err.msg[0] ? err.msg : log.s ? log.s : "");
@@ -471,7 +442,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
     goto out;
   }
   int lib = c.cand_plan.step[c.cand_plan.nsteps - 1].kind == GK_LIBRARY;
-  int b = lib ? 0 : cuda_build(src, &od, p.cc_major, p.cc_minor, cand, sizeof cand,
+  int b = lib ? 0 : cuda_build(src, dev, o->cache_dir, p.cc_major, p.cc_minor, cand, sizeof cand,
                               &r->cache_hit, &log);
   r->compile_s = rt_now() - t0;
   if (b) {
@@ -485,7 +456,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
   c.cand_cubin = cand;
   c.ref_cubin = refc;
   ms__report rep;
-  if (ms__run_worker(child_main, &c, &od, &rep)) {
+  if (ms__run_worker(child_main, &c, od, &rep)) {
     r->status = MS_RUNTIME_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
     rc = -1;
@@ -499,7 +470,7 @@ int ms__measure_cuda(ms_workload *w, const char *src, const ms_opts *o, ms_resul
   r->bench_s = rep.bench_s;
   if (r->status != MS_OK || !o->counters) goto out;
   c.pass = 1;
-  if (ms__run_worker(child_main, &c, &od, &rep)) {
+  if (ms__run_worker(child_main, &c, od, &rep)) {
     snprintf(r->msg, sizeof r->msg, "counter pass: %s", rep.msg);
     rc = -1;
     goto out;
