@@ -1,7 +1,8 @@
 # rooftune -- build, test, sanitize, benchmark.
 #
 #   make            build/rooftune
-#   make test       install missing Debian packages, build, run every test
+#   make test       install missing Debian packages, build, check the file
+#                   graph (scripts/deps.py), run every test
 #   make asan       the same tests under AddressSanitizer + UBSan (build-asan/)
 #   make bench      speed benchmarks of the space engine (see bench/)
 #   make demo       the README's first command
@@ -184,6 +185,7 @@ deps:
 
 test: deps
 	@$(SUBMAKE) all
+	@python3 scripts/deps.py --build $(BUILD)   # no circle of files, no backend named outside targets/
 	@scripts/run-tests $(BUILD)
 
 ASAN_SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

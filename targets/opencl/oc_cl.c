@@ -307,7 +307,7 @@ int oc_props_get(int plat, int dev, oc_props *p, rt_err *err) {
   const list_rep *r = probe(err);
   if (!r) return -1;
   if (r->rc) {
-    rt_err_set(err, "opencl:%d.%d: %s", plat, dev, r->msg);
+    rt_err_set(err, "%s", r->msg);   /* the caller names the target, as for CUDA */
     return -1;
   }
   for (int i = 0; i < r->n; i++)
@@ -315,8 +315,8 @@ int oc_props_get(int plat, int dev, oc_props *p, rt_err *err) {
       *p = r->p[i];
       return 0;
     }
-  rt_err_set(err, "opencl:%d.%d: no such device here (rooftune targets lists the OpenCL "
-             "devices)", plat, dev);
+  rt_err_set(err, "no OpenCL device %d on platform %d here (rooftune targets lists the OpenCL "
+             "devices)", dev, plat);
   return -1;
 }
 
