@@ -116,9 +116,9 @@ static void test_describe(void **state) {
   assert_string_equal(d.fingerprint, d2.fingerprint);
   /* a device that is not there: an error naming it */
   assert_int_equal(tg_describe_name("opencl:0.57", &d2, &err), -1);
-  assert_non_null(strstr(err.msg, "opencl:0.57"));
+  assert_non_null(strstr(err.msg, "no OpenCL device 57 on platform 0"));
   assert_int_equal(tg_describe_name("opencl:9.0", &d2, &err), -1);
-  assert_non_null(strstr(err.msg, "opencl:9.0"));
+  assert_non_null(strstr(err.msg, "device 0 on platform 9"));
   /* the row lists the device (rooftune targets) */
   tg_target list[OC_MAXDEV];
   int n = oc_backend.list(list, OC_MAXDEV), found = 0;
