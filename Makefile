@@ -166,7 +166,7 @@ uninstall:
 # the bundled libraries' own dependencies: libpapi's libpfm).
 BUNDLE ?= $(BUILD)/device-bundle
 BUNDLE_LDFLAGS = -Wl,-rpath,'$$ORIGIN/../lib' -Wl,--disable-new-dtags
-BUNDLE_TESTS = $(filter-out %/test_install %/test_cli_opt,$(TESTS:$(BUILD)/tests/%=$(BUILD)/bundle-link/tests/%))
+BUNDLE_TESTS = $(filter-out %/test_install %/test_cli_opt %/test_fuzz,$(TESTS:$(BUILD)/tests/%=$(BUILD)/bundle-link/tests/%))
 $(BUILD)/bundle-link/rooftune: $(CLI_OBJ) $(BUILD)/librooftune.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) $(LDFLAGS) $(BUNDLE_LDFLAGS) -o $@ $^ $(LDLIBS_ALL)

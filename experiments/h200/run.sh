@@ -13,6 +13,11 @@
 #          then the model-guided gemm campaign at 4096^3 with counters
 #   gemm   the model-guided gemm campaign at 4096^3 with counters
 #   mem    the memory-bound kernels (reduction, transpose, stencil)
+#   backends  issue 17's check after the backend table: the GPU tests and
+#          test_opencl, the targets (NVIDIA's OpenCL among them), and on
+#          cuda:0 and on NVIDIA's OpenCL device (OCL, default opencl:1.0)
+#          the ceilings, a model-guided reduction and transpose campaign
+#          each, and model explain of the winners, into backends.db
 #   pins   the GPU tests, then the two 40-trial model-guided gemm campaigns
 #          that once pinned a schedule slower than the default (2048^3 and
 #          8192x8192x128), again under the conservative-pin rule, into
@@ -101,7 +106,22 @@ pins)
     step 200 "gemm model $g" "$RT" tune --target cuda:0 --kernel gemm --set "$g" --strategy model --budget 40 --seed 1 --flush --db "$DB" --json
   done
   ;;
-*) echo "usage: $0 smoke|main|gemm|mem|finish|pins OUT" >&2; exit 2 ;;
+backends)
+  for t in test_gd test_ms_cuda test_ms_cupti test_cm_bench_cuda test_gk_kernels test_opencl; do
+    step 120 "$t" "$B/tests/$t"
+  done
+  step 30 targets "$RT" targets
+  DB="$out/backends.db"
+  OCL=${OCL:-opencl:1.0}
+  for t in cuda:0 "$OCL"; do
+    step 60 "bench $t" "$RT" bench --target "$t" --db "$DB"
+    step 60 "reduction $t" "$RT" tune --target "$t" --kernel reduction --set N=67108864 --strategy model --budget 20 --seed 1 --flush --db "$DB"
+    step 60 "transpose $t" "$RT" tune --target "$t" --kernel transpose --set M=8192,N=8192 --strategy model --budget 20 --seed 1 --flush --db "$DB"
+    W=$("$RT" db best --db "$DB" --target "$t" --kernel reduction --set N=67108864 2>/dev/null | sed -n 's/.* s  *\({.*}\)$/\1/p' | head -n 1)
+    step 20 "explain reduction $t" "$RT" model explain --target "$t" --kernel reduction --set N=67108864 --config "${W:-default}" --flush --db "$DB"
+  done
+  ;;
+*) echo "usage: $0 smoke|main|gemm|mem|finish|pins|backends OUT" >&2; exit 2 ;;
 esac
 # the database back through SQLite's backup: a step killed at its deadline
 # can leave committed trials in the -wal, which a plain cp would drop
