@@ -362,8 +362,15 @@ int oc_describe(int plat, int dev, tg_desc *d, rt_err *err) {
               p.max_item[1], p.max_item[2]);
   tg_desc_add(d, "local_memory", "%s%s", bytes_text(p.local_mem, b1, sizeof b1),
               p.local_is_global ? " (in global memory)" : "");
-  tg_desc_add(d, "global_memory", "%s, max allocation %s", bytes_text(p.global_mem, b1, sizeof b1),
-              bytes_text(p.max_alloc, b2, sizeof b2));
+  /* A CPU device's global memory is the host's, and its size is what the
+  ** implementation grants this process (PoCL: physical memory capped by
+  ** RLIMIT_DATA and POCL_MEMORY_LIMIT; `ulimit -d` changed it here, and it
+  ** differed between two processes on the GPU machine), not a property of
+  ** the device: left out, or the fingerprint would change from one
+  ** process to the next. */
+  if (strcmp(p.type, "cpu"))
+    tg_desc_add(d, "global_memory", "%s, max allocation %s", bytes_text(p.global_mem, b1, sizeof b1),
+                bytes_text(p.max_alloc, b2, sizeof b2));
   tg_desc_add(d, "global_cache", "%s, %d-byte lines", bytes_text(p.global_cache, b1, sizeof b1),
               p.cacheline);
   tg_desc_add(d, "vector_float", "preferred %d, native %d", p.vec_float, p.native_vec_float);
