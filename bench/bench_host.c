@@ -6,7 +6,7 @@
 **      OpenBLAS sgemm (OPENBLAS_CORETYPE=SkylakeX, see PLATFORM.md) at
 **      1024^3 and 2048^3, each measured REPEATS times; medians and spread.
 **   2. harness overhead per measurement (fork, dlopen, verification, IPC:
-**      wall time of ms_measure minus the kernel's own timed runs), on a
+**      wall time of tg_measure minus the kernel's own timed runs), on a
 **      tiny kernel with a warm compile cache.
 **   3. compile-cache hit rate on a repeated campaign: the same sampled
 **      schedules measured twice from an empty cache.
@@ -141,7 +141,7 @@ static void bench_gemm(int reps, const ms_opts *o) {
   }
 }
 
-/* Harness overhead: wall time of ms_measure minus the kernel runs. */
+/* Harness overhead: wall time of tg_measure minus the kernel runs. */
 static void bench_overhead(int reps, const ms_opts *base) {
   const kn_kernel *k = hk_find("reduction");
   sp_space *sp = load(k, "N=1024");

@@ -1,7 +1,7 @@
 /*
 ** cmd_bench.c -- `rooftune bench`: a target's measured ceilings (peak
 ** FLOP/s per instruction class, bandwidth per memory level, one thread and
-** all threads; cost_model/cm_bench.c measures them), stored with the
+** all threads; the target's row measures them: tg_bench), stored with the
 ** target (name + fingerprint) in the database and reused until --force
 ** measures again. Prints a table, or the stored JSON with --json. The
 ** target's backend row measures them (tg_bench); on a GPU the figures are

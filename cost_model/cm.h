@@ -47,7 +47,7 @@ typedef enum { CM_COMPUTE, CM_L1, CM_L2, CM_L3, CM_DRAM, CM_OVERHEAD,
 #define CM_LEVEL(i) ((cm_bound)(CM_L1 + (i)))
 const char *cm_bound_name(cm_bound b);   /* "compute", "L1", ..., "overhead" */
 
-/* ---- Ceilings (cm_bench.c; stored per target in the db) ---- */
+/* ---- Ceilings (measured by each backend: tg_bench; stored per target in the db) ---- */
 #define CM_MAXCLASS 16
 #define CM_MAXSWEEP 48
 typedef struct cm_class {       /* one instruction class of the peak bench */

@@ -189,7 +189,7 @@ static void test_parse_errors(void **state) {
 /* ---- A quick bench of this host: structure, not speed ---- */
 
 /* The capacity sysfs gives for a data/unified cache of `level` (0: none),
-** read independently of cm_bench.c. */
+** read independently of hw_bench.c. */
 static double sysfs_cache(int level) {
   for (int i = 0; i < 16; i++) {
     char p[128], type[32] = "";

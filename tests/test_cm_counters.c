@@ -1,5 +1,5 @@
 /*
-** test_cm_counters.c -- counted cache traffic (cost_model/cm_counters.c)
+** test_cm_counters.c -- counted cache traffic (targets/host/hw_count.c)
 ** against independent expectations: hand-written kernels whose line
 ** counts follow from their buffer sizes (a cold stream: every line once at
 ** every level; a buffer that fits in L1 re-read 8 times: one pass of L1

@@ -1,5 +1,5 @@
 /*
-** test_ms_cuda.c -- the CUDA harness (measure/ms_cuda.c) on a hand-made
+** test_ms_cuda.c -- the CUDA worker (targets/cuda/gd_worker.c) on a hand-made
 ** device kernel, y = 2x over n floats: a right candidate verifies and is
 ** timed; one that computes the wrong value, leaves outputs unwritten,
 ** writes to its input, faults (an illegal address), hangs (an endless

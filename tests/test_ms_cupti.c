@@ -1,5 +1,5 @@
 /*
-** test_ms_cupti.c -- GPU counters through CUPTI (measure/ms_cupti.c) on a
+** test_ms_cupti.c -- GPU counters through CUPTI (targets/cuda/gd_cupti.c) on a
 ** machine without a GPU. The host side is real: the replay passes CUPTI
 ** computes for GH100 are checked against the counts in PLATFORM.md (three
 ** flop metrics in one pass, DRAM + L2 + L1 bytes in one, those six plus
@@ -32,7 +32,7 @@ static int have_cupti(void) {
   if (known) return have;
   known = 1;
 #if defined(__SANITIZE_ADDRESS__)
-  /* ms_cupti.c refuses CUPTI under ASan (RTLD_DEEPBIND, see there). */
+  /* gd_cupti.c refuses CUPTI under ASan (RTLD_DEEPBIND, see there). */
   printf("skipped: CUPTI under AddressSanitizer\n");
   return 0;
 #endif

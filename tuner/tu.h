@@ -358,10 +358,10 @@ typedef struct tu_campaign_opts {
   volatile sig_atomic_t *stop;
   void (*progress)(void *ctx, const tu_progress *p);
   void *progress_ctx;
-  /* The measurement; NULL: the harness (ms_measure on the workload, after
+  /* The measurement; NULL: the target's row (tg_measure on the workload, after
   ** building each batch in parallel). Tests inject one: cfg is the
   ** configuration src was generated from (NULL: the baseline library or
-  ** the reference); fill *r and return as ms_measure does. */
+  ** the reference); fill *r and return as tg_measure does. */
   int (*measure)(void *ctx, const int *cfg, const char *src, const char *ldflags,
                  const ms_opts *o, ms_result *r);
   void *measure_ctx;

@@ -79,7 +79,7 @@
 /* ---- The driver (one source for every kernel; built once) ---- */
 
 static const char driver_src[] =
-  "/* rooftune's cachegrind driver (cost_model/cm_counters.c): dlopen the\n"
+  "/* rooftune's cachegrind driver (targets/host/hw_count.c): dlopen the\n"
   "** candidate SO, map the buffers of DATA (page-aligned, never touched\n"
   "** here before the call, at an address the process never used before:\n"
   "** a cold run), call rk_run once, write the\n"
