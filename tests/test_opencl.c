@@ -461,13 +461,11 @@ static void test_cli_end_to_end(void **state) {
   assert_int_equal(tk_rm_rf(dir), 0);
 }
 
-/* The fingerprint of opencl:0.0 in a fresh process whose data limit
-** (RLIMIT_DATA, prlimit --data) is lim bytes; "" when it cannot be run. */
-static void fingerprint_under(const char *lim, char *fp, size_t cap) {
-  char data[64];
-  snprintf(data, sizeof data, "--data=%s", lim);
-  const char *argv[] = {"prlimit", data, exe, "targets", NULL};
-  tk_result r = tk_capture(argv, ".", NULL);
+/* The fingerprint of opencl:0.0 from `rooftune targets` in a fresh process
+** with the environment env (NULL: as it is); "" when there is none. */
+static void fingerprint_with(const char *const *env, char *fp, size_t cap) {
+  const char *argv[] = {exe, "targets", NULL};
+  tk_result r = tk_capture(argv, ".", env);
   fp[0] = 0;
   const char *o = r.rc == 0 ? strstr(r.out, "opencl:0.0 -- ") : NULL;
   const char *f = o ? strstr(o, "fingerprint  ") : NULL;
@@ -476,16 +474,19 @@ static void fingerprint_under(const char *lim, char *fp, size_t cap) {
 }
 
 /* A CPU device's global memory is what PoCL grants the process (capped
-** by RLIMIT_DATA): it must not change the fingerprint, or a campaign's
-** target is not "this machine" to the next command (found on the GPU
-** machine: model explain did not bind the device's limits). */
+** by RLIMIT_DATA and POCL_MEMORY_LIMIT): it must not change the
+** fingerprint, or a campaign's target is not "this machine" to the next
+** command (found on the GPU machine: model explain did not bind the
+** device's limits). POCL_MEMORY_LIMIT=1 (GB) rather than a data limit,
+** which AddressSanitizer's shadow memory cannot live under. */
 static void test_fingerprint_stable(void **state) {
   (void)state;
   NEED_CL();
-  if (!exe[0] || access("/usr/bin/prlimit", X_OK)) skip();
+  if (!exe[0]) skip();
   char a[40], b[40];
-  fingerprint_under("unlimited", a, sizeof a);
-  fingerprint_under("3000000000", b, sizeof b);
+  const char *const lim[] = {"POCL_MEMORY_LIMIT=1", NULL};
+  fingerprint_with(NULL, a, sizeof a);
+  fingerprint_with(lim, b, sizeof b);
   if (!a[0] || !b[0]) fail_msg("no fingerprint of opencl:0.0 from rooftune targets");
   assert_string_equal(a, b);
 }
