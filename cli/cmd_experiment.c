@@ -73,8 +73,8 @@ static const experiment experiments[] = {
   {"fidelity", "cost-model fidelity: predicted against measured, defaults against calibrated"},
   {"search", "model-guided search efficiency: tuning curves and trials to within 5%"},
   {"vendor", "tuned kernels against vendor libraries: host gemm vs OpenBLAS, GPU gemm vs cuBLAS"},
-  {"backends", "one kernel on every backend here: host C, OpenCL devices, CUDA GPUs; tuned in one "
-               "run, winners re-measured alternately"},
+  {"backends", "one kernel on every target here (rooftune targets: every backend's devices); "
+               "tuned in one run, winners re-measured alternately"},
   {NULL, NULL},
 };
 
