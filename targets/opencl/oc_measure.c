@@ -397,43 +397,28 @@ static int build_cached(const char *src, int plat, int dev, const oc_props *p, c
   return rc;
 }
 
+/* One build of oc_prebuild, in a child of ms_prebuild_with. */
+typedef struct prebuild_ctx {
+  int plat, dev;
+  const oc_props *p;
+  const ms_opts *o;
+} prebuild_ctx;
+
+static void prebuild_one(const char *src, void *ctx) {
+  const prebuild_ctx *b = ctx;
+  char path[PATH_MAX + 64];
+  int hit;
+  ms_result r;
+  memset(&r, 0, sizeof r);
+  build_cached(src, b->plat, b->dev, b->p, b->o, path, sizeof path, &hit, &r);
+}
+
 void oc_prebuild(const char *const *srcs, int n, int plat, int dev, const ms_opts *o, int jobs) {
   oc_props p;
   rt_err err = {0};
   if (oc_props_get(plat, dev, &p, &err)) return;   /* measure says why */
-  if (jobs <= 0) jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
-  if (jobs < 1) jobs = 1;
-  pid_t *kids = rt_calloc((size_t)jobs, sizeof *kids);
-  for (int i = 0, running = 0; i < n || running > 0;) {
-    if (i < n && running < jobs) {
-      pid_t pid = rt_fork(0, NULL, 0);
-      if (pid == 0) {   /* a child of ours that runs the build child */
-        char path[PATH_MAX + 64];
-        int hit;
-        ms_result r;
-        memset(&r, 0, sizeof r);
-        build_cached(srcs[i], plat, dev, &p, o, path, sizeof path, &hit, &r);
-        _exit(0);
-      }
-      i++;
-      if (pid < 0) continue;   /* measure builds it itself */
-      for (int j = 0; j < jobs; j++)
-        if (!kids[j]) {
-          kids[j] = pid;
-          break;
-        }
-      running++;
-      continue;
-    }
-    int st;
-    for (int j = 0; j < jobs; j++)   /* wait for our own children only */
-      if (kids[j] && rt_child_wait(kids[j], &st, 0) == kids[j]) {
-        kids[j] = 0;
-        running--;
-        break;
-      }
-  }
-  free(kids);
+  prebuild_ctx b = {plat, dev, &p, o};
+  ms_prebuild_with(srcs, n, jobs, prebuild_one, &b);
 }
 
 int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts *o,
