@@ -103,6 +103,10 @@ typedef struct cm_bench_opts {
   int quick;                    /* fewer sweep points (tests) */
 } cm_bench_opts;
 void cm_bench_opts_default(cm_bench_opts *o);
+/* The start of every backend's bench: checks o (time per point > 0,
+** repeats >= 1) and stamps the UTC date and time into measured (cap >= 21:
+** "2026-12-02T01:08:22Z"). 0, or -1 with err. */
+int cm_bench_begin(const cm_bench_opts *o, char *measured, size_t cap, rt_err *err);
 /* Insert working-set size x into the sorted set v[0..*n) (at most cap)
 ** unless within 1% of a member: the sweep's sizes (both benches). */
 void cm_sweep_insert(double *v, int *n, int cap, double x);

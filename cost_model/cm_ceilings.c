@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const level_names[CM_NLEVEL] = {"L1", "L2", "L3", "DRAM"};
 
@@ -21,6 +22,18 @@ void cm_bench_opts_default(cm_bench_opts *o) {
   o->repeats = 5;
   o->threads = 0;
   o->quick = 0;
+}
+
+int cm_bench_begin(const cm_bench_opts *o, char *measured, size_t cap, rt_err *err) {
+  if (!(o->time_per_point > 0) || o->repeats < 1) {
+    rt_err_set(err, "time per point must be > 0 and repeats >= 1");
+    return -1;
+  }
+  time_t wall = time(NULL);
+  struct tm tm;
+  gmtime_r(&wall, &tm);
+  strftime(measured, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return 0;
 }
 
 void cm_sweep_insert(double *v, int *n, int cap, double x) {

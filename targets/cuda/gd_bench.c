@@ -428,16 +428,9 @@ static int run_child(int dev, const gd_props *p, const cm_bench_opts *o, const v
 
 int gd_bench(int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
   memset(c, 0, sizeof *c);
-  if (!(o->time_per_point > 0) || o->repeats < 1) {
-    rt_err_set(err, "time per point must be > 0 and repeats >= 1");
-    return -1;
-  }
-  double t0 = rt_now();
-  time_t wall = time(NULL);
-  struct tm tm;
-  gmtime_r(&wall, &tm);
   char measured[32];
-  strftime(measured, sizeof measured, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (cm_bench_begin(o, measured, sizeof measured, err)) return -1;
+  double t0 = rt_now();
   gd_props p;
   if (gd_props_get(dev, &p, err)) {
     rt_err_prefix(err, "cuda:%d", dev);

@@ -458,15 +458,8 @@ int hw_bench(const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
   rt_err_set(err, "the ceilings microbenchmarks are written for x86-64 CPUs");
   return -1;
 #else
-  if (!(o->time_per_point > 0) || o->repeats < 1) {
-    rt_err_set(err, "time per point must be > 0 and repeats >= 1");
-    return -1;
-  }
+  if (cm_bench_begin(o, c->measured, sizeof c->measured, err)) return -1;
   double t0 = rt_now();
-  time_t wall = time(NULL);
-  struct tm tm;
-  gmtime_r(&wall, &tm);
-  strftime(c->measured, sizeof c->measured, "%Y-%m-%dT%H:%M:%SZ", &tm);
   int cpus[MAXTHREADS];
   int ncpus = allowed_cpus(cpus, MAXTHREADS);
   int n = o->threads > 0 ? o->threads : ncpus;

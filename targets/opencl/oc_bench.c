@@ -247,16 +247,9 @@ send:
 
 int oc_bench(int plat, int dev, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
   memset(c, 0, sizeof *c);
-  if (!(o->time_per_point > 0) || o->repeats < 1) {
-    rt_err_set(err, "time per point must be > 0 and repeats >= 1");
-    return -1;
-  }
-  double t0 = rt_now();
-  time_t wall = time(NULL);
-  struct tm tm;
-  gmtime_r(&wall, &tm);
   char measured[32];
-  strftime(measured, sizeof measured, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (cm_bench_begin(o, measured, sizeof measured, err)) return -1;
+  double t0 = rt_now();
   oc_props p;
   if (oc_props_get(plat, dev, &p, err)) return -1;
   bench_ctx b = {plat, dev, o, &p};
