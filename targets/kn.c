@@ -64,3 +64,15 @@ const char *kn_param_str(const sp_space *sp, const int *cfg, const char *name) {
   const sx_value *v = param(sp, cfg, name);
   return v->t == SX_STR ? v->u.s->s : "";
 }
+
+/* The element types, in kn_elem order: name, bytes, floating point. */
+static const struct { const char *name; size_t size; int fp; } elems[] = {
+  [KN_F32] = {"f32", 4, 1}, [KN_F64] = {"f64", 8, 1}, [KN_F16] = {"f16", 2, 1},
+  [KN_I8] = {"i8", 1, 0},   [KN_U8] = {"u8", 1, 0},   [KN_I16] = {"i16", 2, 0},
+  [KN_U16] = {"u16", 2, 0}, [KN_I32] = {"i32", 4, 0}, [KN_U32] = {"u32", 4, 0},
+  [KN_I64] = {"i64", 8, 0}, [KN_U64] = {"u64", 8, 0},
+};
+
+size_t kn_elem_size(kn_elem e) { return (unsigned)e <= KN_U64 ? elems[e].size : 0; }
+const char *kn_elem_name(kn_elem e) { return (unsigned)e <= KN_U64 ? elems[e].name : "?"; }
+int kn_elem_float(kn_elem e) { return (unsigned)e <= KN_U64 && elems[e].fp; }
