@@ -109,8 +109,8 @@ static void need_cachegrind(void) {
 /* ---- A test kernel: x (N floats, input) summed R times into out[0] ---- */
 
 static int sum_buffers(const kn_problem *pb, kn_buf *b) {
-  b[0] = (kn_buf){"x", kn_int(pb, "N"), 0};
-  b[1] = (kn_buf){"out", 16, 1};
+  b[0] = (kn_buf){.name = "x", .n = kn_int(pb, "N"), .out = 0};
+  b[1] = (kn_buf){.name = "out", .n = 16, .out = 1};
   return 2;
 }
 

@@ -66,7 +66,7 @@ static void test_vadd(void **state) {
   float *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
   fill(a, N, 1);
   fill(b, N, 2);
-  kn_buf bd[3] = {{"a", N, 0}, {"b", N, 0}, {"c", N, 1}};
+  kn_buf bd[3] = {{.name = "a", .n = N, .out = 0}, {.name = "b", .n = N, .out = 0}, {.name = "c", .n = N, .out = 1}};
   float *d[3] = {a, b, c};
   run_ok(vadd_src, bd, 3, d);
   for (int i = 0; i < N; i++) assert_true(c[i] == a[i] + b[i]);
@@ -95,7 +95,7 @@ static void test_block_reduction(void **state) {
   enum { N = 4096 };
   float *x = malloc(N * 4), part[16], total[1];
   fill(x, N, 3);
-  kn_buf bd[3] = {{"x", N, 0}, {"part", 16, 1}, {"total", 1, 1}};
+  kn_buf bd[3] = {{.name = "x", .n = N, .out = 0}, {.name = "part", .n = 16, .out = 1}, {.name = "total", .n = 1, .out = 1}};
   float *d[3] = {x, part, total};
   run_ok(bred_src, bd, 3, d);
   double all = 0;
@@ -150,7 +150,7 @@ static void test_warp_shuffles(void **state) {
   enum { N = 256 };
   float *x = malloc(N * 4), wsum[8], bsum[2], *misc = malloc(2 * N * 4);
   fill(x, N, 4);
-  kn_buf bd[4] = {{"x", N, 0}, {"wsum", 8, 1}, {"bsum", 2, 1}, {"misc", 2 * N, 1}};
+  kn_buf bd[4] = {{.name = "x", .n = N, .out = 0}, {.name = "wsum", .n = 8, .out = 1}, {.name = "bsum", .n = 2, .out = 1}, {.name = "misc", .n = 2 * N, .out = 1}};
   float *d[4] = {x, wsum, bsum, misc};
   run_ok(shfl_src, bd, 4, d);
   for (int b = 0; b < 2; b++) {
@@ -207,7 +207,7 @@ static void test_tiled_gemm(void **state) {
   float *A = malloc(S * S * 4), *B = malloc(S * S * 4), *C = malloc(S * S * 4);
   fill(A, S * S, 5);
   fill(B, S * S, 6);
-  kn_buf bd[3] = {{"A", S * S, 0}, {"B", S * S, 0}, {"C", S * S, 1}};
+  kn_buf bd[3] = {{.name = "A", .n = S * S, .out = 0}, {.name = "B", .n = S * S, .out = 0}, {.name = "C", .n = S * S, .out = 1}};
   float *d[3] = {A, B, C};
   run_ok(gemm_src, bd, 3, d);
   double maxerr = 0;
@@ -241,7 +241,7 @@ static void test_workspace_plan(void **state) {
   enum { N = 512 };
   float *x = malloc(N * 4), out[1];
   fill(x, N, 7);
-  kn_buf bd[2] = {{"x", N, 0}, {"out", 1, 1}};
+  kn_buf bd[2] = {{.name = "x", .n = N, .out = 0}, {.name = "out", .n = 1, .out = 1}};
   float *d[2] = {x, out};
   emu_opts o = {.runs = 2};
   rt_err err = {0};
@@ -265,7 +265,7 @@ static void test_missing_barrier(void **state) {
   (void)state;
   float x[64], y[64];
   fill(x, 64, 9);
-  kn_buf bd[2] = {{"x", 64, 0}, {"y", 64, 1}};
+  kn_buf bd[2] = {{.name = "x", .n = 64, .out = 0}, {.name = "y", .n = 64, .out = 1}};
   float *d[2] = {x, y};
   const char *src = "//@rk launch k 1 1 1 64 1 1 256 b0 b1\n"
                     "extern \"C\" __global__ void k(const float *x, float *y) {\n"
@@ -307,7 +307,7 @@ static const char *const bad_sync_src[] = {
 static void test_divergent_sync(void **state) {
   (void)state;
   float o[256];
-  kn_buf bd[1] = {{"o", 256, 1}};
+  kn_buf bd[1] = {{.name = "o", .n = 256, .out = 1}};
   float *d[1] = {o};
   const char *want[] = {"a barrier some threads skip", "a barrier some threads skip",
                         "divergent __syncthreads()"};
@@ -329,7 +329,7 @@ static void test_out_of_bounds(void **state) {
   float *x = malloc(2048 * 4), *y = malloc(2048 * 4);
   fill(x, 2048, 8);
   /* past the end into the canaries (1000 floats, 1024 threads) */
-  kn_buf b1[2] = {{"x", 1000, 0}, {"y", 1000, 1}};
+  kn_buf b1[2] = {{.name = "x", .n = 1000, .out = 0}, {.name = "y", .n = 1000, .out = 1}};
   float *d[2] = {x, y};
   const char *src =
       "//@rk launch cp 4 1 1 256 1 1 0 b0 b1\n"
@@ -339,7 +339,7 @@ static void test_out_of_bounds(void **state) {
       "}\n";
   run_fails(src, b1, 2, d, NULL, "out of bounds of b1");
   /* into the guard page (1024 floats, 2048 threads) */
-  kn_buf b2[2] = {{"x", 1024, 0}, {"y", 1024, 1}};
+  kn_buf b2[2] = {{.name = "x", .n = 1024, .out = 0}, {.name = "y", .n = 1024, .out = 1}};
   const char *src2 =
       "//@rk launch cp 8 1 1 256 1 1 0 b0 b1\n"
       "extern \"C\" __global__ void cp(const float *x, float *y) {\n"
@@ -360,7 +360,7 @@ static void test_out_of_bounds(void **state) {
 static void test_errors(void **state) {
   (void)state;
   float o[32];
-  kn_buf bd[1] = {{"o", 32, 1}};
+  kn_buf bd[1] = {{.name = "o", .n = 32, .out = 1}};
   float *d[1] = {o};
   emu_opts quick = {.timeout_s = 1};
   run_fails("//@rk launch k 1 1 1 32 1 1 0 b0\n"

@@ -30,8 +30,8 @@
 
 static int sc_buffers(const kn_problem *pb, kn_buf *b) {
   (void)pb;
-  b[0] = (kn_buf){"x", N, 0};
-  b[1] = (kn_buf){"y", N, 1};
+  b[0] = (kn_buf){.name = "x", .n = N, .out = 0};
+  b[1] = (kn_buf){.name = "y", .n = N, .out = 1};
   return 2;
 }
 static void sc_reference(const kn_problem *pb, float *const *b) {

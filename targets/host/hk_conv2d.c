@@ -55,9 +55,9 @@ static conv_dims dims(const kn_problem *pb) {
 
 static int cv_buffers(const kn_problem *pb, kn_buf *b) {
   conv_dims d = dims(pb);
-  b[0] = (kn_buf){"input", kn_size_mul(kn_size_mul(d.n, d.c), kn_size_mul(d.h, d.w)), 0};
-  b[1] = (kn_buf){"filter", kn_size_mul(kn_size_mul(d.k, d.c), kn_size_mul(d.r, d.s)), 0};
-  b[2] = (kn_buf){"out", kn_size_mul(kn_size_mul(d.n, d.k), kn_size_mul(d.p, d.q)), 1};
+  b[0] = (kn_buf){.name = "input", .n = kn_size_mul(kn_size_mul(d.n, d.c), kn_size_mul(d.h, d.w)), .out = 0};
+  b[1] = (kn_buf){.name = "filter", .n = kn_size_mul(kn_size_mul(d.k, d.c), kn_size_mul(d.r, d.s)), .out = 0};
+  b[2] = (kn_buf){.name = "out", .n = kn_size_mul(kn_size_mul(d.n, d.k), kn_size_mul(d.p, d.q)), .out = 1};
   return 3;
 }
 

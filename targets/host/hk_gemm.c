@@ -36,9 +36,9 @@ typedef struct gemm_sched {
 
 static int gemm_buffers(const kn_problem *pb, kn_buf *b) {
   int64_t m = kn_int(pb, "M"), n = kn_int(pb, "N"), k = kn_int(pb, "K");
-  b[0] = (kn_buf){"A", kn_size_mul(m, k), 0};
-  b[1] = (kn_buf){"B", kn_size_mul(k, n), 0};
-  b[2] = (kn_buf){"C", kn_size_mul(m, n), 1};
+  b[0] = (kn_buf){.name = "A", .n = kn_size_mul(m, k), .out = 0};
+  b[1] = (kn_buf){.name = "B", .n = kn_size_mul(k, n), .out = 0};
+  b[2] = (kn_buf){.name = "C", .n = kn_size_mul(m, n), .out = 1};
   return 3;
 }
 

@@ -28,8 +28,8 @@
 #include "hk.h"
 
 static int red_buffers(const kn_problem *pb, kn_buf *b) {
-  b[0] = (kn_buf){"x", kn_int(pb, "N"), 0};
-  b[1] = (kn_buf){"sum", 1, 1};
+  b[0] = (kn_buf){.name = "x", .n = kn_int(pb, "N"), .out = 0};
+  b[1] = (kn_buf){.name = "sum", .n = 1, .out = 1};
   return 2;
 }
 

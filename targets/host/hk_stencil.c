@@ -38,8 +38,8 @@ static int64_t grid_size(const kn_problem *pb) {
 }
 
 static int st_buffers(const kn_problem *pb, kn_buf *b) {
-  b[0] = (kn_buf){"grid", grid_size(pb), 0};
-  b[1] = (kn_buf){"out", grid_size(pb), 1};
+  b[0] = (kn_buf){.name = "grid", .n = grid_size(pb), .out = 0};
+  b[1] = (kn_buf){.name = "out", .n = grid_size(pb), .out = 1};
   return 2;
 }
 

@@ -14,8 +14,8 @@
 
 static int tr_buffers(const kn_problem *pb, kn_buf *b) {
   int64_t n = kn_size_mul(kn_int(pb, "M"), kn_int(pb, "N"));
-  b[0] = (kn_buf){"in", n, 0};
-  b[1] = (kn_buf){"out", n, 1};
+  b[0] = (kn_buf){.name = "in", .n = n, .out = 0};
+  b[1] = (kn_buf){.name = "out", .n = n, .out = 1};
   return 2;
 }
 
