@@ -33,7 +33,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MS_POISON 1.0e30f
 #define FLUSH_MAX ((size_t)1 << 30)
 
 /* ---- the build child ---- */
@@ -193,7 +192,7 @@ static double timed_sample(void *ctx) {
 }
 
 /* Read every buffer back into out[] (malloc'ed); 0 or -1 with rep. */
-static int read_back(oc_child *c, float **out, ms__report *rep) {
+static int read_back(oc_child *c, void **out, ms__report *rep) {
   const ms_workload *w = c->w;
   for (int i = 0; i < w->nbuf; i++) {
     size_t bytes = ms__buf_bytes(&w->b[i]);
@@ -205,10 +204,8 @@ static int read_back(oc_child *c, float **out, ms__report *rep) {
 }
 
 /* The first input out[] no longer holds exactly, or -1. */
-static int changed_input(const ms_workload *w, float *const *out) {
-  for (int i = 0; i < w->nbuf; i++)
-    if (!w->b[i].out && memcmp(out[i], w->in[i], ms__buf_bytes(&w->b[i]))) return i;
-  return -1;
+static int changed_input(const ms_workload *w, void *const *out) {
+  return ms__changed_input(w, out);
 }
 
 static void child_main(int fd, void *ctx) {
@@ -270,15 +267,15 @@ static void child_main(int fd, void *ctx) {
     fail(&rep, MS_RUNTIME_ERROR, c->bad_msg[0] ? c->bad_msg : "run", e);
     ms__send(fd, &rep);
   }
-  float *out[KN_MAXBUF] = {0};
+  void *out[KN_MAXBUF] = {0};
   int bad;
   if (read_back(c, out, &rep)) ms__send(fd, &rep);
   if ((bad = changed_input(w, out)) >= 0) {
     rep.status = MS_WRONG_RESULT;
     snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[bad].name);
   } else {
-    rep.max_err = ms__verify(w, out, w->ref, rep.msg, sizeof rep.msg);
-    if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
+    if (ms__verify(w, out, w->ref, &rep.max_err, rep.msg, sizeof rep.msg))
+      rep.status = MS_WRONG_RESULT;
   }
   rep.verify_s = rt_now() - t0;
   if (rep.status != MS_OK) ms__send(fd, &rep);
@@ -334,19 +331,17 @@ static void ref_child(int fd, void *ctx) {
   ref_ctx x = {.w = w};
   for (int i = 0; i < w->nbuf; i++) {
     x.bufs[i] = rt_malloc(ms__buf_bytes(&w->b[i]));
-    if (w->b[i].out)
-      for (int64_t j = 0; j < w->b[i].n; j++) x.bufs[i][j] = MS_POISON;
-    else memcpy(x.bufs[i], w->in[i], ms__buf_bytes(&w->b[i]));
+    ms__buf_init(w, i, x.bufs[i]);
   }
   double t0 = rt_now();
   ref_sample(&x);
-  int bad = changed_input(w, x.bufs);
+  int bad = changed_input(w, (void *const *)x.bufs);
   if (bad >= 0) {
     rep.status = MS_WRONG_RESULT;
     snprintf(rep.msg, sizeof rep.msg, "the reference wrote to its input %s", w->b[bad].name);
   } else {
-    rep.max_err = ms__verify(w, x.bufs, w->ref, rep.msg, sizeof rep.msg);
-    if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
+    if (ms__verify(w, (void *const *)x.bufs, w->ref, &rep.max_err, rep.msg, sizeof rep.msg))
+      rep.status = MS_WRONG_RESULT;
   }
   rep.verify_s = rt_now() - t0;
   if (rep.status == MS_OK) {
