@@ -387,8 +387,8 @@ ms_workload *ms_workload_new(const kn_kernel *k, const kn_problem *pb, rt_err *e
   gsl_rng_set(rng, 42);
   int bad = 0;
   for (int i = 0; i < n && !bad; i++) {
-    if (has_in(&b[i])) {
-      w->in[i] = rt_malloc(ms__buf_bytes(&b[i]));
+    if (has_in(&b[i])) {   /* a scalar padded: a kernel may read a wider parameter */
+      w->in[i] = rt_calloc(1, ms__buf_bytes(&b[i]) + (b[i].kind == KN_SCALAR ? 16 : 0));
       bad = fill_data(k, &b[i], b[i].fill, b[i].value, b[i].file, w->in[i], rng, err);
     }
     if (!bad && b[i].has_ref) {
