@@ -13,6 +13,11 @@
 **     message, statistics, counts.
 **  2. It times a candidate only after ms__verify passed (ms.h 3), and
 **     fails one that changed an input.
+**  3. Running a reference configuration for ms__ref_once, its child
+**     ends with ms__send_outputs whatever happened (the report, then
+**     every output whole), and verifies and times nothing.
+**  4. A launch beyond the device's limits is MS_INVALID, found before any
+**     launch, with the limit and both numbers in the message.
 */
 #ifndef MS_BACKEND_H
 #define MS_BACKEND_H
