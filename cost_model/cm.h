@@ -152,6 +152,8 @@ typedef struct cm_machine {
   int flush;                    /* 1: caches flushed between repeats, so
                                 ** compulsory traffic comes from DRAM */
   cm_gpu gpu;                   /* the device's properties (0 on a host) */
+  int units;                    /* the ceilings' threads: cores, SMs or
+                                ** compute units that the all-unit figures use */
 } cm_machine;
 void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c);
 
@@ -295,6 +297,25 @@ extern const cm_kmodel *const cm_kmodels[];
 /* The model of kernel in a model family (tg_backend.model_family: "cpu",
 ** "gpu"; NULL: "cpu"), or NULL if none. */
 const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel);
+/* Models added at run time (a T1 kernel's, targets/user/uk.h), searched
+** after the table; family "*" serves every family. 0, or -1 when
+** CM_MAXADDED are registered already. Not locked: register and
+** unregister from one thread, before workers fork. */
+#define CM_MAXADDED 8
+int cm_kmodel_register(const cm_kmodel *k);
+void cm_kmodel_unregister(const cm_kmodel *k);   /* not registered: no-op */
+
+/* ---- Stated work (cm_stated.c) ----
+** The model of a kernel whose work is stated rather than derived (a T1
+** kernel's rooftune.Flops and rooftune.Bytes per launch): the roofline of
+** those FLOPs and DRAM bytes on the whole device, with the launch's blocks
+** (work-groups) spread over the device's units (m->units: SMs, compute
+** units or cores) in rounds: threads = the units that get blocks,
+** imbalance = the last round's. One launch; its generic coefficients
+** (cm_stated_coefs, CM_STATED_NCOEF) are the GPU model's defaults. */
+#define CM_STATED_NCOEF CM_NGENERIC
+extern const cm_coef cm_stated_coefs[CM_STATED_NCOEF];
+void cm_stated_work(double flops, double bytes, double blocks, const cm_machine *m, cm_work *w);
 const cm_kmodel *cm_kmodel_find(const char *kernel);  /* the CPU family's */
 extern const cm_kmodel cm_gemm, cm_conv2d, cm_stencil, cm_transpose,
     cm_reduction;

@@ -31,6 +31,7 @@ void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c) {
   memset(m, 0, sizeof *m);
   for (int i = 0; i < CM_NLEVEL; i++) m->cache[i] = c->cache[i], m->ways[i] = c->ways[i];
   m->gpu = c->gpu;
+  m->units = c->threads;
   m->line = c->gpu.sms > 0 ? 32 : 64;   /* a GPU's L2 moves 32-byte sectors */
   m->vector_regs = 32;
   m->simd_floats = 16;

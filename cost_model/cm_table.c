@@ -23,12 +23,36 @@ const cm_kmodel *const cm_kmodels[] = {
   NULL,
 };
 
+/* Models registered at run time (cm.h: cm_kmodel_register). */
+static const cm_kmodel *added[CM_MAXADDED];
+
+int cm_kmodel_register(const cm_kmodel *k) {
+  for (int i = 0; i < CM_MAXADDED; i++)
+    if (!added[i] || added[i] == k) {
+      added[i] = k;
+      return 0;
+    }
+  return -1;
+}
+
+void cm_kmodel_unregister(const cm_kmodel *k) {
+  for (int i = 0; i < CM_MAXADDED; i++)
+    if (added[i] == k) added[i] = NULL;
+}
+
+static int family_is(const cm_kmodel *k, const char *family) {
+  const char *f = k->family ? k->family : "cpu";
+  return !strcmp(f, "*") || !strcmp(f, family);
+}
+
 const cm_kmodel *cm_kmodel_find_on(const char *family, const char *kernel) {
   if (!family) family = "cpu";
   for (int i = 0; cm_kmodels[i]; i++)
-    if (!strcmp(cm_kmodels[i]->kernel, kernel) &&
-        !strcmp(cm_kmodels[i]->family ? cm_kmodels[i]->family : "cpu", family))
+    if (!strcmp(cm_kmodels[i]->kernel, kernel) && family_is(cm_kmodels[i], family))
       return cm_kmodels[i];
+  for (int i = 0; i < CM_MAXADDED; i++)
+    if (added[i] && !strcmp(added[i]->kernel, kernel) && family_is(added[i], family))
+      return added[i];
   return NULL;
 }
 

@@ -461,6 +461,66 @@ static void test_find_on(void **state) {
   }
 }
 
+/* Added models: found after the table, "*" on every family, gone when
+** unregistered; at most CM_MAXADDED. */
+static int no_work(const kn_problem *pb, const sp_space *sp, const int *cfg, const cm_machine *m,
+                   const cm_coefs *c, cm_work *w, rt_err *err) {
+  (void)pb, (void)sp, (void)cfg, (void)m, (void)c, (void)w, (void)err;
+  return 0;
+}
+
+static void test_registered_models(void **state) {
+  (void)state;
+  static cm_kmodel any[CM_MAXADDED + 1];
+  for (int i = 0; i <= CM_MAXADDED; i++)
+    any[i] = (cm_kmodel){.kernel = "mine", .family = "*", .ncoef = CM_STATED_NCOEF,
+                         .coefs = cm_stated_coefs, .work = no_work};
+  cm_kmodel gemm_too = any[0];
+  gemm_too.kernel = "gemm";
+  assert_null(cm_kmodel_find_on("gpu", "mine"));
+  assert_int_equal(cm_kmodel_register(&any[0]), 0);
+  assert_ptr_equal(cm_kmodel_find_on("gpu", "mine"), &any[0]);
+  assert_ptr_equal(cm_kmodel_find_on("wg-roofline", "mine"), &any[0]);
+  assert_ptr_equal(cm_kmodel_find_on(NULL, "mine"), &any[0]);
+  /* the table comes first: a registered "gemm" does not shadow it */
+  assert_int_equal(cm_kmodel_register(&gemm_too), 0);
+  assert_ptr_equal(cm_kmodel_find_on("gpu", "gemm"), &cm_gpu_gemm);
+  cm_kmodel_unregister(&gemm_too);
+  assert_int_equal(cm_kmodel_register(&any[0]), 0);   /* again: the same slot */
+  for (int i = 1; i < CM_MAXADDED; i++) assert_int_equal(cm_kmodel_register(&any[i]), 0);
+  assert_int_equal(cm_kmodel_register(&any[CM_MAXADDED]), -1);
+  for (int i = 0; i < CM_MAXADDED; i++) cm_kmodel_unregister(&any[i]);
+  assert_null(cm_kmodel_find_on("gpu", "mine"));
+}
+
+/* Stated work: blocks over the units in rounds, worked out by hand. */
+static void test_stated_work(void **state) {
+  (void)state;
+  cm_ceilings ce = gpu_ceilings();
+  cm_machine m;
+  cm_machine_from_ceilings(&m, &ce);
+  assert_int_equal(m.units, ce.threads);
+  m.units = 132;
+  cm_work w = {0};
+  cm_stated_work(2e9, 4e8, 264, &m, &w);   /* two full rounds */
+  assert_true(w.flops == 2e9 && w.bytes[CM_DRAM - CM_L1] == 4e8);
+  assert_int_equal(w.threads, 132);
+  assert_true(fabs(w.imbalance - 1) < 1e-12 && w.launches == 1 && w.trips == 264);
+  cm_stated_work(1, 1, 133, &m, &w);        /* one block in the second round */
+  assert_true(fabs(w.imbalance - 2 * 132.0 / 133) < 1e-12);
+  cm_stated_work(0, 0, 10, &m, &w);         /* fewer blocks than SMs */
+  assert_int_equal(w.threads, 10);
+  assert_true(w.imbalance == 1);
+  /* the roofline of that work: 264 blocks, memory-bound at these numbers */
+  cm_kmodel k = {.kernel = "mine", .family = "*", .ncoef = CM_STATED_NCOEF, .coefs = cm_stated_coefs};
+  cm_coefs c;
+  cm_coefs_default(&k, &c);
+  cm_stated_work(1e6, 4e9, 264, &m, &w);
+  cm_pred p;
+  cm_time(&k, &w, &ce, &c, &p);
+  assert_int_equal(p.bound, CM_DRAM);
+}
+
 /* ---- Calibration recovers the coefficients that made the data ---- */
 
 static void test_calibration_recovers(void **state) {
@@ -526,6 +586,8 @@ int main(void) {
     cmocka_unit_test(test_time_bounds),
     cmocka_unit_test(test_ceilings_json),
     cmocka_unit_test(test_find_on),
+    cmocka_unit_test(test_registered_models),
+    cmocka_unit_test(test_stated_work),
     cmocka_unit_test(test_calibration_recovers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
