@@ -75,6 +75,8 @@ static const experiment experiments[] = {
   {"vendor", "tuned kernels against vendor libraries: host gemm vs OpenBLAS, GPU gemm vs cuBLAS"},
   {"backends", "one kernel on every target here (rooftune targets: every backend's devices); "
                "tuned in one run, winners re-measured alternately"},
+  {"t1", "a kernel of your own from its T1 file: every configuration, the pin, T4, the "
+         "winner's roofline, portability against recordings"},
   {NULL, NULL},
 };
 
