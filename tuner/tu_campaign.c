@@ -859,15 +859,16 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   }
   const tu_strategy *S = tu_strategy_find(o.strategy);
   if (!(c.k = tg_kernel(&c.tg, o.kernel))) {
-    rt_err_set(err, "unknown kernel '%s' on target %s (rooftune kernels --target %s)", o.kernel,
-               c.tg.name, c.tg.name);
+    rt_err_set(err, "unknown kernel '%s' on target %s (rooftune kernels --target %s)%s", o.kernel,
+               c.tg.name, c.tg.name, o.resume > 0 ? "; a kernel of your own is given again with --t1 FILE "
+               "(and --kernel-dir DIR) to resume its campaign" : "");
     goto out;
   }
   if (!S) {
     rt_err_set(err, "unknown strategy '%s'", o.strategy);
     goto out;
   }
-  char *set = tg_bindings(&c.tg, o.set, err);
+  char *set = tg_kernel_bindings(&c.tg, c.k, o.set, err);
   int bad_space = !set || load_space(&c, set, o.space, err);
   free(set);
   if (bad_space) goto out;
