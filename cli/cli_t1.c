@@ -39,7 +39,7 @@ int cli_t1_load(const cli_spec *s, const cli_t1 *t, const char *set, const char 
   if (strcmp(tt.be->name, uk_spec_backend(u))) {
     const tg_backend *be = tg_backend_find(uk_spec_backend(u));
     return cli_fail(s->cmd, "%s: KernelSpecification.Language is %s: kernel %s runs on %s, not on target %s",
-                    t->file, u->lang == UK_CUDA ? "CUDA" : "OpenCL", k->name, be ? be->syntax : "?", tt.name);
+                    t->file, uk_spec_language(u), k->name, be ? be->syntax : "?", tt.name);
   }
   if (tg_kernel(&tt, k->name) != k)
     return cli_fail(s->cmd, "%s: General.BenchmarkName: %s is the name of a built-in kernel of %s; give "

@@ -2,9 +2,10 @@
 ** uk.h -- the user's own kernels: a T1 file's KernelSpecification loaded
 ** into a kn_kernel (targets/kn.h) that the rest of rooftune runs like a
 ** built-in template (campaigns, database, pins, reader, reports).
-** uk_spec.c parses the file (every error names the T1 field), uk_kernel.c
-** is the kernel (buffers, code generator, device reference, work counts)
-** and the registry that targets/tg.c's tg_kernel searches.
+** uk_spec.c parses the file (every error names the T1 field), uk_eval.c
+** computes what the kernel needs (geometry, buffers, generated source,
+** reference configuration, work counts), uk_kernel.c is the registry of
+** loaded kernels that targets/tg.c's tg_kernel searches.
 **
 ** What a KernelSpecification means to rooftune (the README's "Your own
 ** kernels: --t1" says it for users):
@@ -167,8 +168,9 @@ void uk_spec_free(uk_spec *s);                            /* NULL: no-op */
 ** command takes when none is given ("cuda:0", "opencl"). */
 const char *uk_spec_backend(const uk_spec *s);
 const char *uk_spec_default_target(const uk_spec *s);
+const char *uk_spec_language(const uk_spec *s);           /* "CUDA", "OpenCL" */
 
-/* ---- Evaluation (uk_kernel.c) ---- */
+/* ---- Evaluation (uk_eval.c) ---- */
 /* The launch geometry of configuration cfg of space sp (invariant 3). */
 typedef struct uk_geom {
   int64_t blocks[3], local[3], global[3];   /* global = blocks x local */

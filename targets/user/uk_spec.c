@@ -849,3 +849,4 @@ void uk_spec_free(uk_spec *s) {
 
 const char *uk_spec_backend(const uk_spec *s) { return s->lang == UK_CUDA ? "cuda" : "opencl"; }
 const char *uk_spec_default_target(const uk_spec *s) { return s->lang == UK_CUDA ? "cuda:0" : "opencl"; }
+const char *uk_spec_language(const uk_spec *s) { return s->lang == UK_CUDA ? "CUDA" : "OpenCL"; }
