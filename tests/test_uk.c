@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "targets/cuda/gd.h"
+#include "targets/opencl/oc.h"
 #include "targets/tg.h"
 #include "targets/user/uk.h"
 #include "tk_exe.h"
@@ -746,11 +747,44 @@ static void test_cli(void **state) {
   tk_result_free(&r);
 }
 
+/* rooftune ARGS in folder dir; its stdout and stderr into out. */
+static int run_in(const char *dir, const char *const *args, char *out, size_t cap) {
+  const char *argv[40] = {rooftune};
+  int n = 1;
+  for (; args[n - 1] && n < 39; n++) argv[n] = args[n - 1];
+  argv[n] = NULL;
+  tk_io io = {.cwd = dir, .out = out, .cap = cap, .both = 1};
+  return tk_run(argv, &io);
+}
+
+/* A target named other than canonically ("opencl" is opencl:0.0, the
+** name a T1 OpenCL kernel's target defaults to) is stored and pinned under
+** its canonical name: the pin found its trials (it failed with "trial N is
+** not a trial of ... on opencl" when the campaign pinned under the name
+** as given). */
+static void test_tune_target_alias(void **state) {
+  (void)state;
+  const char *why;
+  if (!rooftune[0] || !oc_available(&why)) {
+    print_message("skipped: %s\n", rooftune[0] ? why : "the rooftune program is not built");
+    skip();
+  }
+  char out[16384];
+  const char *tune[] = {"tune", "--target", "opencl", "--kernel", "reduction", "--set", "N=4096",
+                        "--strategy", "random", "--budget", "2", "--time-cap", "0.02", "--db", "alias.db",
+                        NULL};
+  if (run_in(tmp, tune, out, sizeof out)) fail_msg("%s", out);
+  if (!strstr(out, "on opencl:0.0") || !strstr(out, "pinned     version 1")) fail_msg("%s", out);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(tmp, sizeof tmp, "/tmp/test_uk-XXXXXX");
   if (!mkdtemp(tmp)) return -1;
   if (!realpath("tests/data/uk", datadir)) return -1;
+  char cache[96];
+  snprintf(cache, sizeof cache, "%s/cache", tmp);
+  setenv("ROOFTUNE_CACHE", cache, 1);   /* the programs' compile cache: the test's own */
   if (find_rooftune("test_uk", rooftune, sizeof rooftune)) rooftune[0] = 0;
   return 0;
 }
@@ -776,6 +810,7 @@ int main(void) {
     cmocka_unit_test(test_registry),
     cmocka_unit_test(test_nvrtc),
     cmocka_unit_test(test_cli),
+    cmocka_unit_test(test_tune_target_alias),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
