@@ -8,7 +8,9 @@
 ** argument buffers and work counts; every bad input with the T1 field its
 ** error names; the registry (tg_kernel) and the command line's checks
 ** (the program run from an argument vector); the CUDA sources compiled by
-** NVRTC here (no GPU needed; skipped with the reason without NVRTC).
+** NVRTC here (no GPU needed; skipped with the reason without NVRTC); and
+** end to end on the OpenCL device (PoCL here): a campaign through the
+** program, its pinned winner read back through the reader library.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,7 @@
 #include "targets/opencl/oc.h"
 #include "targets/tg.h"
 #include "targets/user/uk.h"
+#include "db/rtdb.h"
 #include "tk_exe.h"
 #include "tk_run.h"
 
@@ -266,6 +269,27 @@ static void test_buffers_and_work(void **state) {
   assert_null(k->tolerance);
   assert_string_equal(k->space, uk_spec_of(k)->path);
   uk_unload(k);
+}
+
+static void edit_fill_expr(json_t *ks) {
+  json_t *a = json_object_get(ks, "Arguments");
+  json_object_set_new(json_array_get(a, 3), "FillValue", json_string("n / 400 + len(unroll)"));
+}
+
+/* FillValue as an expression: per workload, as Size (a scalar passing a
+** problem size). */
+static void test_fill_value_expression(void **state) {
+  (void)state;
+  uk_spec *s = load(variant("vadd_cl.json", "fv.json", edit_fill_expr), NULL, DATA);
+  sp_space *sp = space_of(s, "n=1000");
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
+  kn_buf b[KN_MAXBUF];
+  rt_err err = {0};
+  assert_int_equal(uk_buffers(s, &pb, sp, b, &err), 4);
+  assert_true(b[3].value == 1000 / 400.0 + 3);   /* 5.5 */
+  sp_free(sp);
+  uk_spec_free(s);
 }
 
 /* ---- geometry ---- */
@@ -777,6 +801,51 @@ static void test_tune_target_alias(void **state) {
   if (!strstr(out, "on opencl:0.0") || !strstr(out, "pinned     version 1")) fail_msg("%s", out);
 }
 
+/* End to end on the OpenCL device (PoCL here): `rooftune tune --t1` of
+** tests/data/uk/e2e_cl.json through the program, the target from its
+** Language; every configuration measured (12: exhaustive), the six with
+** bug 1 wrong_result against the given reference (6.5 everywhere: the
+** inputs are constants), the six others ok; then the pinned winner read
+** back through the reader library, one of the correct ones, and measure
+** of it through the program. */
+static void test_end_to_end_opencl(void **state) {
+  (void)state;
+  const char *why;
+  if (!rooftune[0] || !oc_available(&why)) {
+    print_message("skipped: %s\n", rooftune[0] ? why : "the rooftune program is not built");
+    skip();
+  }
+  char out[16384], t1[4200];
+  snprintf(t1, sizeof t1, "%s/e2e_cl.json", datadir);
+  const char *tune[] = {"tune", "--t1", t1, "--set", "n=1000", "--strategy", "exhaustive", "--budget", "12",
+                        "--time-cap", "0.02", "--db", "e2e.db", NULL};
+  if (run_in(tmp, tune, out, sizeof out)) fail_msg("%s", out);
+  if (!strstr(out, "workload   uk_e2e_cl f32 n=1000 on opencl:0.0") ||
+      !strstr(out, "trials     12: ok 6 compile_error 0 runtime_error 0 timeout 0 wrong_result 6 invalid 0") ||
+      !strstr(out, "pinned     version 1"))
+    fail_msg("%s", out);
+  char db[128];
+  snprintf(db, sizeof db, "%s/e2e.db", tmp);
+  rtdb *r = NULL;
+  assert_int_equal(rtdb_open(db, &r), RTDB_OK);
+  rtdb_result res;
+  assert_int_equal(rtdb_lookup(r, "opencl:0.0", "uk_e2e_cl", "n=1000", NULL, &res), RTDB_OK);
+  assert_int_equal(res.match, RTDB_EXACT);
+  if (!strstr(res.config, "\"bug\":0")) fail_msg("pinned %s", res.config);
+  rtdb_close(r);
+  /* the pinned schedule measured again: verified */
+  const char *measure[] = {"measure", "--t1", t1, "--set", "n=1000", "--config", res.config,
+                           "--time-cap", "0.02", NULL};
+  if (run_in(tmp, measure, out, sizeof out)) fail_msg("%s", out);
+  if (!strstr(out, "status   ok") || !strstr(out, "verified |out - ref| <= 1e-06 + 1e-05 |ref|"))
+    fail_msg("%s", out);
+  /* a wrong one: wrong_result naming the output, exit 1 */
+  const char *wrong[] = {"measure", "--t1", t1, "--set", "n=1000", "--config",
+                         "{\"block_size_x\":16,\"unroll\":2,\"bug\":1}", "--time-cap", "0.02", NULL};
+  assert_int_equal(run_in(tmp, wrong, out, sizeof out), 1);
+  if (!strstr(out, "wrong_result")) fail_msg("%s", out);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(tmp, sizeof tmp, "/tmp/test_uk-XXXXXX");
@@ -800,6 +869,7 @@ int main(void) {
     cmocka_unit_test(test_parse_fields),
     cmocka_unit_test(test_types_and_name),
     cmocka_unit_test(test_buffers_and_work),
+    cmocka_unit_test(test_fill_value_expression),
     cmocka_unit_test(test_geometry_griddiv),
     cmocka_unit_test(test_geometry_globalsize),
     cmocka_unit_test(test_defines),
@@ -811,6 +881,7 @@ int main(void) {
     cmocka_unit_test(test_nvrtc),
     cmocka_unit_test(test_cli),
     cmocka_unit_test(test_tune_target_alias),
+    cmocka_unit_test(test_end_to_end_opencl),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,13 +18,13 @@
 **     without ".json"; it must not be a built-in kernel's name on its
 **     backend (the command line refuses it).
 **  2. Expressions (ProblemSize, GlobalSize, LocalSize, GridDivX/Y/Z,
-**     SharedMemory, Arguments[i].Size, rooftune.Flops/Bytes) are the
+**     SharedMemory, Arguments[i].Size and FillValue, rooftune.Flops/Bytes) are the
 **     space language (search_spaces/sx.h: Python semantics), compiled once
 **     at load. Names: `ProblemSize` (the list of its evaluated entries),
 **     every problem variable (its bound value) and every tuning parameter:
 **     the configuration's value in launch geometry (GlobalSize, LocalSize,
 **     GridDiv, SharedMemory); the LIST of its values in the per-workload
-**     expressions (Size, Flops, Bytes: `max(filter_width)`). ProblemSize's
+**     expressions (Size, FillValue, Flops, Bytes: `max(filter_width)`). ProblemSize's
 **     own entries see the problem variables only. Another name is an error
 **     naming the field. A size or geometry value is an int (a float with
 **     an integral value is taken as that int).
@@ -68,7 +68,8 @@
 **     RandomSeed, default 42 + the argument's index; FillValue the range,
 **     kn.h's KN_FILL_RANDOM) | BinaryRaw (DataSource relative to the T1
 **     file, exactly Size elements); missing: Constant when FillValue is
-**     given, else Random. Output 1: compared (AccessType ReadWrite: its
+**     given, else Random. FillValue may be an expression, per workload
+**     like Size (a Scalar passing a problem size: "M"). Output 1: compared (AccessType ReadWrite: its
 **     initial contents are filled and read, kn_buf.inout). Generator,
 **     Script, BinaryHDF and anything else: an error naming the field.
 **     ReferenceArguments (TargetName an Output; FillType Constant or
@@ -117,6 +118,7 @@ typedef struct uk_arg {
   sx_prog *size;          /* Size (NULL: a Scalar's one value) */
   kn_fill fill;
   double value;
+  sx_prog *fill_expr;     /* FillValue as an expression (value per workload), or NULL */
   char *file;             /* BinaryRaw: absolute path */
   uint64_t seed;
   int out, inout;

@@ -191,6 +191,17 @@ int uk_buffers(uk_spec *s, const kn_problem *pb, const sp_space *sp, kn_buf *b, 
                     .fill = a->fill, .value = a->value, .file = a->file, .seed = a->seed,
                     .inout = a->inout, .has_ref = a->has_ref, .ref_fill = a->ref_fill,
                     .ref_value = a->ref_value, .ref_file = a->ref_file};
+    if (a->fill_expr) {   /* FillValue per workload */
+      sx_value v;
+      rt_err x = {0};
+      int bad = !ok || sx_eval(s->vm, a->fill_expr, e.slot, &v, &x) ||
+                !(v.t == SX_INT || v.t == SX_BOOL || v.t == SX_FLOAT);
+      if (bad && ok && !failed)
+        rt_err_set(err, "KernelSpecification.Arguments[%d].FillValue: `%s` %s%s", i, sx_prog_text(a->fill_expr),
+                   x.msg[0] ? "raised " : "is not a number", x.msg);
+      failed |= bad;
+      b[i].value = bad ? 0 : v.t == SX_FLOAT ? v.u.f : (double)v.u.i;
+    }
     if (!a->size) continue;
     char field[64];
     int64_t n = -1;

@@ -215,13 +215,20 @@ static int parse_fill(const char *t, const char *field, kn_fill *fill, rt_err *e
   return 0;
 }
 
-static int get_number(json_t *o, const char *f, const char *field, double *out, rt_err *err) {
+/* A number field, or (prog not NULL) an expression string compiled into
+** *prog (evaluated per workload: a scalar passing a problem size). */
+static int get_number(uk_spec *s, json_t *o, const char *f, const char *field, double *out, sx_prog **prog,
+                      rt_err *err) {
   json_t *j = json_object_get(o, f);
   if (!j || json_is_null(j)) return 0;
   if (json_is_boolean(j)) *out = json_is_true(j);
   else if (json_is_number(j)) *out = json_number_value(j);
-  else {
-    rt_err_set(err, "%s.%s: expected a number", field, f);
+  else if (json_is_string(j) && prog) {
+    char f2[128];
+    snprintf(f2, sizeof f2, "%s.%s", field, f);
+    return (*prog = compile_text(s, f2, json_string_value(j), 1, err)) ? 0 : -1;
+  } else {
+    rt_err_set(err, "%s.%s: expected a number%s", field, f, prog ? " or an expression" : "");
     return -1;
   }
   return 0;
@@ -309,7 +316,7 @@ static int parse_arg(uk_spec *s, int i, json_t *a, const char *t1dir, rt_err *er
     snprintf(f2, sizeof f2, "%s.Size", field);
     if (!(g->size = compile_field(s, f2, json_object_get(a, "Size"), 1, err))) return -1;
   }
-  if (get_number(a, "FillValue", field, &g->value, err)) return -1;
+  if (get_number(s, a, "FillValue", field, &g->value, &g->fill_expr, err)) return -1;
   int has_value = json_object_get(a, "FillValue") && !json_is_null(json_object_get(a, "FillValue"));
   if (ft) {
     char f2[112];
@@ -379,7 +386,7 @@ static int parse_refargs(uk_spec *s, json_t *ra, const char *t1dir, rt_err *err)
       rt_err_set(err, "%s: a reference output is Constant or BinaryRaw, not Random", f2);
       return -1;
     }
-    if (get_number(r, "FillValue", field, &g->ref_value, err)) return -1;
+    if (get_number(s, r, "FillValue", field, &g->ref_value, NULL, err)) return -1;
     if (g->ref_fill == KN_FILL_FILE) {
       if (!ds) {
         rt_err_set(err, "%s.DataSource: missing field (FillType BinaryRaw reads it)", field);
@@ -827,7 +834,7 @@ void uk_spec_free(uk_spec *s) {
   for (int a = 0; a < KN_MAXBUF; a++) {   /* a half-parsed one too */
     uk_arg *g = &s->arg[a];
     free(g->name), free(g->type), free(g->file), free(g->ref_file);
-    sx_prog_free(g->size);
+    sx_prog_free(g->size), sx_prog_free(g->fill_expr);
   }
   for (int i = 0; i < UK_MAXPS; i++) sx_prog_free(s->ps[i]);
   for (int d = 0; d < 3; d++) {
