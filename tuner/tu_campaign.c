@@ -851,7 +851,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   }
   tg_desc desc;
   if (tg_resolve(o.target, &c.tg, err) || tg_describe(&c.tg, &desc, err)) goto out;
-  o.target = c.tg.name;   /* canonical ("opencl" is opencl:0.0): the stored target's name, the pin's */
+  o.target = c.tg.name;   /* canonical (a default instance named in full): the stored target's name, the pin's */
   if (o.resume > 0 && strcmp(desc.fingerprint, info.fingerprint)) {
     rt_err_set(err, "campaign %lld was measured on another machine or toolchain (fingerprint %s, "
                "here %s): it cannot be continued here", (long long)o.resume, info.fingerprint,
