@@ -85,6 +85,35 @@ struct tg_target;
 int cli_find_target(const cli_spec *s, const char *name, struct tg_target *t);
 struct kn_kernel;
 const struct kn_kernel *cli_kernel(const cli_spec *s, const char *target, const char *kernel, int *rc);
+/* ---- A T1 kernel on the command line (cli_t1.c) ----
+** --t1 FILE (the user's own kernel: targets/user/uk.h), --kernel-dir DIR,
+** --atol A, --rtol R: the same rows in every command's table that
+** generates a kernel's code (CLI_OPTS_T1, for subcommands mask). */
+typedef struct cli_t1 {
+  const char *file, *dir;
+  double atol, rtol;
+  int atol_given, rtol_given;
+} cli_t1;
+#define CLI_OPTS_T1(t, m)                                                                          \
+  CLI_OPT_STRING("t1", &(t)->file, "FILE", "your own kernel: a T1 file's KernelSpecification (the\n"   \
+                 "file is its space; the target defaults from its Language);\ninstead of --kernel",   \
+                 .mask = (m)),                                                                     \
+  CLI_OPT_STRING("kernel-dir", &(t)->dir, "DIR", "the T1 kernel's source files are under DIR (default:\n" \
+                 "beside the T1 file)", .mask = (m)),                                              \
+  CLI_OPT_DOUBLE("atol", &(t)->atol, "A", 0, 1e300, "a T1 kernel's outputs match when |out - ref| <= A +\n" \
+                 "R * |ref| (default A 1e-6)", .given = &(t)->atol_given, .mask = (m)),            \
+  CLI_OPT_DOUBLE("rtol", &(t)->rtol, "R", 0, 1e300, "(default R 1e-5; integers: exactly)",          \
+                 .given = &(t)->rtol_given, .mask = (m))
+/* After cli_parse: load t->file (with the --set text set) and register
+** it; *kernel gets its name, and *target (when target_given is 0) the
+** target its Language runs on. check_target 0: the target is not known
+** yet (tune --resume). 0 when --t1 is absent (and none of the others is
+** given); else 0 or an exit code after reporting: a usage error (--t1 with
+** --kernel, the others without --t1), the file's errors, a target of
+** another backend, or a built-in kernel's name (EXIT_FAIL). */
+int cli_t1_load(const cli_spec *s, const cli_t1 *t, const char *set, const char **kernel,
+                const char **target, int target_given, int check_target);
+
 /* The strategy of a name: NULL after a usage error, *rc set. */
 struct tu_strategy;
 const struct tu_strategy *cli_strategy(const cli_spec *s, const char *name, int *rc);

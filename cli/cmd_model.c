@@ -58,12 +58,12 @@ static int mc_history(const mopts *o, const char *cmd);
 
 static const model_cmd subcommands[] = {
   {{"predict",
-    "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
-    "       [--version N|--defaults] [--flush] [--json]",
+    "[--db F] [--target T] [--fingerprint P] --kernel K|--t1 FILE [--kernel-dir DIR] [--set ...]\n"
+    "       --config JSON|default [--version N|--defaults] [--flush] [--json]",
     "a schedule's predicted time and limiting bound"}, mc_predict, NULL, M_PREDICT},
   {{"explain",
-    "[--db F] [--target T] [--fingerprint P] --kernel K [--set ...] --config JSON|default\n"
-    "       [--version N|--defaults] [--flush] [--json]",
+    "[--db F] [--target T] [--fingerprint P] --kernel K|--t1 FILE [--kernel-dir DIR] [--set ...]\n"
+    "       --config JSON|default [--version N|--defaults] [--flush] [--json]",
     "why a schedule is fast or slow: the roofline breakdown next to its measurements"},
    mc_explain, NULL, M_EXPLAIN},
   {{"calibrate",
@@ -107,6 +107,7 @@ static int check_kernel(const cli_spec *s, const char *target, const char *kerne
 static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char *cmd) {
   *o = (mopts){.db = "rooftune.db", .holdout = 0.3, .seed = 1, .counters = 6};
   cli_strv sets = {0};
+  cli_t1 t1 = {0};
   int64_t seed = 1;   /* stored in JSON as a signed integer */
   const cli_opt opts[] = {
     CLI_OPT_STRING("db", &o->db, "F", "the database (default rooftune.db)"),
@@ -114,7 +115,8 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
     CLI_OPT_STRING("fingerprint", &o->fingerprint, "P", "the stored target whose fingerprint starts with P\n"
                    "(default: the one target holding the kernel's trials;\nthis machine when the database "
                    "holds none: predict,\nexplain, history)", .check = cli_check_fingerprint),
-    CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel template", .required = M_ONE | M_FIT),
+    CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel template", .required = M_FIT),
+    CLI_OPTS_T1(&t1, M_ONE),
     CLI_OPT_LIST("set", &sets, "VAR=VAL,...", "a workload (calibrate, accuracy: repeat for several;\n"
                  "none: every workload measured on the target)", .check = cli_check_set,
                  .mask = M_ONE | M_FIT),
@@ -148,6 +150,10 @@ static int parse(const model_cmd *c, int argc, char **argv, mopts *o, const char
   cli_strv_free(&sets);
   if (rc) return rc;
   if (o->version && o->defaults) return cli_usage(&spec, "--version and --defaults exclude each other");
+  if ((rc = cli_t1_load(&spec, &t1, o->nset ? o->set[0] : NULL, &o->kernel, &o->target, o->target != NULL, 1)))
+    return rc;
+  if ((c->bit & M_ONE) && !o->kernel)
+    return cli_usage(&spec, "--kernel K or --t1 FILE is required (rooftune kernels lists the kernels)");
   tg_target t;
   if (o->target && (rc = cli_find_target(&spec, o->target, &t))) return rc;
   if (o->kernel && (c->bit & (M_ONE | M_FIT))) return check_kernel(&spec, o->target, o->kernel);
@@ -331,7 +337,7 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   ** limit_bindings) when the target is this machine and they can be
   ** asked; else the space's Defaults stand for them, as before. */
   const char *user = o->nset ? o->set[0] : NULL;
-  char *bound = m.t.here && m.tg.be && m.tg.be->limit_bindings ? tg_bindings(&m.tg, user, &err)
+  char *bound = m.t.here && m.tg.be && m.tg.be->limit_bindings ? tg_kernel_bindings(&m.tg, m.hk, user, &err)
                                                                  : NULL;
   err.msg[0] = 0;
   sp_space *sp = workload_space(m.hk, bound ? bound : user, cmd);

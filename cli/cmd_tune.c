@@ -21,10 +21,12 @@
 /* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
 ** code. The target, kernel and strategy are checked here (exit 2). */
 static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
+  static const char host[] = "host";   /* o->target still this: --target was not given */
   memset(o, 0, sizeof *o);
   ms_opts_default(&o->ms);
   o->ms.time_cap = 1.0;   /* a campaign measures many schedules */
-  o->target = "host";
+  o->target = host;
+  cli_t1 t1 = {0};
   o->strategy = DEFAULT_STRATEGY;
   o->budget = DEFAULT_BUDGET;
   o->db_path = "rooftune.db";
@@ -38,7 +40,8 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     CLI_OPT_STRING("target", &o->target, "T", target_help,
                    .given = &other),
     CLI_OPT_STRING("kernel", &o->kernel, "K", "the kernel template (rooftune kernels); required unless\n"
-                   "--resume", .given = &other),
+                   "--t1 or --resume", .given = &other),
+    CLI_OPTS_T1(&t1, 0),
     CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "the workload's problem variables", .check = cli_check_set,
                    .given = &other),
     CLI_OPT_STRING("space", &o->space, "FILE", "a space file of the kernel's parameters (a subset of their\n"
@@ -83,7 +86,8 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
                 "One process at a time runs a campaign: a second --resume of it is refused.\n");
   cli_spec spec = {
     .cmd = "tune",
-    .usage = "[--target T] --kernel K [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
+    .usage = "[--target T] --kernel K|--t1 FILE [--kernel-dir DIR] [--atol A] [--rtol R]\n"
+             "       [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
              "       [--time-limit S] [--seed S] [--batch N] [--db F] [--no-pin] [--json] [harness options]\n"
              "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]",
     .about = "A tuning campaign: the strategy's schedules built, verified and timed as by\n"
@@ -91,10 +95,12 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     .opts = opts, .epilog = epilog.s};
   int nop, rc = cli_parse(&spec, argc, argv, &nop);
   if (!rc && o->resume && other)
-    rc = cli_usage(&spec, "--resume takes the campaign's own options; only --db, --no-pin and --json may "
-                   "accompany it");
-  else if (!rc && !o->resume && !o->kernel)
-    rc = cli_usage(&spec, "--kernel K is required (rooftune kernels lists them)");
+    rc = cli_usage(&spec, "--resume takes the campaign's own options; only --db, --no-pin, --json and a T1 "
+                   "kernel's --t1, --kernel-dir, --atol, --rtol may accompany it");
+  else if (!rc && !(rc = cli_t1_load(&spec, &t1, o->set, &o->kernel, &o->target, o->target != host,
+                                     !o->resume)) &&
+           !o->resume && !o->kernel)
+    rc = cli_usage(&spec, "--kernel K or --t1 FILE is required (rooftune kernels lists the kernels)");
   else if (!rc && !o->resume && cli_kernel(&spec, o->target, o->kernel, &rc))
     cli_strategy(&spec, o->strategy, &rc);   /* NULL: rc set */
   free(epilog.s);

@@ -95,6 +95,10 @@ void rt_str_printf(rt_str *b, const char *fmt, ...) {
 }
 
 const char *rt_project_path(const char *rel, char *out, size_t cap) {
+  if (rel[0] == '/') {   /* a user's file (a T1 kernel's space): as it is */
+    snprintf(out, cap, "%s", rel);
+    return out;
+  }
   const char *home = getenv("ROOFTUNE_HOME");
   if (home && *home) {
     snprintf(out, cap, "%s/%s", home, rel);

@@ -67,7 +67,8 @@ void rt_str_printf(rt_str *b, const char *fmt, ...)
 /* Path of a file shipped with rooftune (space files, kernels), given
 ** relative to the project root: under $ROOFTUNE_HOME if set, else the
 ** first readable of EXEDIR/../REL (a checkout's build/rooftune) and
-** EXEDIR/../share/rooftune/REL (installed), else REL itself. */
+** EXEDIR/../share/rooftune/REL (installed), else REL itself. An absolute
+** REL (a T1 kernel's own file) is returned as it is. */
 const char *rt_project_path(const char *rel, char *out, size_t cap);
 
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC): for intervals and

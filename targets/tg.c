@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kn.h"
+#include "user/uk.h"
 
 int tg_resolve(const char *name, tg_target *t, rt_err *err) {
   memset(t, 0, sizeof *t);
@@ -37,7 +38,7 @@ const tg_backend *tg_backend_find(const char *name) {
 const kn_kernel *tg_kernel(const tg_target *t, const char *name) {
   for (int i = 0; t && t->be && t->be->kernels[i]; i++)
     if (!strcmp(t->be->kernels[i]->name, name)) return t->be->kernels[i];
-  return NULL;
+  return t && t->be ? uk_find(t->be->name, name) : NULL;   /* a loaded T1 kernel */
 }
 
 const tg_backend *tg_backend_of(const char *name) {
@@ -131,6 +132,31 @@ int tg_traffic_cold(const char *source) {
 
 int tg_limit_bindings(const tg_target *t, const char *user_set, rt_str *out, rt_err *err) {
   return t->be->limit_bindings ? t->be->limit_bindings(t, user_set, out, err) : 0;
+}
+
+/* Whether the T1 kernel k's space declares problem variable name. */
+static int declares(const uk_spec *s, const char *name, size_t len) {
+  for (int v = 0; v < s->nv; v++)
+    if (strlen(s->vname[v]) == len && !strncmp(s->vname[v], name, len)) return 1;
+  return 0;
+}
+
+char *tg_kernel_bindings(const tg_target *t, const kn_kernel *k, const char *user_set, rt_err *err) {
+  const uk_spec *s = uk_spec_of(k);
+  if (!s) return tg_bindings(t, user_set, err);
+  rt_str lim = {0}, out = {0};
+  rt_str_printf(&out, "%s", user_set ? user_set : "");
+  if (tg_limit_bindings(t, user_set, &lim, err)) {
+    free(lim.s), free(out.s);
+    return NULL;
+  }
+  for (const char *b = lim.s ? lim.s : ""; *b;) {   /* "VAR=VAL,VAR=VAL": the limits' own syntax */
+    size_t n = strcspn(b, ","), eq = strcspn(b, "=");
+    if (eq < n && declares(s, b, eq)) rt_str_printf(&out, "%s%.*s", out.n ? "," : "", (int)n, b);
+    b += n + (b[n] == ',');
+  }
+  free(lim.s);
+  return out.s;
 }
 
 char *tg_bindings(const tg_target *t, const char *user_set, rt_err *err) {

@@ -30,8 +30,9 @@
 int tg_resolve(const char *name, tg_target *t, rt_err *err);
 /* The row of backend name ("host", "cuda"), or NULL. */
 const tg_backend *tg_backend_find(const char *name);
-/* Kernel template name of t's backend; NULL if it has none of that name
-** (t NULL: none). */
+/* Kernel template name of t's backend, else a T1 kernel of that backend
+** loaded by targets/user/uk.h's uk_load; NULL if none has that name (t
+** NULL: none). */
 const struct kn_kernel *tg_kernel(const tg_target *t, const char *name);
 /* The row of instance name, or NULL when no row parses it. */
 const tg_backend *tg_backend_of(const char *name);
@@ -67,5 +68,9 @@ int tg_limit_bindings(const tg_target *t, const char *user_set, rt_str *out, rt_
 /* user_set (may be NULL) followed by the limit bindings: the --set text a
 ** space of t is loaded with (caller frees); NULL with err. */
 char *tg_bindings(const tg_target *t, const char *user_set, rt_err *err);
+/* tg_bindings for kernel k: a T1 kernel's space (targets/user/uk.h) gets
+** only the limit bindings it declares as problem variables. */
+char *tg_kernel_bindings(const tg_target *t, const struct kn_kernel *k, const char *user_set,
+                         rt_err *err);
 
 #endif

@@ -851,6 +851,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   }
   tg_desc desc;
   if (tg_resolve(o.target, &c.tg, err) || tg_describe(&c.tg, &desc, err)) goto out;
+  o.target = c.tg.name;   /* canonical (a default instance named in full): the stored target's name, the pin's */
   if (o.resume > 0 && strcmp(desc.fingerprint, info.fingerprint)) {
     rt_err_set(err, "campaign %lld was measured on another machine or toolchain (fingerprint %s, "
                "here %s): it cannot be continued here", (long long)o.resume, info.fingerprint,
@@ -859,15 +860,16 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   }
   const tu_strategy *S = tu_strategy_find(o.strategy);
   if (!(c.k = tg_kernel(&c.tg, o.kernel))) {
-    rt_err_set(err, "unknown kernel '%s' on target %s (rooftune kernels --target %s)", o.kernel,
-               c.tg.name, c.tg.name);
+    rt_err_set(err, "unknown kernel '%s' on target %s (rooftune kernels --target %s)%s", o.kernel,
+               c.tg.name, c.tg.name, o.resume > 0 ? "; a kernel of your own is given again with --t1 FILE "
+               "(and --kernel-dir DIR) to resume its campaign" : "");
     goto out;
   }
   if (!S) {
     rt_err_set(err, "unknown strategy '%s'", o.strategy);
     goto out;
   }
-  char *set = tg_bindings(&c.tg, o.set, err);
+  char *set = tg_kernel_bindings(&c.tg, c.k, o.set, err);
   int bad_space = !set || load_space(&c, set, o.space, err);
   free(set);
   if (bad_space) goto out;
