@@ -281,7 +281,7 @@ static int workload_id(mctx *m, const sp_space *sp, const kn_problem *pb, int64_
 /* Counted traffic of a schedule (a counter source: tg_backend.traffic) into
 ** bytes[] (NAN where not counted): 1 found, 0 none, -1 error. */
 static int counted_of(mctx *m, int64_t wid, const char *hash, const char *source,
-                      double bytes[CM_NLEVEL], rt_err *err) {
+                      double bytes[CM_NLEVEL], double *flops, rt_err *err) {
   char *data = NULL;
   int found = db_counters_get(m->d, m->target_id, wid, hash, source, &data, err);
   if (found != 1) return found;
@@ -289,6 +289,19 @@ static int counted_of(mctx *m, int64_t wid, const char *hash, const char *source
   for (int l = 0; l < CM_NLEVEL; l++) {
     json_t *v = j ? json_object_get(j, cm_bound_name(CM_LEVEL(l))) : NULL;
     bytes[l] = json_is_number(v) ? json_number_value(v) : NAN;
+  }
+  /* FP32 operations from the counted instructions where the source counts
+  ** them (CUPTI's sass thread-instruction metrics: an FMA is two) */
+  static const struct { const char *metric; double ops; } fp32[] = {
+    {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2},
+    {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},
+    {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 1},
+  };
+  json_t *mx = j ? json_object_get(j, "metrics") : NULL;
+  *flops = mx ? 0 : NAN;
+  for (size_t i = 0; mx && i < sizeof fp32 / sizeof *fp32; i++) {
+    json_t *v = json_object_get(mx, fp32[i].metric);
+    *flops = json_is_number(v) && isfinite(*flops) ? *flops + fp32[i].ops * json_number_value(v) : NAN;
   }
   json_decref(j);
   free(data);
@@ -327,6 +340,29 @@ static int meas_row(void *ctx, const db_trial_row *r) {
 }
 
 static const char *const bound_work_unit[CM_NBOUND] = {"FLOP", "B", "B", "B", "B", ""};
+
+/* Where a measured time t of work[] sits under the ceilings: the rate and
+** the fraction of its ceiling for each bound with work and a ceiling, the
+** largest fraction marked (the roof the schedule is nearest); printed as
+** one "achieved" line about `what` (NULL frac: print), or into frac[]. */
+static void achieved(const char *what, const double work[CM_NBOUND], const double ceiling[CM_NBOUND],
+                     double t, double frac[CM_NBOUND]) {
+  int best = -1;
+  double f[CM_NBOUND];
+  for (int b = 0; b < CM_NBOUND; b++) {
+    f[b] = b != CM_OVERHEAD && work[b] > 0 && ceiling[b] > 0 && t > 0 ? work[b] / t / ceiling[b] : NAN;
+    if (isfinite(f[b]) && (best < 0 || f[b] > f[best])) best = b;
+    if (frac) frac[b] = f[b];
+  }
+  if (frac) return;
+  printf("achieved   %s:", what);
+  for (int b = 0; b < CM_NBOUND; b++)
+    if (isfinite(f[b]))
+      printf("  %s %.4g G%s/s = %.1f%%%s", cm_bound_name((cm_bound)b), work[b] / t * 1e-9,
+             b == CM_COMPUTE ? "FLOP" : "B", 100 * f[b], b == best ? " <- nearest roof" : "");
+  if (best < 0) printf("  no work with a ceiling to place it by");
+  printf("\n");
+}
 
 static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   mctx m;
@@ -413,6 +449,13 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
         jw_key(&w, "trial"); jw_int(&w, ms.trial);
         jw_key(&w, "trials"); jw_int(&w, ms.n);
         jw_key(&w, "model_error"); jw_double(&w, p.time / ms.t - 1);
+        double fr[CM_NBOUND];
+        achieved(NULL, work, p.ceiling, ms.t, fr);
+        jw_key(&w, "achieved");
+        jw_begin(&w, '{');
+        for (int b = 0; b < CM_NBOUND; b++)
+          if (isfinite(fr[b])) { jw_key(&w, cm_bound_name((cm_bound)b)); jw_double(&w, fr[b]); }
+        jw_end(&w, '}');
         jw_end(&w, '}');
       } else {
         jw_raw(&w, "null");
@@ -451,6 +494,7 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
              "%.2f GFLOP/s, model error %+.1f%%\n", ms.t * 1e3, ms.lo * 1e3, ms.hi * 1e3,
              (long long)ms.trial, (long long)ms.campaign, ms.n, ms.n > 1 ? "s" : "",
              flops / ms.t * 1e-9, 100 * (p.time / ms.t - 1));
+    if (ms.n) achieved("the model's work in the measured time", work, p.ceiling, ms.t, NULL);
     else
       printf("measured   not in %s for target %s and this workload\n", o->db, m.target);
     /* Counted: by any source of any backend (tg_backend.traffic: a warm
@@ -461,15 +505,23 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     int have_wid = !workload_id(&m, sp, &pb, &wid, &err);
     for (int b = 0; tg_backends[b] && have_wid; b++)
       for (const tg_traffic *ts = tg_backends[b]->traffic; ts && ts->source; ts++) {
-      double cb[CM_NLEVEL];
-      if (counted_of(&m, wid, hash, ts->source, cb, &err) != 1) continue;
+      double cb[CM_NLEVEL], cf;
+      if (counted_of(&m, wid, hash, ts->source, cb, &cf, &err) != 1) continue;
       cm_pred pc;
       if (cm_predict(m.km, &pb, sp, cfg, &m.ce, &c, ts->cold, &pc, &err)) continue;
       printf("counted    %s (%s run):", ts->source, ts->cold ? "one cold" : "a warm");
       for (int l = 1; l < CM_NLEVEL; l++)
         if (isfinite(cb[l]))
           printf("  %s %.4g B (model %.4g)", cm_bound_name(CM_LEVEL(l)), cb[l], pc.w.bytes[l]);
+      if (isfinite(cf)) printf("  FP32 %.4g FLOP (stated %.4g)", cf, p.w.flops);
       printf("\n");
+      if (ms.n) {   /* the measured time on the counted work */
+        double cw[CM_NBOUND] = {isfinite(cf) ? cf : 0, 0, 0, 0, 0, 0};
+        for (int l = 1; l < CM_NLEVEL; l++) cw[CM_LEVEL(l)] = isfinite(cb[l]) ? cb[l] : 0;
+        char what[64];
+        snprintf(what, sizeof what, "%s counts", ts->source);
+        achieved(what, cw, p.ceiling, ms.t, NULL);
+      }
     }
     /* Why: the limiting bound and the largest efficiency loss. */
     int worst = -1;   /* the largest loss as the model weighs it: eff ^ exponent */
@@ -618,7 +670,7 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
     if (workload_id(m, ss->w[0].sp, &ss->w[0].pb, &wid, err)) return 0;
     for (int i = 0; i < ss->n && n < want; i++) {
       if (!train[i] || ss->s[i].sp != ss->w[0].sp) continue;
-      if (counted_of(m, wid, ss->hash[i], source, out[n].bytes, err) != 1) continue;
+      if (counted_of(m, wid, ss->hash[i], source, out[n].bytes, &(double){0}, err) != 1) continue;
       out[n++].idx = i;
     }
     if (!n) rt_err_set(err, "no trial of the training set has %s counts (tune --counters on "
@@ -641,7 +693,7 @@ static int count_traffic(mctx *m, sample_set *ss, const int *train, int want, co
     if (sp_param_index(s->sp, "threads") >= 0 && kn_param_int(s->sp, s->cfg, "threads") != 1) continue;
     char *canon = sp_config_json(s->sp, s->cfg);
     cm_traffic tr;
-    int found = counted_of(m, wid, ss->hash[i], source, tr.bytes, err);
+    int found = counted_of(m, wid, ss->hash[i], source, tr.bytes, &(double){0}, err);
     if (found == 0) {
       char *src = m->hk->codegen(s->pb, s->sp, s->cfg);
       int rc = m->tg.be->traffic_count(&m->tg, source, m->hk, s->pb, src, &mach, mo.cache_dir, &tr, err);

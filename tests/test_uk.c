@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -844,6 +845,39 @@ static void test_end_to_end_opencl(void **state) {
                          "{\"block_size_x\":16,\"unroll\":2,\"bug\":1}", "--time-cap", "0.02", NULL};
   assert_int_equal(run_in(tmp, wrong, out, sizeof out), 1);
   if (!strstr(out, "wrong_result")) fail_msg("%s", out);
+  /* the winner on the roofline (its cost model: the stated work, uk.h
+  ** invariant 6): the work is the file's rooftune block at n = 1000 (2n
+  ** FLOP, 12n bytes), the bound one of the model's, and each achieved
+  ** fraction the work over the measured time over the ceiling, recomputed
+  ** here from the numbers the command prints */
+  const char *bench[] = {"bench", "--target", "opencl", "--db", "e2e.db", "--quick", NULL};
+  if (run_in(tmp, bench, out, sizeof out)) fail_msg("%s", out);
+  const char *explain[] = {"model", "explain", "--t1", t1, "--set", "n=1000", "--db", "e2e.db",
+                           "--config", res.config, "--json", NULL};
+  if (run_in(tmp, explain, out, sizeof out)) fail_msg("%s", out);
+  json_error_t je;
+  json_t *j = json_loads(out, 0, &je);
+  if (!j) fail_msg("not JSON (%s): %s", je.text, out);
+  json_t *bounds = json_object_get(j, "bounds"), *meas = json_object_get(j, "measured");
+  assert_non_null(bounds);
+  assert_true(json_is_object(meas));
+  double t = json_number_value(json_object_get(meas, "time_s"));
+  assert_true(t > 0);
+  static const struct { const char *bound; double work; } want[] = {{"compute", 2000}, {"DRAM", 12000}};
+  for (int i = 0; i < 2; i++) {
+    json_t *b = json_object_get(bounds, want[i].bound);
+    double work = json_number_value(json_object_get(b, "work"));
+    double ceil = json_number_value(json_object_get(b, "ceiling"));
+    double frac = json_number_value(json_object_get(json_object_get(meas, "achieved"), want[i].bound));
+    if (fabs(work - want[i].work) > 1e-9 * want[i].work) fail_msg("%s work %g", want[i].bound, work);
+    assert_true(ceil > 0);
+    /* the JSON writer keeps 6 significant digits of each of the four */
+    if (!(fabs(frac - work / t / ceil) <= 1e-5 * frac)) fail_msg("%s achieved %g", want[i].bound, frac);
+  }
+  const char *bound = json_string_value(json_object_get(j, "bound"));
+  assert_non_null(bound);
+  assert_non_null(json_object_get(bounds, bound));
+  json_decref(j);
 }
 
 static int setup(void **state) {

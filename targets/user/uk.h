@@ -81,6 +81,9 @@
 **  6. Work per launch (kn_kernel.flops, min_bytes): rooftune.Flops and
 **     rooftune.Bytes; without Flops 0, without Bytes the bytes of every
 **     Vector and Symbol argument once (a ReadWrite output twice).
+**     The cost model of a loaded kernel (registered for every model family
+**     while it is loaded) is cost_model/cm_stated.c's: that work's
+**     roofline with the configuration's blocks over the device's units.
 **     Tolerance: numpy.allclose's rule with atol 1e-6 (Kernel Tuner's
 **     default) and rtol 1e-5 (numpy's), --atol/--rtol override.
 **  7. Everything is checked at load for the bindings given (every

@@ -10,10 +10,12 @@
 #include <string.h>
 
 #include "uk.h"
+#include "../../cost_model/cm.h"
 
 typedef struct uk_slot {
   uk_spec *s;
   kn_kernel k;
+  cm_kmodel model;   /* its cost model: the stated work (cost_model/cm_stated.c) */
   char summary[160];
   sp_space *sp;      /* the space for the bindings of sp_key */
   char *sp_key;
@@ -95,6 +97,18 @@ static char *sl_devref(uk_slot *sl, const kn_problem *pb) {
   return src;
 }
 
+/* The cost model's work of cfg: the stated FLOPs and bytes of the
+** workload (invariant 6) with cfg's blocks (invariant 3) over the device's
+** units. */
+static int sl_model(uk_slot *sl, const kn_problem *pb, const sp_space *sp, const int *cfg,
+                    const cm_machine *m, cm_work *w, rt_err *err) {
+  uk_geom g;
+  if (uk_geometry(sl->s, pb, sp, cfg, &g, err)) return -1;
+  cm_stated_work(sl_work(sl, pb, 0), sl_work(sl, pb, 1),
+                 (double)g.blocks[0] * (double)g.blocks[1] * (double)g.blocks[2], m, w);
+  return 0;
+}
+
 #define UK_TRAMPOLINES(i)                                                                          \
   static int buffers_##i(const kn_problem *pb, kn_buf *b) { return sl_buffers(&slots[i], pb, b); } \
   static char *codegen_##i(const kn_problem *pb, const sp_space *sp, const int *cfg) {             \
@@ -102,7 +116,12 @@ static char *sl_devref(uk_slot *sl, const kn_problem *pb) {
   }                                                                                                \
   static double flops_##i(const kn_problem *pb) { return sl_work(&slots[i], pb, 0); }              \
   static double bytes_##i(const kn_problem *pb) { return sl_work(&slots[i], pb, 1); }              \
-  static char *devref_##i(const kn_problem *pb) { return sl_devref(&slots[i], pb); }
+  static char *devref_##i(const kn_problem *pb) { return sl_devref(&slots[i], pb); }              \
+  static int model_##i(const kn_problem *pb, const sp_space *sp, const int *cfg,                   \
+                       const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err) {          \
+    (void)c;                                                                                       \
+    return sl_model(&slots[i], pb, sp, cfg, m, w, err);                                            \
+  }
 UK_TRAMPOLINES(0)
 UK_TRAMPOLINES(1)
 UK_TRAMPOLINES(2)
@@ -117,12 +136,15 @@ static const struct {
   char *(*codegen)(const kn_problem *, const sp_space *, const int *);
   double (*flops)(const kn_problem *), (*bytes)(const kn_problem *);
   char *(*devref)(const kn_problem *);
+  int (*model)(const kn_problem *, const sp_space *, const int *, const cm_machine *,
+               const cm_coefs *, cm_work *, rt_err *);
 } fns[] = {
-#define UK_FNS(i) {buffers_##i, codegen_##i, flops_##i, bytes_##i, devref_##i}
+#define UK_FNS(i) {buffers_##i, codegen_##i, flops_##i, bytes_##i, devref_##i, model_##i}
   UK_FNS(0), UK_FNS(1), UK_FNS(2), UK_FNS(3), UK_FNS(4), UK_FNS(5), UK_FNS(6), UK_FNS(7),
 #undef UK_FNS
 };
 _Static_assert(sizeof fns / sizeof *fns == UK_SLOTS, "one set of trampolines per slot");
+_Static_assert(UK_SLOTS <= CM_MAXADDED, "every loaded T1 kernel registers its cost model");
 
 const kn_kernel *uk_find(const char *backend, const char *name) {
   for (int i = 0; i < UK_SLOTS; i++)
@@ -154,6 +176,16 @@ const kn_kernel *uk_load(const char *path, const char *kernel_dir, const sp_bind
                       .reference = NULL, .flops = fns[i].flops, .min_bytes = fns[i].bytes,
                       .tolerance = NULL, .atol = s->atol, .rtol = s->rtol, .baseline = NULL,
                       .device_reference = fns[i].devref};
+  /* its model serves every family: it is registered for as long as it is
+  ** loaded (uk_unload), and the slots are as many as the added models */
+  sl->model = (cm_kmodel){.kernel = s->name, .family = "*", .ncoef = CM_STATED_NCOEF,
+                          .coefs = cm_stated_coefs, .work = fns[i].model};
+  if (cm_kmodel_register(&sl->model)) {
+    rt_err_set(err, "%s: no room for its cost model (CM_MAXADDED models are registered)", path);
+    uk_spec_free(s);
+    memset(sl, 0, sizeof *sl);
+    return NULL;
+  }
   return &sl->k;
 }
 
@@ -174,6 +206,7 @@ void uk_set_tolerance(const kn_kernel *k, double atol, double rtol) {
 void uk_unload(const kn_kernel *k) {
   for (int i = 0; i < UK_SLOTS; i++)
     if (k && slots[i].s && k == &slots[i].k) {
+      cm_kmodel_unregister(&slots[i].model);
       uk_spec_free(slots[i].s);
       sp_free(slots[i].sp);
       free(slots[i].sp_key);
