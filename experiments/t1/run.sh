@@ -100,6 +100,7 @@ fi
 n=$(jget "$RT_OUT/tune.json" '$.evaluations')
 el=$(jget "$RT_OUT/tune.json" '$.spent_s.elapsed')
 report "**The kernel** \`$KERNEL\` ($(basename "$T1")), workload \`$(jget "$RT_OUT/tune.json" '$.workload')\`, on \`$T\` (fingerprint \`$(jget "$RT_OUT/tune.json" '$.fingerprint')\`)."
+num() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.4g", x }'; }
 {
   echo "| | |"
   echo "|---|---|"
@@ -107,10 +108,11 @@ report "**The kernel** \`$KERNEL\` ($(basename "$T1")), workload \`$(jget "$RT_O
   for s in ok compile_error runtime_error timeout wrong_result invalid; do
     echo "| $s | $(jget "$RT_OUT/tune.json" "\$.status.$s") |"
   done
-  echo "| best | $(jget "$RT_OUT/tune.json" '$.best.time_s') s, 95% CI $(jget "$RT_OUT/tune.json" '$.best.ci95'), $(jget "$RT_OUT/tune.json" '$.best.repeats') repeats: \`$BEST\` |"
-  echo "| default (reference) | $(jget "$RT_OUT/tune.json" '$.default.time_s') s; best / default speedup $(jget "$RT_OUT/tune.json" '$.default.speedup') |"
-  echo "| pin | $(jget "$RT_OUT/pin.json" '$.match'): \`$(jget "$RT_OUT/pin.json" '$.config')\` ($(jget "$RT_OUT/tune.json" '$.pin_note')) |"
-  echo "| time | $el s in all: compile $(jget "$RT_OUT/tune.json" '$.spent_s.compile') s, verify $(jget "$RT_OUT/tune.json" '$.spent_s.verify') s, measure $(jget "$RT_OUT/tune.json" '$.spent_s.measure') s, framework $(jget "$RT_OUT/tune.json" '$.spent_s.framework') s; $(awk -v e="$el" -v n="$n" 'BEGIN { printf "%.3g", e / n }') s per configuration |"
+  echo "| best | $(num "$(jget "$RT_OUT/tune.json" '$.best.time_s')") s, 95% CI [$(num "$(jget "$RT_OUT/tune.json" '$.best.ci95[0]')"), $(num "$(jget "$RT_OUT/tune.json" '$.best.ci95[1]')")], $(jget "$RT_OUT/tune.json" '$.best.repeats') repeats: \`$BEST\` |"
+  echo "| default (the reference configuration) | $(num "$(jget "$RT_OUT/tune.json" '$.default.time_s')") s; best / default speedup $(num "$(jget "$RT_OUT/tune.json" '$.default.speedup')") (in the campaign) |"
+  echo "| pin decision | $(jget "$RT_OUT/tune.json" '$.decision.reason') |"
+  echo "| pin (db lookup) | $(jget "$RT_OUT/pin.json" '$.match'): \`$(jget "$RT_OUT/pin.json" '$.config')\` |"
+  echo "| time | $(num "$el") s in all: compile $(num "$(jget "$RT_OUT/tune.json" '$.spent_s.compile')") s, verify $(num "$(jget "$RT_OUT/tune.json" '$.spent_s.verify')") s, measure $(num "$(jget "$RT_OUT/tune.json" '$.spent_s.measure')") s, framework $(num "$(jget "$RT_OUT/tune.json" '$.spent_s.framework')") s; $(awk -v e="$el" -v n="$n" 'BEGIN { printf "%.3g", e / n }') s per configuration |"
 } > "$RT_OUT/summary.md"
 report_file "$RT_OUT/summary.md"
 report "Every trial as T4: [$(basename "$OWN")]($(basename "$OWN")). The ceilings ([ceilings.txt](ceilings.txt)) and the winner's roofline explanation (\`rooftune model explain\`):"
