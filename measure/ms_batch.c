@@ -33,17 +33,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int ms__send_item(int fd, ms__report *rep) {
-  ms__seal(rep);
-  for (size_t off = 0; off < sizeof *rep;) {
-    ssize_t k = write(fd, (const char *)rep + off, sizeof *rep - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    off += (size_t)k;
-  }
-  return 0;
-}
-
 /* How a read of one report ended. */
 enum { READ_WHOLE, READ_EOF, READ_DEADLINE, READ_STOPPED };
 
