@@ -29,9 +29,23 @@
 **     --version, flags); a key present in the cache is never rebuilt.
 **  5. No workload is allocated unless its sizes were checked first
 **     (ms_workload_new): every size variable an integer of at most
-**     KN_SIZE_MAX, buffer sizes computed without overflow, and twice the
-**     bytes of its buffers (the workload plus a worker's copy) within the
-**     memory limit (ms_mem_limit).
+**     KN_SIZE_MAX, every buffer what its kind allows (a scalar one
+**     element, only vectors as outputs), buffer sizes computed without
+**     overflow, twice the bytes of its buffers (n x the element's size;
+**     KN_LOCAL holds none here: the workload plus a worker's copy) within
+**     the memory limit (ms_mem_limit), and every raw file (KN_FILL_FILE,
+**     given references) of exactly its buffer's bytes.
+**  6. Workloads are deterministic: the same kernel and problem give the
+**     same bytes (kn_buf.fill: seeded streams, constants, files), and the
+**     same reference outputs: given ones, the host reference's, or the
+**     reference configuration's, computed once per workload by the
+**     backend and kept in the compile cache by a hash of the reference's
+**     build, the compiler and the inputs (measure/ms_backend.h).
+**  7. Verification is kn.h invariant 2 for every element type: the
+**     kernel's tolerance rule, or atol/rtol element by element for
+**     floating point (f16 as its value) and exact equality for integers;
+**     a failure names the output, the element, its value and the
+**     expected one.
 */
 #ifndef MS_H
 #define MS_H
@@ -145,8 +159,9 @@ const char *ms_compiler(char *buf, size_t cap);
 /* The status named name (ms_status_name's inverse); -1 if unknown. */
 int ms_status_parse(const char *name);
 
-/* A workload under measurement: its inputs and reference outputs, made
-** once and shared (read-only) by every candidate's worker. k and pb (with
+/* A workload under measurement: its typed inputs and reference outputs,
+** made once and shared (read-only) by every candidate's worker (a
+** backend's measure may add reference outputs it computed, invariant 6). k and pb (with
 ** the space its strings point into) must outlive w. NULL with err (the
 ** variable, the sizes and the limit) when its sizes fail invariant 5;
 ** nothing is allocated then. */

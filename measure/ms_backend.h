@@ -13,6 +13,15 @@
 **     message, statistics, counts.
 **  2. It times a candidate only after ms__verify passed (ms.h 3), and
 **     fails one that changed an input.
+**  3. Running a reference configuration for ms__ref_once, its child
+**     ends with ms__send_outputs whatever happened (the report, then
+**     every output whole), and verifies and times nothing.
+**  4. A launch beyond the device's limits is MS_INVALID, found before any
+**     launch, with the limit and both numbers in the message.
+**  5. A batch child (ms__run_batch) sends one report per item, in item
+**     order, each naming its item, with what invariants 1 and 2 give a
+**     single worker's; it ends after its last item, or after a report
+**     with `last` set when its context cannot serve another candidate.
 */
 #ifndef MS_BACKEND_H
 #define MS_BACKEND_H
@@ -31,14 +40,34 @@ struct ms_workload {
   kn_problem pb;           /* its strings point into the caller's space */
   int nbuf;
   kn_buf b[KN_MAXBUF];
-  float *in[KN_MAXBUF];    /* input values (NULL for outputs) */
-  float *ref[KN_MAXBUF];   /* reference outputs (NULL for inputs); device
-                           ** kernels (kn_kernel.device_reference): the
-                           ** host reference's outputs for
-                           ** small workloads (checks the device reference),
-                           ** else all NULL */
-  double tol;
+  /* Buffer i's data, ms__buf_bytes(&b[i]) bytes of b[i].elem: the input
+  ** values (every KN_VECTOR, KN_SCALAR and KN_SYMBOL input) and the
+  ** initial contents of an inout output; NULL for other outputs and for
+  ** KN_LOCAL (which has no data). */
+  void *in[KN_MAXBUF];
+  /* Reference outputs (NULL for inputs): the given ones (kn_buf.has_ref),
+  ** else the host reference's (kn_kernel.reference; kernels with a device
+  ** reference only for small workloads, which checks the device
+  ** reference itself, else NULL), else, for kernels whose reference is
+  ** NULL, the reference configuration's computed once by the backend
+  ** (ms__ref_once: NULL until then). */
+  void *ref[KN_MAXBUF];
+  double tol;              /* tolerance(pb); 0 when the kernel has none */
 };
+
+/* Bytes of buffer b's data: n elements of kn_elem_size(b->elem) (at
+** least one element). */
+size_t ms__buf_bytes(const kn_buf *b);
+/* Buffer i's contents before the checked run, into dst (ms__buf_bytes):
+** the input's values, an inout output's initial contents, or an output
+** poisoned (MS_POISON for f32 and f64, 65504 for f16, bytes 0xCA for
+** integers: an output the candidate does not write fails verification). */
+void ms__buf_init(const ms_workload *w, int i, void *dst);
+#define MS_POISON 1.0e30f
+/* The first input of w (KN_VECTOR, KN_SCALAR or KN_SYMBOL, not an
+** output) that bufs[] no longer holds exactly (its index), or -1. bufs[i]
+** may be NULL for outputs and KN_LOCAL. */
+int ms__changed_input(const ms_workload *w, void *const *bufs);
 
 /* What a worker sends back through its pipe, whole, sealed (ms__seal:
 ** magic and hash; ms__unseal turns anything else into runtime_error). */
@@ -74,12 +103,15 @@ void ms__guard_take(const char *path, ms__guard *g);
 /* 0: unchanged since g; -1 with msg naming the change. */
 int ms__guard_check(const char *path, const ms__guard *g, char *msg, size_t cap);
 
-size_t ms__buf_bytes(const kn_buf *b);
-/* Worst relative error of the outputs bufs against ref (hk.h invariant
-** 3); msg gets the first output beyond tolerance. NaN/Inf: infinitely
-** wrong. */
-double ms__verify(const ms_workload *w, float *const *bufs, float *const *ref, char *msg,
-                  size_t cap);
+/* Verify the outputs bufs[] against ref[] (kn.h invariant 2: the
+** tolerance rule for kernels with a tolerance function, else atol/rtol
+** element by element for floating-point elements, f16 included, and
+** exact equality for integers; NaN never passes). 0: every output
+** passes; -1: msg names the first output that fails, the element, its
+** value and the expected one. *max_err: the worst max|out-ref| /
+** max|ref| over the outputs (NaN/Inf: infinity). */
+int ms__verify(const ms_workload *w, void *const *bufs, void *const *ref, double *max_err,
+               char *msg, size_t cap);
 /* In a child: seal rep, send it whole and _exit(0). */
 void ms__send(int fd, ms__report *rep) __attribute__((noreturn));
 /* Fork child(fd, ctx) (ms_run_child), which must ms__send a report; wait
@@ -89,6 +121,36 @@ void ms__send(int fd, ms__report *rep) __attribute__((noreturn));
 ** failed, or the database o->guard changed (rep->msg says). */
 int ms__run_worker(void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o,
                    ms__report *rep);
+
+/* ---- The once-computed reference outputs (kernels whose reference is
+** NULL: targets/user/uk.h's T1 kernels) ----
+** A backend's measure calls ms__ref_once before it verifies anything.
+** When some output of w has no reference yet (w->ref[i] NULL), the
+** reference configuration's outputs are read from the compile cache,
+** <cache>/ref-<key>.bin (written with rt_out; a header naming every
+** output's index, element type and count, then their bytes; a file whose
+** size or header does not match is ignored and replaced), or else
+** computed by `child`: a worker child (ms__run_worker's isolation) that
+** runs the reference source on the workload's inputs as it would run a
+** candidate and ends with ms__send_outputs. The parent keeps them in
+** w->ref[] (later workers, forked from it, verify against them) and
+** stores them in the cache. The key (ms__ref_key) hashes the reference's
+** build key, the target's compiler identity, every buffer's shape and the
+** contents of every input (inout initial contents included). */
+int ms__ref_missing(const ms_workload *w);
+void ms__ref_key(const ms_workload *w, const char *build_key, const char *compiler, char key[33]);
+/* In the child: seal rep, send it, then every output's bufs[i] whole
+** (ms__buf_bytes each, in buffer order; zeros where rep is not ok or
+** bufs[i] is NULL) and _exit(0). */
+void ms__send_outputs(int fd, ms__report *rep, const ms_workload *w, void *const *bufs)
+    __attribute__((noreturn));
+/* Fill w's missing reference outputs as above. 0: filled (rep->status
+** MS_OK; rep->msg says "cached" when they came from the cache); 1: the
+** reference run was not ok (rep: its status and message); -1: the harness
+** failed (rep->msg). A failure to store the file is not one: the outputs
+** are kept in w and recomputed by a later process. */
+int ms__ref_once(ms_workload *w, const char *build_key, const char *compiler,
+                 void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o, ms__report *rep);
 
 /* Wait for the child pid until the deadline (rt_now's clock); on timeout
 ** kill its group. Either way it is reaped: 1 if it timed out, else 0;

@@ -6,8 +6,13 @@
 ** architecture is NVRTC's own failure. Without a device, asking for the
 ** device's properties fails with a message and returns (a child probes, so
 ** nothing hangs and this process never initialises the driver). Plans:
-** every line kind parsed to the values written, and each malformed line
-** rejected with its line number.
+** every line kind parsed to the values written (options, symbols, entries
+** and scalars included), checked against the buffers' kinds, and each
+** malformed line rejected with its line number. NVRTC options reach the
+** compiler (a user -std= replaces rooftune's, as the failed compile's
+** options line shows); name expressions lowered to the Itanium names
+** worked out by hand; the compile cache keeps an entry's lowered name
+** beside its cubin.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +69,161 @@ static void nvrtc_compiles(void **state) {
 
   char v[64];
   assert_non_null(strstr(gd_nvrtc_version(v, sizeof v), "nvrtc "));
+}
+
+/* NVRTC options: extra words reach the compiler (a macro the source
+** needs), and a -std= among them replaces rooftune's -std=c++17. */
+static const char std_src[] =
+  "static_assert(FOO == 3, \"FOO from the options\");\n"
+  "static_assert(__cplusplus == STD, \"the standard asked for\");\n"
+  "extern \"C\" __global__ void k(int *x) { x[0] = FOO; }\n";
+
+static void nvrtc_options(void **state) {
+  (void)state;
+  const char *why;
+  if (!gd_nvrtc_available(&why)) {
+    printf("skipped: %s\n", why);
+    skip();
+  }
+  void *img = NULL;
+  size_t n = 0;
+  rt_str log = {0};
+  rt_err err = {0};
+  assert_int_equal(gd_nvrtc_compile(std_src, 9, 0, "-DFOO=3 -DSTD=201703L", &img, &n, &log, &err), 0);
+  free(img);
+  img = NULL;
+  assert_int_equal(gd_nvrtc_compile(std_src, 9, 0, "-DFOO=3  -std=c++14 -DSTD=201402L", &img, &n,
+                                    &log, &err), 0);
+  free(img);
+  img = NULL;
+  assert_int_equal(gd_nvrtc_compile(std_src, 9, 0, "--std=c++20 -DFOO=3 -DSTD=202002L", &img, &n,
+                                    &log, &err), 0);
+  free(img);
+  img = NULL;
+  free(log.s);
+  log = (rt_str){0};
+  assert_int_equal(gd_nvrtc_compile(std_src, 9, 0, "-DSTD=201703L", &img, &n, &log, &err), 1);
+  assert_null(img);
+  if (!log.s || !strstr(log.s, "FOO")) fail_msg("%s", log.s ? log.s : "(no log)");
+  assert_non_null(strstr(log.s, "nvrtc options: -std=c++17 -default-device "
+                                "--gpu-architecture=sm_90 -DSTD=201703L\n"));
+  free(log.s);
+  /* the options a failed compile lists: the user's standard alone */
+  log = (rt_str){0};
+  assert_int_equal(gd_nvrtc_compile(std_src, 9, 0, "-std=c++14 -DSTD=201402L", &img, &n, &log,
+                                    &err), 1);
+  assert_non_null(strstr(log.s, "nvrtc options: -default-device --gpu-architecture=sm_90 "
+                                "-std=c++14 -DSTD=201402L\n"));
+  free(log.s);
+}
+
+/* Name expressions: templates and a namespace lowered to their Itanium
+** names (worked out by hand; c++filt reads them back as
+** void vadd<float, 4>(float const*, float const*, float*), ...), each
+** found in the cubin. */
+static const char tmpl_src[] =
+  "template <typename T, int N>\n"
+  "__global__ void vadd(const T *a, const T *b, T *c) {\n"
+  "  int i = (blockIdx.x * blockDim.x + threadIdx.x) * N;\n"
+  "  for (int j = 0; j < N; j++) c[i + j] = a[i + j] + b[i + j];\n"
+  "}\n"
+  "namespace ns { __global__ void scale(float *x, int k) { x[threadIdx.x] *= k; } }\n";
+
+static void nvrtc_name_expressions(void **state) {
+  (void)state;
+  const char *why;
+  if (!gd_nvrtc_available(&why)) {
+    printf("skipped: %s\n", why);
+    skip();
+  }
+  const char *exprs[3] = {"vadd<float, 4>", "vadd<double, 2>", "ns::scale"};
+  const char *want[3] = {"_Z4vaddIfLi4EEvPKT_S2_PS0_", "_Z4vaddIdLi2EEvPKT_S2_PS0_",
+                         "_ZN2ns5scaleEPfi"};
+  char *low[3] = {0};
+  void *img = NULL;
+  size_t n = 0;
+  rt_str log = {0};
+  rt_err err = {0};
+  assert_int_equal(gd_nvrtc_compile_names(tmpl_src, 9, 0, NULL, exprs, 3, &img, &n, low, &log,
+                                          &err), 0);
+  for (int i = 0; i < 3; i++) {
+    assert_string_equal(low[i], want[i]);
+    assert_non_null(memmem(img, n, want[i], strlen(want[i])));
+    free(low[i]);
+  }
+  free(img);
+  /* an expression naming nothing: a compile error, not a crash */
+  const char *bad[1] = {"vadd<int, 1, 2>"};
+  img = NULL;
+  assert_int_equal(gd_nvrtc_compile_names(tmpl_src, 9, 0, NULL, bad, 1, &img, &n, low, &log,
+                                          &err), 1);
+  assert_null(img);
+  free(log.s);
+}
+
+/* The compile cache of a plan with entries (no GPU: the architecture is
+** given): the cubin and its .names file (the lowered names, one a line),
+** found again (hit) with the names read back; a damaged names file makes
+** it build again; the options line is part of the key. */
+static void cubin_cache_with_entries(void **state) {
+  (void)state;
+  const char *why;
+  if (!gd_nvrtc_available(&why)) {
+    printf("skipped: %s\n", why);
+    skip();
+  }
+  char dir[] = "/tmp/rt-gd-cache-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  rt_str src = {0};
+  rt_str_printf(&src, "//@rk options -DWIDTH=4\n//@rk entry add4 vadd<float, WIDTH>\n"
+                      "//@rk launch add4 8 1 1 64 1 1 0 b0 b1 b2\n%s", tmpl_src);
+  gk_plan p;
+  rt_err err = {0};
+  assert_int_equal(gk_plan_parse(src.s, 3, &p, &err), 0);
+  assert_string_equal(p.options, "-DWIDTH=4");
+  assert_int_equal(p.nentry, 1);
+  assert_string_equal(p.entry[0].expr, "vadd<float, WIDTH>");
+  assert_int_equal(p.step[0].entry, 0);
+  char path[4200], names[4300];
+  int hit = -1;
+  rt_str log = {0};
+  if (gd_cubin_build(src.s, &p, 9, 0, dir, path, sizeof path, &hit, &log))
+    fail_msg("%s", log.s ? log.s : "");
+  assert_int_equal(hit, 0);
+  assert_string_equal(p.entry[0].lowered, "_Z4vaddIfLi4EEvPKT_S2_PS0_");
+  snprintf(names, sizeof names, "%.*snames", (int)strlen(path) - 5, path);
+  FILE *f = fopen(names, "r");
+  assert_non_null(f);
+  char line[128] = "";
+  assert_non_null(fgets(line, sizeof line, f));
+  fclose(f);
+  assert_string_equal(line, "_Z4vaddIfLi4EEvPKT_S2_PS0_\n");
+  gk_plan q;
+  assert_int_equal(gk_plan_parse(src.s, 3, &q, &err), 0);
+  assert_int_equal(gd_cubin_build(src.s, &q, 9, 0, dir, path, sizeof path, &hit, &log), 0);
+  assert_int_equal(hit, 1);
+  assert_string_equal(q.entry[0].lowered, "_Z4vaddIfLi4EEvPKT_S2_PS0_");
+  f = fopen(names, "w");
+  assert_non_null(f);
+  fclose(f);
+  assert_int_equal(gk_plan_parse(src.s, 3, &q, &err), 0);
+  assert_int_equal(gd_cubin_build(src.s, &q, 9, 0, dir, path, sizeof path, &hit, &log), 0);
+  assert_int_equal(hit, 0);
+  assert_string_equal(q.entry[0].lowered, "_Z4vaddIfLi4EEvPKT_S2_PS0_");
+  char path2[4200];
+  rt_str src2 = {0};
+  rt_str_printf(&src2, "//@rk options -DWIDTH=2\n%s", strchr(src.s, '\n') + 1);
+  assert_int_equal(gk_plan_parse(src2.s, 3, &q, &err), 0);
+  assert_int_equal(gd_cubin_build(src2.s, &q, 9, 0, dir, path2, sizeof path2, &hit, &log), 0);
+  assert_string_not_equal(path, path2);
+  assert_string_equal(q.entry[0].lowered, "_Z4vaddIfLi2EEvPKT_S2_PS0_");
+  free(src.s);
+  free(src2.s);
+  free(log.s);
+  const char *rm[] = {"rm", "-rf", dir, NULL};
+  rt_str out = {0};
+  rt_capture((char *const *)rm, 1, 1024, &out);
+  free(out.s);
 }
 
 static void no_device_is_an_error(void **state) {
@@ -141,6 +301,71 @@ static void plan_parses(void **state) {
     if (!strstr(e.msg, bad[i].msg)) fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, bad[i].msg);
   }
 
+  /* the lines of T1 kernels: options, symbols, entries, scalars */
+  const char *t1 =
+    "//@rk options -DA=1   -use_fast_math\n"
+    "//@rk symbol coeffs b3\n"
+    "//@rk entry k_f vadd<float, 4>\n"
+    "//@rk launch k_f 10 1 1 128 1 1 0 b0 s1 b12\n"
+    "//@rk launch plain 1 1 1 32 1 1 0 s2\n";
+  assert_int_equal(gk_plan_parse(t1, 13, &p, &err), 0);
+  assert_string_equal(p.options, "-DA=1   -use_fast_math");
+  assert_int_equal(p.nsym, 1);
+  assert_string_equal(p.sym[0].name, "coeffs");
+  assert_int_equal(p.sym[0].buf, 3);
+  assert_int_equal(p.nentry, 1);
+  assert_string_equal(p.entry[0].name, "k_f");
+  assert_string_equal(p.entry[0].expr, "vadd<float, 4>");
+  assert_int_equal(p.nsteps, 2);
+  assert_int_equal(p.step[0].entry, 0);
+  assert_int_equal(p.step[1].entry, -1);
+  assert_int_equal(p.step[0].nargs, 3);
+  assert_int_equal(p.step[0].arg[1], 1);
+  assert_int_equal(p.step[0].how[1], GK_ARG_VALUE);
+  assert_int_equal(p.step[0].arg[2], 12);
+  assert_int_equal(p.step[0].how[2], GK_ARG_BUF);
+  /* against the buffers' kinds */
+  kn_buf b[13];
+  memset(b, 0, sizeof b);
+  for (int i = 0; i < 13; i++) b[i].name = "v";
+  b[1] = (kn_buf){.name = "n", .n = 1, .kind = KN_SCALAR};
+  b[2] = (kn_buf){.name = "m", .n = 1, .kind = KN_SCALAR, .elem = KN_I64};
+  b[3] = (kn_buf){.name = "c", .n = 16, .kind = KN_SYMBOL};
+  assert_int_equal(gk_plan_check(&p, b, 13, &err), 0);
+  b[3].kind = KN_VECTOR;
+  assert_int_equal(gk_plan_check(&p, b, 13, &err), -1);
+  assert_string_equal(err.msg, "plan: symbol coeffs: b3 names buffer c, which is not a symbol");
+  b[3].kind = KN_SYMBOL;
+  b[12].kind = KN_SCALAR;
+  assert_int_equal(gk_plan_check(&p, b, 13, &err), -1);
+  assert_string_equal(err.msg, "plan: step 1 (launch k_f), argument 3: b12 names buffer v, which "
+                               "is not a vector");
+  b[12].kind = KN_VECTOR;
+  b[1].kind = KN_VECTOR;
+  assert_int_equal(gk_plan_check(&p, b, 13, &err), -1);
+  assert_string_equal(err.msg, "plan: step 1 (launch k_f), argument 2: s1 names buffer n, which "
+                               "is not a scalar");
+  static const struct { const char *src; const char *msg; } bad2[] = {
+    {"//@rk options -DA\n//@rk options -DB\n//@rk launch k 1 1 1 1 1 1 0\n",
+     "plan line 2: expected one 'options OPT...'"},
+    {"//@rk options\n//@rk launch k 1 1 1 1 1 1 0\n", "plan line 1: expected one 'options"},
+    {"//@rk symbol c\n//@rk launch k 1 1 1 1 1 1 0\n", "plan line 1: expected 'symbol NAME bN'"},
+    {"//@rk symbol c s1\n//@rk launch k 1 1 1 1 1 1 0\n", "plan line 1: expected 'symbol"},
+    {"//@rk symbol c b1 b2\n//@rk launch k 1 1 1 1 1 1 0\n", "plan line 1: expected 'symbol"},
+    {"//@rk entry k\n//@rk launch k 1 1 1 1 1 1 0\n", "plan line 1: expected 'entry NAME EXPR'"},
+    {"//@rk entry k f<1>\n//@rk entry k f<2>\n//@rk launch k 1 1 1 1 1 1 0\n",
+     "plan line 2: expected 'entry NAME EXPR' (a new NAME"},
+    {"//@rk entry j f<1>\n//@rk launch k 1 1 1 1 1 1 0\n", "entry j (f<1>) is launched by no"},
+    {"//@rk launch k 1 1 1 1 1 1 0 l0\n", "plan line 1: expected 'launch"},   /* OpenCL's */
+    {"//@rk launch k 1 1 1 1 1 1 0 b01\n", "plan line 1: expected 'launch"},
+    {"//@rk zero s0\n//@rk launch k 1 1 1 1 1 1 0\n", "plan line 1: expected 'zero bN'"},
+  };
+  for (size_t i = 0; i < sizeof bad2 / sizeof *bad2; i++) {
+    rt_err e = {0};
+    assert_int_equal(gk_plan_parse(bad2[i].src, 3, &p, &e), -1);
+    if (!strstr(e.msg, bad2[i].msg)) fail_msg("case %zu: '%s' lacks '%s'", i, e.msg, bad2[i].msg);
+  }
+
   /* at most GK_MAXSTEP steps (zero and launch lines; the workspace line
   ** is not a step): GK_MAXSTEP parse, one more is an error on its line */
   rt_str many = {0};
@@ -160,6 +385,9 @@ static void plan_parses(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(nvrtc_compiles),
+    cmocka_unit_test(nvrtc_options),
+    cmocka_unit_test(nvrtc_name_expressions),
+    cmocka_unit_test(cubin_cache_with_entries),
     cmocka_unit_test(no_device_is_an_error),
     cmocka_unit_test(target_names),
     cmocka_unit_test(plan_parses),

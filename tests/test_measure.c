@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gsl/gsl_rng.h>
+
 #include "measure/ms.h"
 #include "measure/ms_backend.h"
 #include "targets/host/hw.h"
@@ -570,6 +572,356 @@ static void test_parse_events(void **state) {
   }
 }
 
+/* ---- (6) typed workloads (kn.h: element types, kinds, fills, given
+** references, inout outputs, atol/rtol), each against values worked
+** out by hand or drawn here from GSL's mt19937 as the rule says ---- */
+
+static kn_buf tb[KN_MAXBUF];   /* the typed kernel's buffers, set by each test */
+static int tb_n;
+
+static int ty_buffers(const kn_problem *pb, kn_buf *b) {
+  (void)pb;
+  memcpy(b, tb, sizeof *tb * (size_t)tb_n);
+  return tb_n;
+}
+static double ty_flops(const kn_problem *pb) { (void)pb; return 1; }
+
+/* No reference, no tolerance: a T1 kernel's shape (atol 0.25, rtol 0.5). */
+static const kn_kernel typed = {
+  .name = "typed", .summary = "typed buffers (test only)", .buffers = ty_buffers,
+  .flops = ty_flops, .atol = 0.25, .rtol = 0.5,
+};
+
+static ms_workload *typed_workload(rt_err *err) {
+  kn_problem pb = {0};
+  return ms_workload_new(&typed, &pb, err);
+}
+
+static uint16_t u16_at(const void *p, int j) { return ((const uint16_t *)p)[j]; }
+
+static void test_typed_fills(void **state) {
+  (void)state;
+  char raw[PATH_MAX];
+  snprintf(raw, sizeof raw, "%s/raw.bin", cache);
+  const int16_t file_vals[4] = {-2, 0, 300, 32767};
+  FILE *f = fopen(raw, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(file_vals, sizeof file_vals, 1, f), 1);
+  fclose(f);
+  tb_n = 0;
+  tb[tb_n++] = (kn_buf){.name = "r0", .n = 3};                          /* shared stream */
+  tb[tb_n++] = (kn_buf){.name = "i", .n = 4, .elem = KN_I32, .fill = KN_FILL_CONSTANT,
+                        .value = -7.9};                                  /* -7 */
+  tb[tb_n++] = (kn_buf){.name = "u", .n = 2, .elem = KN_U8, .fill = KN_FILL_CONSTANT,
+                        .value = -3};                                    /* clamped to 0 */
+  tb[tb_n++] = (kn_buf){.name = "c", .n = 2, .elem = KN_I8, .fill = KN_FILL_CONSTANT,
+                        .value = 300};                                   /* clamped to 127 */
+  tb[tb_n++] = (kn_buf){.name = "h", .n = 1, .elem = KN_F16, .fill = KN_FILL_CONSTANT,
+                        .value = 0.1};                                   /* 0x2E66 */
+  tb[tb_n++] = (kn_buf){.name = "hinf", .n = 1, .elem = KN_F16, .fill = KN_FILL_CONSTANT,
+                        .value = 65520};             /* a tie, to even: the carry gives inf */
+  tb[tb_n++] = (kn_buf){.name = "hsub", .n = 1, .elem = KN_F16, .fill = KN_FILL_CONSTANT,
+                        .value = 3.0 / 33554432};    /* 1.5 x 2^-24: a tie, to even: 2 x 2^-24 */
+  tb[tb_n++] = (kn_buf){.name = "big", .n = 1, .elem = KN_U64, .fill = KN_FILL_CONSTANT,
+                        .value = 1e20};                                  /* UINT64_MAX */
+  tb[tb_n++] = (kn_buf){.name = "neg", .n = 1, .elem = KN_I64, .fill = KN_FILL_CONSTANT,
+                        .value = -1e30};                                 /* INT64_MIN */
+  tb[tb_n++] = (kn_buf){.name = "d", .n = 3, .elem = KN_F64, .seed = 5};  /* own stream */
+  tb[tb_n++] = (kn_buf){.name = "k", .n = 4, .elem = KN_I32, .seed = 9, .value = 10};
+  tb[tb_n++] = (kn_buf){.name = "f", .n = 4, .elem = KN_I16, .fill = KN_FILL_FILE, .file = raw};
+  tb[tb_n++] = (kn_buf){.name = "r1", .n = 2};                          /* the stream goes on */
+  tb[tb_n++] = (kn_buf){.name = "s", .n = 1, .elem = KN_F64, .kind = KN_SCALAR,
+                        .fill = KN_FILL_CONSTANT, .value = 2.5};
+  tb[tb_n++] = (kn_buf){.name = "loc", .n = 100, .kind = KN_LOCAL};
+  tb[tb_n++] = (kn_buf){.name = "y", .n = 2, .elem = KN_F16, .out = 1};
+  rt_err err = {0};
+  ms_workload *w = typed_workload(&err);
+  if (!w) fail_msg("%s", err.msg);
+  gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937), *own = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(g, 42);
+  float shared[5];
+  for (int j = 0; j < 5; j++) shared[j] = (float)(2.0 * gsl_rng_uniform(g) - 1.0);
+  assert_memory_equal(w->in[0], shared, 3 * sizeof(float));
+  assert_memory_equal(w->in[12], shared + 3, 2 * sizeof(float));
+  for (int j = 0; j < 4; j++) assert_int_equal(((int32_t *)w->in[1])[j], -7);
+  assert_int_equal(((uint8_t *)w->in[2])[1], 0);
+  assert_int_equal(((int8_t *)w->in[3])[1], 127);
+  assert_int_equal(u16_at(w->in[4], 0), 0x2E66);
+  assert_int_equal(u16_at(w->in[5], 0), 0x7C00);
+  assert_int_equal(u16_at(w->in[6], 0), 0x0002);
+  assert_true(((uint64_t *)w->in[7])[0] == UINT64_MAX);
+  assert_true(((int64_t *)w->in[8])[0] == INT64_MIN);
+  gsl_rng_set(own, 5);
+  for (int j = 0; j < 3; j++)
+    assert_true(((double *)w->in[9])[j] == 2.0 * gsl_rng_uniform(own) - 1.0);
+  gsl_rng_set(own, 9);
+  for (int j = 0; j < 4; j++)
+    assert_int_equal(((int32_t *)w->in[10])[j], (int)(10 * gsl_rng_uniform(own)));
+  assert_memory_equal(w->in[11], file_vals, sizeof file_vals);
+  assert_true(((double *)w->in[13])[0] == 2.5);
+  assert_null(w->in[14]);                    /* local memory has no data */
+  assert_null(w->in[15]);                    /* a plain output has none either */
+  assert_null(w->ref[15]);                   /* no reference: the backend computes it */
+  assert_int_equal(ms__buf_bytes(&w->b[15]), 4);
+  uint16_t y[2];
+  ms__buf_init(w, 15, y);                    /* poisoned: 65504 */
+  assert_int_equal(y[0], 0x7BFF);
+  assert_int_equal(y[1], 0x7BFF);
+  ms_workload_free(w);
+  gsl_rng_free(g);
+  gsl_rng_free(own);
+  /* a raw file of the wrong size: named, with both sizes */
+  tb_n = 2;
+  tb[0] = (kn_buf){.name = "f", .n = 3, .elem = KN_I16, .fill = KN_FILL_FILE, .file = raw};
+  tb[1] = (kn_buf){.name = "y", .n = 1, .out = 1};
+  assert_null(typed_workload(&err));
+  assert_non_null(strstr(err.msg, "raw.bin holds 8 bytes, expected exactly 6 (3 elements of i16)"));
+  assert_non_null(strstr(err.msg, "typed: argument f: file "));
+  tb[0].file = "/nonexistent/raw.bin";
+  assert_null(typed_workload(&err));
+  assert_non_null(strstr(err.msg, "/nonexistent/raw.bin: No such file"));
+  /* shapes a kind cannot have */
+  tb[0] = (kn_buf){.name = "s", .n = 2, .elem = KN_I32, .kind = KN_SCALAR};
+  assert_null(typed_workload(&err));
+  assert_string_equal(err.msg, "typed: argument s is a scalar of more than one element");
+  tb[0] = (kn_buf){.name = "x", .n = 2, .inout = 1};
+  assert_null(typed_workload(&err));
+  assert_string_equal(err.msg, "typed: argument x is read-write but not an output");
+  tb[1] = (kn_buf){.name = "y", .n = 2, .out = 1, .kind = KN_SYMBOL};
+  tb[0] = (kn_buf){.name = "x", .n = 2};
+  assert_null(typed_workload(&err));
+  assert_non_null(strstr(err.msg, "argument y is an output but not a vector"));
+}
+
+/* The memory check counts each buffer's element size, and local memory
+** (no host data) not at all. */
+static void test_typed_memory(void **state) {
+  (void)state;
+  setenv("ROOFTUNE_MEM_LIMIT", "1000", 1);
+  rt_err err = {0};
+  tb_n = 2;
+  tb[0] = (kn_buf){.name = "x", .n = 100, .elem = KN_F32};
+  tb[1] = (kn_buf){.name = "y", .n = 20, .elem = KN_U8, .out = 1};
+  assert_int_equal(ms_workload_check(&typed, &(kn_problem){0}, &err), 0);   /* 2 x 420 */
+  tb[0].elem = KN_F64;                                                      /* 2 x 820 */
+  assert_int_equal(ms_workload_check(&typed, &(kn_problem){0}, &err), -1);
+  assert_non_null(strstr(err.msg, "x 100 f64, y 20 u8"));
+  assert_non_null(strstr(err.msg, "twice their 820 bytes"));
+  tb[0] = (kn_buf){.name = "l", .n = (int64_t)1 << 40, .kind = KN_LOCAL};
+  assert_int_equal(ms_workload_check(&typed, &(kn_problem){0}, &err), 0);
+  unsetenv("ROOFTUNE_MEM_LIMIT");
+}
+
+/* atol/rtol element by element for f32, f64 and f16, exact for integers
+** (u64 beyond a double's 53 bits included), NaN never, the same infinity
+** always; the message names the output, the element and both values. */
+static void test_typed_verify(void **state) {
+  (void)state;
+  tb_n = 2;
+  tb[0] = (kn_buf){.name = "x", .n = 1, .fill = KN_FILL_CONSTANT};
+  tb[1] = (kn_buf){.name = "y", .n = 3, .out = 1};
+  rt_err err = {0};
+  ms_workload *w = typed_workload(&err);
+  assert_non_null(w);
+  char msg[256] = "";
+  double e = -1;
+  /* |out - ref| <= 0.25 + 0.5 |ref|: at ref 2 the bound is exactly 1.25 */
+  float of[3] = {1, 3.25f, -4}, rf[3] = {1, 2, -4};
+  void *out[2] = {NULL, of}, *ref[2] = {NULL, rf};
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), 0);
+  assert_true(e == 1.25 / 4);                  /* max|out-ref| / max|ref| */
+  of[1] = 3.5f;                                /* 1.5 > 1.25 */
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), -1);
+  assert_string_equal(msg, "output y wrong at element 1: 3.5, expected 2 (|out-ref| > atol 0.25 "
+                           "+ rtol 0.5 x |ref|; 1 of 3 elements differ)");
+  of[1] = NAN, rf[1] = NAN;                    /* NaN never passes */
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), -1);
+  assert_true(isinf(e));
+  of[1] = INFINITY, rf[1] = INFINITY;          /* the same infinity does */
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), 0);
+  of[1] = 1e30f;                               /* but not a finite value against it */
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), -1);
+  ms_workload_free(w);
+  /* f64 */
+  tb[1] = (kn_buf){.name = "d", .n = 2, .elem = KN_F64, .out = 1};
+  w = typed_workload(&err);
+  double od[2] = {-10, 0.25}, rd[2] = {-4, 0};   /* bounds 2.25 and 0.25: element 0 fails */
+  out[1] = od, ref[1] = rd;
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), -1);
+  assert_non_null(strstr(msg, "output d wrong at element 0: -10, expected -4 "));
+  assert_true(e == 6.0 / 4);
+  od[0] = -6.25;                                 /* 2.25: on the bound */
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), 0);
+  ms_workload_free(w);
+  /* f16: 2 against 1 (bound 0.75) fails, 1.5 passes */
+  tb[1] = (kn_buf){.name = "h", .n = 2, .elem = KN_F16, .out = 1};
+  w = typed_workload(&err);
+  uint16_t oh[2] = {0x3C00, 0x4000}, rh[2] = {0x3C00, 0x3C00};
+  out[1] = oh, ref[1] = rh;
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), -1);
+  assert_non_null(strstr(msg, "output h wrong at element 1: 2, expected 1 "));
+  oh[1] = 0x3E00;                                /* 1.5 */
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), 0);
+  assert_true(e == 0.5);
+  ms_workload_free(w);
+  /* integers: exact, whatever atol and rtol say */
+  tb[1] = (kn_buf){.name = "k", .n = 2, .elem = KN_I32, .out = 1};
+  w = typed_workload(&err);
+  int32_t oi[2] = {5, -7}, ri[2] = {5, -6};
+  out[1] = oi, ref[1] = ri;
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), -1);
+  assert_string_equal(msg, "output k wrong at element 1: -7, expected -6 (i32: exact; 1 of 2 "
+                           "elements differ)");
+  oi[1] = -6;
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), 0);
+  assert_true(e == 0);
+  ms_workload_free(w);
+  tb[1] = (kn_buf){.name = "q", .n = 1, .elem = KN_U64, .out = 1};
+  w = typed_workload(&err);
+  uint64_t oq = UINT64_MAX, rq = UINT64_MAX - 1;   /* the same double */
+  out[1] = &oq, ref[1] = &rq;
+  assert_int_equal(ms__verify(w, out, ref, &e, msg, sizeof msg), -1);
+  assert_string_equal(msg, "output q wrong at element 0: 18446744073709551615, expected "
+                           "18446744073709551614 (u64: exact; 1 of 1 elements differ)");
+  ms_workload_free(w);
+}
+
+/* An inout output starts at its initial contents in the checked run (a
+** kernel that accumulates into it is right; one that ignores them is
+** wrong), and the host reference runs on those contents too. */
+static void io_reference(const kn_problem *pb, float *const *bufs) {
+  (void)pb;
+  for (int i = 0; i < 64; i++) bufs[1][i] += bufs[0][i];
+}
+static int io_buffers(const kn_problem *pb, kn_buf *b) {
+  (void)pb;
+  b[0] = (kn_buf){.name = "x", .n = 64};
+  b[1] = (kn_buf){.name = "y", .n = 64, .out = 1, .inout = 1, .fill = KN_FILL_CONSTANT,
+                  .value = 10};
+  return 2;
+}
+static const kn_kernel inout_k = {
+  .name = "inout", .summary = "y += x (test only)", .buffers = io_buffers,
+  .reference = io_reference, .tolerance = tw_tolerance,
+};
+
+static void test_inout(void **state) {
+  (void)state;
+  kn_problem pb = {0};
+  ms_workload *w = ms_workload_new(&inout_k, &pb, NULL);
+  assert_non_null(w);
+  for (int j = 0; j < 64; j++) {
+    assert_true(((float *)w->in[1])[j] == 10);
+    assert_true(((float *)w->ref[1])[j] == 10 + ((float *)w->in[0])[j]);
+  }
+  ms_opts o;
+  quick_opts(&o);
+  o.max_reps = 5;
+  ms_result r;
+  assert_int_equal(hw_measure(w, HEAD "for (int i = 0; i < 64; i++) b[1][i] += b[0][i];\n"
+                                 "return 0; }\n", NULL, &o, &r), 0);
+  if (r.status != MS_OK) fail_msg("%s: %s", ms_status_name(r.status), r.msg);
+  assert_int_equal(hw_measure(w, HEAD "for (int i = 0; i < 64; i++) b[1][i] = b[0][i];\n"
+                                 "return 0; }\n", NULL, &o, &r), 0);
+  assert_int_equal(r.status, MS_WRONG_RESULT);
+  assert_non_null(strstr(r.msg, "output y wrong"));
+  ms_workload_free(w);
+}
+
+/* ---- (7) the once-computed reference outputs (ms__ref_once) ---- */
+
+/* A reference child: y[i] = (int)(100 x[i]) as i32, z is given. */
+static void ref_child_ok(int fd, void *ctx) {
+  const ms_workload *w = ctx;
+  int32_t y[8];
+  for (int i = 0; i < 8; i++) y[i] = (int32_t)(100 * ((const float *)w->in[0])[i]);
+  ms__report rep = {.status = MS_OK};
+  void *bufs[3] = {NULL, y, NULL};
+  ms__send_outputs(fd, &rep, w, bufs);
+}
+static void ref_child_fails(int fd, void *ctx) {
+  ms__report rep = {.status = MS_COMPILE_ERROR};
+  snprintf(rep.msg, sizeof rep.msg, "the reference does not compile");
+  ms__send_outputs(fd, &rep, ctx, (void *[3]){0});
+}
+static void ref_child_dies(int fd, void *ctx) {
+  (void)fd, (void)ctx;
+  abort();
+}
+
+static int count_ref(void (*child)(int, void *), ms_workload *w, ms__report *rep) {
+  ms_opts o;
+  quick_opts(&o);
+  return ms__ref_once(w, "build-key", "compiler 1.0", child, w, &o, rep);
+}
+
+static void test_reference_once(void **state) {
+  (void)state;
+  tb_n = 3;
+  tb[0] = (kn_buf){.name = "x", .n = 8, .seed = 3};
+  tb[1] = (kn_buf){.name = "y", .n = 8, .elem = KN_I32, .out = 1};
+  tb[2] = (kn_buf){.name = "z", .n = 2, .elem = KN_F64, .out = 1, .has_ref = 1,
+                   .ref_fill = KN_FILL_CONSTANT, .ref_value = 2.5};
+  rt_err err = {0};
+  ms_workload *w = typed_workload(&err);
+  assert_non_null(w);
+  assert_true(((double *)w->ref[2])[1] == 2.5);   /* given */
+  assert_int_equal(ms__ref_missing(w), 1);
+  ms__report rep;
+  assert_int_equal(count_ref(ref_child_ok, w, &rep), 0);
+  assert_int_equal(rep.status, MS_OK);
+  assert_string_equal(rep.msg, "");
+  assert_int_equal(ms__ref_missing(w), 0);
+  gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(g, 3);
+  for (int i = 0; i < 8; i++)
+    assert_int_equal(((int32_t *)w->ref[1])[i],
+                     (int32_t)(100 * (float)(2.0 * gsl_rng_uniform(g) - 1.0)));
+  gsl_rng_free(g);
+  assert_true(((double *)w->ref[2])[0] == 2.5);   /* the given one kept */
+  /* the file: header (16 + 8) + one entry (24) + 32 bytes */
+  char key[33], path[PATH_MAX];
+  ms__ref_key(w, "build-key", "compiler 1.0", key);
+  snprintf(path, sizeof path, "%s/ref-%s.bin", cache, key);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(sb.st_size, 16 + 8 + 24 + 32);
+  /* a second workload (another process would do the same) reads it: the
+  ** child that would fail is never asked */
+  ms_workload *w2 = typed_workload(&err);
+  assert_int_equal(count_ref(ref_child_fails, w2, &rep), 0);
+  assert_string_equal(rep.msg, "cached");
+  assert_memory_equal(w2->ref[1], w->ref[1], 32);
+  ms_workload_free(w2);
+  /* a truncated file is not taken: the reference runs again, and its
+  ** failure is reported with its status */
+  assert_int_equal(truncate(path, 40), 0);
+  w2 = typed_workload(&err);
+  assert_int_equal(count_ref(ref_child_fails, w2, &rep), 1);
+  assert_int_equal(rep.status, MS_COMPILE_ERROR);
+  assert_string_equal(rep.msg, "the reference does not compile");
+  assert_int_equal(ms__ref_missing(w2), 1);
+  assert_int_equal(count_ref(ref_child_dies, w2, &rep), 1);
+  assert_int_equal(rep.status, MS_RUNTIME_ERROR);
+  assert_non_null(strstr(rep.msg, "reference worker killed by SIGABRT"));
+  assert_int_equal(count_ref(ref_child_ok, w2, &rep), 0);   /* and rewritten whole */
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(sb.st_size, 16 + 8 + 24 + 32);
+  ms_workload_free(w2);
+  /* the key: other inputs, another build or compiler, another key */
+  char k2[33];
+  ms__ref_key(w, "build-key2", "compiler 1.0", k2);
+  assert_string_not_equal(k2, key);
+  ms__ref_key(w, "build-key", "compiler 1.1", k2);
+  assert_string_not_equal(k2, key);
+  tb[0].seed = 4;
+  w2 = typed_workload(&err);
+  ms__ref_key(w2, "build-key", "compiler 1.0", k2);
+  assert_string_not_equal(k2, key);
+  ms_workload_free(w2);
+  ms_workload_free(w);
+}
+
 static void test_status_names(void **state) {
   (void)state;
   static const char *const want[] = {"ok", "compile_error", "runtime_error",
@@ -848,6 +1200,11 @@ int main(void) {
     cmocka_unit_test(test_counters),
     cmocka_unit_test(test_parse_events),
     cmocka_unit_test(test_status_names),
+    cmocka_unit_test(test_typed_fills),
+    cmocka_unit_test(test_typed_memory),
+    cmocka_unit_test(test_typed_verify),
+    cmocka_unit_test(test_inout),
+    cmocka_unit_test(test_reference_once),
     cmocka_unit_test(test_batch),
     cmocka_unit_test(test_child_group_ends),
     cmocka_unit_test(test_batch_stop_and_guard),

@@ -7,7 +7,13 @@
 ** workloads; hand-written wrong, input-writing, crashing, hanging and
 ** non-compiling kernels get wrong_result, wrong_result, runtime_error,
 ** timeout and compile_error (with the build options and log) and the test
-** process carries on; the compile cache; the ceilings bench against
+** process carries on; the plan lines (3-D launches, options, scalars,
+** local memory) and their errors; a kernel written here with typed
+** arguments (int32 and double vectors, double and short scalars, local
+** memory, a read-write output) and no host reference: its reference
+** configuration's outputs computed once (checked against sums done here),
+** kept in the compile cache and read back from it, a wrong candidate
+** named by element, the device's limits giving invalid; the compile cache; the ceilings bench against
 ** physical bounds; the command line end to end (targets, bench, a tuning
 ** campaign that pins, model explain), and without a platform (the loader
 ** pointed at no vendor) the target absent with the reason. Without an OpenCL platform every test that needs one
@@ -19,7 +25,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <gsl/gsl_rng.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +36,7 @@
 #include <unistd.h>
 
 #include "measure/ms.h"
+#include "measure/ms_backend.h"
 #include "search_spaces/sp.h"
 #include "targets/opencl/oc.h"
 #include "targets/tg.h"
@@ -205,7 +215,7 @@ static void test_transpose_verifies(void **state) {
 }
 
 /* Hand-written candidates for the reduction workload N=4096 (x, out). */
-#define RED_HEAD "//@oc launch k 1 1 1 1 b0 b1\n"
+#define RED_HEAD "//@oc launch k 1 1 1 1 1 1 b0 b1\n"
 static const char wrong_src[] = RED_HEAD
   "__kernel void k(__global const float *x, __global float *out) {\n"
   "  float s = 0.0f;\n"
@@ -321,25 +331,275 @@ static void test_plan_parse(void **state) {
   (void)state;
   oc_plan p;
   rt_err err = {0};
-  assert_int_equal(oc_plan_parse("//@oc workspace 64\n//@oc launch a 8 2 4 1 b0 ws\n"
-                                 "//@oc launch b 4 1 4 1 ws b1\n", 2, &p, &err), 0);
+  assert_int_equal(oc_plan_parse("//@oc workspace 64\n//@oc launch a 8 2 3 4 1 3 b0 ws\n"
+                                 "//@oc launch b 4 1 1 4 1 1 ws b1\n", 2, &p, &err), 0);
   assert_int_equal(p.nsteps, 2);
   assert_int_equal(p.workspace, 64);
   assert_int_equal(p.step[0].global[0], 8);
+  assert_int_equal(p.step[0].global[2], 3);
   assert_int_equal(p.step[0].local[0], 4);
+  assert_int_equal(p.step[0].local[2], 3);
   assert_int_equal(p.step[0].arg[1], OC_WS);
   assert_int_equal(p.step[1].arg[1], 1);
-  const char *bad[] = {
-    "//@oc launch a 6 1 4 1 b0\n",           /* global not a multiple of local */
-    "//@oc launch a 8 1 4 1 b2\n",           /* no buffer 2 */
-    "//@oc launch a 8 1 4 1 ws\n",           /* ws without workspace */
-    "//@oc launch a 8 1 0 1 b0\n",           /* zero size */
-    "//@oc workspace 0\n//@oc launch a 8 1 4 1 b0\n",
-    "//@oc frobnicate\n//@oc launch a 8 1 4 1 b0\n",
-    "// no plan\n",
+  assert_string_equal(p.options, "");
+  /* options, scalars, local memory, two-digit buffers */
+  assert_int_equal(oc_plan_parse("x\n//@oc options  -DA=1   -cl-mad-enable\n"
+                                 "//@oc launch k 64 1 1 64 1 1 b11 s2 l10 b0\n", 12, &p, &err), 0);
+  assert_string_equal(p.options, "-DA=1 -cl-mad-enable");
+  assert_int_equal(p.step[0].nargs, 4);
+  const int want_arg[4] = {11, 2, 10, 0};
+  const unsigned char want_how[4] = {OC_ARG_BUF, OC_ARG_VALUE, OC_ARG_LOCAL, OC_ARG_BUF};
+  for (int a = 0; a < 4; a++) {
+    assert_int_equal(p.step[0].arg[a], want_arg[a]);
+    assert_int_equal(p.step[0].how[a], want_how[a]);
+  }
+  char opts[OC_MAXOPTS + 64];
+  assert_string_equal(oc_build_options(p.options, opts, sizeof opts),
+                      OC_BUILD_OPTS " -DA=1 -cl-mad-enable");
+  assert_string_equal(oc_build_options("", opts, sizeof opts), OC_BUILD_OPTS);
+  /* the arguments against the buffers' kinds */
+  kn_buf b[12];
+  memset(b, 0, sizeof b);
+  for (int i = 0; i < 12; i++) b[i].name = "v";
+  b[2] = (kn_buf){.name = "s", .n = 1, .kind = KN_SCALAR};
+  b[10] = (kn_buf){.name = "t", .n = 8, .kind = KN_LOCAL};
+  assert_int_equal(oc_plan_check(&p, b, 12, &err), 0);
+  b[0].kind = KN_SCALAR;
+  assert_int_equal(oc_plan_check(&p, b, 12, &err), -1);
+  assert_string_equal(err.msg, "plan: launch k, argument 4: b0 names buffer v, which is not a vector");
+  b[0].kind = KN_VECTOR;
+  b[2].kind = KN_VECTOR;
+  assert_int_equal(oc_plan_check(&p, b, 12, &err), -1);
+  assert_string_equal(err.msg, "plan: launch k, argument 2: s2 names buffer s, which is not a scalar");
+  const struct { const char *src, *msg; } bad[] = {
+    {"//@oc launch a 6 1 1 4 1 1 b0\n", "plan line 1: expected '//@oc launch NAME GX GY GZ"},
+    {"//@oc launch a 8 1 2 4 1 4 b0\n", "each global a multiple of its local"},   /* z */
+    {"//@oc launch a 8 1 4 1 b0\n", "plan line 1: expected"},        /* the old 2-D line */
+    {"//@oc launch a 8 1 1 4 1 1 b2\n", "N < 2"},                    /* no buffer 2 */
+    {"//@oc launch a 8 1 1 4 1 1 s01\n", "N < 2"},                   /* not a number */
+    {"//@oc launch a 8 1 1 4 1 1 q0\n", "N < 2"},
+    {"//@oc launch a 8 1 1 4 1 1 ws\n", "uses ws, but no workspace line"},
+    {"//@oc launch a 8 1 1 0 1 1 b0\n", "sizes 1..2^40"},
+    {"//@oc workspace 0\n//@oc launch a 8 1 1 4 1 1 b0\n", "plan line 1: expected '//@oc workspace"},
+    {"//@oc frobnicate\n//@oc launch a 8 1 1 4 1 1 b0\n", "unknown plan line (expected options"},
+    {"//@oc options -DA\n//@oc options -DB\n//@oc launch a 8 1 1 4 1 1 b0\n",
+     "plan line 2: expected one '//@oc options OPT...'"},
+    {"//@oc options   \n//@oc launch a 8 1 1 4 1 1 b0\n", "at least one option"},
+    {"// no plan\n", "no '//@oc launch' line"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-    if (!oc_plan_parse(bad[i], 2, &p, &err)) fail_msg("parsed: %s", bad[i]);
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    if (!oc_plan_parse(bad[i].src, 2, &p, &err)) fail_msg("parsed: %s", bad[i].src);
+    if (!strstr(err.msg, bad[i].msg)) fail_msg("%s: %s, want %s", bad[i].src, err.msg, bad[i].msg);
+  }
+}
+
+/* ---- A T1-style kernel written here: typed arguments, a reference
+** configuration instead of a host reference (reference NULL), computed
+** once and kept in the compile cache ---- */
+
+#define TN 1024
+static int tk_buffers(const kn_problem *pb, kn_buf *b) {
+  (void)pb;
+  b[0] = (kn_buf){.name = "a", .n = TN, .elem = KN_I32, .seed = 7, .value = 1000};
+  b[1] = (kn_buf){.name = "d", .n = TN, .elem = KN_F64, .seed = 8};
+  b[2] = (kn_buf){.name = "alpha", .n = 1, .elem = KN_F64, .kind = KN_SCALAR,
+                  .fill = KN_FILL_CONSTANT, .value = 2.5};
+  b[3] = (kn_buf){.name = "k", .n = 1, .elem = KN_I16, .kind = KN_SCALAR,
+                  .fill = KN_FILL_CONSTANT, .value = -3};
+  b[4] = (kn_buf){.name = "tile", .n = 64, .elem = KN_F64, .kind = KN_LOCAL};
+  b[5] = (kn_buf){.name = "acc", .n = TN, .elem = KN_F64, .out = 1, .inout = 1,
+                  .fill = KN_FILL_CONSTANT, .value = 1};
+  b[6] = (kn_buf){.name = "cnt", .n = TN, .elem = KN_I32, .out = 1};
+  return 7;
+}
+static double tk_flops(const kn_problem *pb) { (void)pb; return 3 * TN; }
+
+/* acc[i] += alpha * d[neighbour of i in its group of 64] + a[i] * k;
+** cnt[i] = a[i] / KDIV (KDIV from the options line). */
+#define TK_FP64 "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+#define TK_BODY(INDEX, CNT)                                                        \
+  "__kernel void tk(__global const int *a, __global const double *d, double alpha,\n" \
+  "                 short k, __local double *tile, __global double *acc,\n"        \
+  "                 __global int *cnt) {\n"                                         \
+  "  const int l = get_local_id(0);\n"                                              \
+  "  const long i = " INDEX ";\n"                                                   \
+  "  tile[l] = d[i];\n"                                                             \
+  "  barrier(CLK_LOCAL_MEM_FENCE);\n"                                               \
+  "  acc[i] += alpha * tile[(l + 1) % 64] + (double)(a[i] * k);\n"                  \
+  "  cnt[i] = " CNT ";\n"                                                          \
+  "}\n"
+#define TK_ARGS " b0 b1 s2 s3 l4 b5 b6\n" TK_FP64
+static const char tk_ref_src[] =
+    "//@oc options -DKDIV=10\n//@oc launch tk 1024 1 1 64 1 1" TK_ARGS
+    TK_BODY("get_global_id(0)", "a[i] / KDIV");
+static char *tk_device_reference(const kn_problem *pb) {
+  (void)pb;
+  return rt_strdup(tk_ref_src);
+}
+static const kn_kernel tk_kernel = {
+  .name = "typed_cl", .summary = "typed arguments (test only)", .buffers = tk_buffers,
+  .flops = tk_flops, .min_bytes = tk_flops, .atol = 1e-12, .rtol = 1e-12,
+  .device_reference = tk_device_reference,
+};
+/* The same work on a 3-D grid: 64 x 4 x 4 groups of 64 x 1 x 1. */
+static const char tk_right_src[] =
+    "//@oc options -cl-mad-enable  -DKDIV=10\n//@oc launch tk 64 4 4 64 1 1" TK_ARGS
+    TK_BODY("(get_global_id(2) * 4 + get_global_id(1)) * 64 + get_global_id(0)", "a[i] / KDIV");
+static const char tk_wrong_src[] =
+    "//@oc options -DKDIV=10\n//@oc launch tk 1024 1 1 64 1 1" TK_ARGS
+    TK_BODY("get_global_id(0)", "a[i] / KDIV + (i == 777)");
+static const char tk_no_options_src[] =
+    "//@oc launch tk 1024 1 1 64 1 1" TK_ARGS TK_BODY("get_global_id(0)", "a[i] / KDIV");
+static const char tk_big_group_src[] =                 /* 64 x 64 x 2 = 8192 work-items */
+    "//@oc options -DKDIV=10\n//@oc launch tk 64 64 2 64 64 2" TK_ARGS
+    TK_BODY("get_global_id(0)", "a[i] / KDIV");
+static const char tk_reqd_src[] =
+    "//@oc options -DKDIV=10\n//@oc launch tk 1024 1 1 32 1 1" TK_ARGS
+    "__attribute__((reqd_work_group_size(64, 1, 1)))\n" TK_BODY("get_global_id(0)", "a[i] / KDIV");
+static const char tk_big_local_src[] =                 /* 4 MiB of __local doubles */
+    "//@oc options -DKDIV=10\n//@oc launch tk 1024 1 1 64 1 1" TK_ARGS
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "__kernel void tk(__global const int *a, __global const double *d, double alpha,\n"
+    "                 short k, __local double *tile, __global double *acc, __global int *cnt) {\n"
+    "  __local double big[1 << 19];\n"
+    "  const int l = get_local_id(0);\n"
+    "  const long i = get_global_id(0);\n"
+    "  big[l * 8191] = d[i];\n"
+    "  tile[l] = d[i];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  acc[i] += alpha * tile[(l + 1) % 64] + (double)(a[i] * k) + 0 * big[((l + 1) % 64) * 8191];\n"
+    "  cnt[i] = a[i] / KDIV;\n"
+    "}\n";
+
+/* The one ref-*.bin file in the test's cache, into path; 0 or -1. */
+static int ref_file(char *path, size_t cap) {
+  DIR *d = opendir(cache_dir);
+  struct dirent *e;
+  int n = 0;
+  while (d && (e = readdir(d)))
+    if (!strncmp(e->d_name, "ref-", 4) && strstr(e->d_name, ".bin"))
+      n++, snprintf(path, cap, "%s/%s", cache_dir, e->d_name);
+  if (d) closedir(d);
+  return n == 1 ? 0 : -1;
+}
+
+static void test_typed_kernel(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  o.cache_dir = cache_dir;
+  kn_problem pb = {0};
+  rt_err err = {0};
+  ms_workload *w = ms_workload_new(&tk_kernel, &pb, &err);
+  if (!w) fail_msg("%s", err.msg);
+  assert_int_equal(ms__ref_missing(w), 1);
+  ms_result r;
+  assert_int_equal(oc_measure(w, tk_right_src, 0, 0, &o, &r), 0);
+  if (r.status != MS_OK) fail_msg("%s: %s", ms_status_name(r.status), r.msg);
+  assert_true(r.t.n >= 3 && r.t.median > 0);
+  /* the once-computed reference against the same sums done here */
+  const int32_t *a = w->in[0];
+  const double *d = w->in[1], *acc = w->ref[5];
+  const int32_t *cnt = w->ref[6];
+  for (int i = 0; i < TN; i++) {
+    double want = 1 + 2.5 * d[i / 64 * 64 + (i % 64 + 1) % 64] + (double)(a[i] * -3);
+    if (fabs(acc[i] - want) > 1e-12 * fabs(want) || cnt[i] != a[i] / 10)
+      fail_msg("element %d: acc %.17g cnt %d, want %.17g %d", i, acc[i], cnt[i], want, a[i] / 10);
+  }
+  assert_true(a[0] >= 0 && a[0] < 1000);   /* seeded ints in [0, 1000) */
+  /* wrong: the integer output, element 777, both values named */
+  assert_int_equal(oc_measure(w, tk_wrong_src, 0, 0, &o, &r), 0);
+  assert_int_equal(r.status, MS_WRONG_RESULT);
+  char want[160];
+  snprintf(want, sizeof want, "output cnt wrong at element 777: %d, expected %d (i32: exact; "
+           "1 of 1024 elements differ)", a[777] / 10 + 1, a[777] / 10);
+  if (!strstr(r.msg, want)) fail_msg("%s, want %s", r.msg, want);
+  assert_int_equal(r.t.n, 0);
+  /* the options line is what defines KDIV: without it, a compile error */
+  assert_int_equal(oc_measure(w, tk_no_options_src, 0, 0, &o, &r), 0);
+  assert_int_equal(r.status, MS_COMPILE_ERROR);
+  if (!strstr(r.msg, "KDIV")) fail_msg("%s", r.msg);
+  /* device limits: invalid, the limit and both numbers named */
+  assert_int_equal(oc_measure(w, tk_big_group_src, 0, 0, &o, &r), 0);
+  assert_int_equal(r.status, MS_INVALID);
+  oc_props p;
+  assert_int_equal(oc_props_get(0, 0, &p, &err), 0);
+  snprintf(want, sizeof want, "launch tk: a work-group of 64 x 64 x 2 = 8192 work-items, over the "
+           "device's CL_DEVICE_MAX_WORK_GROUP_SIZE %d", p.max_wg);
+  if (p.max_wg < 8192 && strcmp(r.msg, want)) fail_msg("%s", r.msg);
+  assert_int_equal(oc_measure(w, tk_reqd_src, 0, 0, &o, &r), 0);
+  assert_int_equal(r.status, MS_INVALID);
+  assert_string_equal(r.msg, "launch tk: a work-group of 32 x 1 x 1, but the kernel requires "
+                             "64 x 1 x 1 (reqd_work_group_size)");
+  if (p.local_mem < 4194304) {
+    assert_int_equal(oc_measure(w, tk_big_local_src, 0, 0, &o, &r), 0);
+    assert_int_equal(r.status, MS_INVALID);
+    if (!strstr(r.msg, "bytes of local memory, over the device's CL_DEVICE_LOCAL_MEM_SIZE"))
+      fail_msg("%s", r.msg);
+  }
+  ms_workload_free(w);
+  /* the reference outputs are in the compile cache: header, two entries,
+  ** acc's 8 KiB, cnt's 4 KiB. A fresh workload reads them from there:
+  ** with cnt[0] changed in the file, the right candidate is now wrong. */
+  char path[PATH_MAX];
+  if (ref_file(path, sizeof path)) fail_msg("no single ref-*.bin in %s", cache_dir);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(sb.st_size, 24 + 2 * 24 + TN * 8 + TN * 4);
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  int32_t c0;
+  assert_int_equal(fseek(f, 24 + 48 + TN * 8, SEEK_SET), 0);
+  assert_int_equal(fread(&c0, sizeof c0, 1, f), 1);
+  c0 += 1;
+  assert_int_equal(fseek(f, 24 + 48 + TN * 8, SEEK_SET), 0);
+  assert_int_equal(fwrite(&c0, sizeof c0, 1, f), 1);
+  fclose(f);
+  w = ms_workload_new(&tk_kernel, &pb, &err);
+  assert_int_equal(oc_measure(w, tk_right_src, 0, 0, &o, &r), 0);
+  assert_int_equal(r.status, MS_WRONG_RESULT);
+  snprintf(want, sizeof want, "output cnt wrong at element 0: %d, expected %d", c0 - 1, c0);
+  if (!strstr(r.msg, want)) fail_msg("%s, want %s", r.msg, want);
+  ms_workload_free(w);
+  /* a truncated file is not this workload's: computed again, rewritten */
+  assert_int_equal(truncate(path, 100), 0);
+  w = ms_workload_new(&tk_kernel, &pb, &err);
+  assert_int_equal(oc_measure(w, tk_right_src, 0, 0, &o, &r), 0);
+  if (r.status != MS_OK) fail_msg("%s: %s", ms_status_name(r.status), r.msg);
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(sb.st_size, 24 + 2 * 24 + TN * 8 + TN * 4);
+  /* with no source, the reference configuration itself is the baseline */
+  assert_int_equal(oc_measure(w, NULL, 0, 0, &o, &r), 0);
+  if (r.status != MS_OK) fail_msg("%s: %s", ms_status_name(r.status), r.msg);
+  assert_true(r.max_err == 0);
+  ms_workload_free(w);
+}
+
+/* A reference configuration that does not build stops the measurement
+** with a harness failure that says so (nothing could be verified). */
+static char *tk_bad_reference(const kn_problem *pb) {
+  (void)pb;
+  return rt_strdup(tk_no_options_src);
+}
+static void test_typed_bad_reference(void **state) {
+  (void)state;
+  NEED_CL();
+  kn_kernel k = tk_kernel;
+  k.device_reference = tk_bad_reference;
+  ms_opts o;
+  fast_opts(&o);
+  kn_problem pb = {0};
+  ms_workload *w = ms_workload_new(&k, &pb, NULL);
+  assert_non_null(w);
+  ms_result r;
+  assert_int_equal(oc_measure(w, tk_right_src, 0, 0, &o, &r), -1);
+  assert_int_equal(r.status, MS_RUNTIME_ERROR);
+  if (!strstr(r.msg, "harness: the reference configuration of typed_cl failed (compile_error): "
+                     "compile error: ") || !strstr(r.msg, "KDIV"))
+    fail_msg("%s", r.msg);
+  assert_int_equal(ms__ref_missing(w), 1);
+  ms_workload_free(w);
 }
 
 static void test_bench(void **state) {
@@ -542,6 +802,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_crash),
     cmocka_unit_test(test_hang),
     cmocka_unit_test(test_compile_error),
+    cmocka_unit_test(test_typed_kernel),
+    cmocka_unit_test(test_typed_bad_reference),
     cmocka_unit_test(test_reduction_verifies),
     cmocka_unit_test(test_transpose_verifies),
     cmocka_unit_test(test_bench),

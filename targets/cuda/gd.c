@@ -145,6 +145,9 @@ static int child_props(int dev, gd_props *p, rt_err *err) {
     A(MAX_SHARED_MEMORY_PER_BLOCK, smem_block),
     A(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, smem_block_optin),
     A(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, smem_sm), A(L2_CACHE_SIZE, l2_bytes),
+    A(MAX_BLOCK_DIM_X, max_block[0]), A(MAX_BLOCK_DIM_Y, max_block[1]),
+    A(MAX_BLOCK_DIM_Z, max_block[2]), A(MAX_GRID_DIM_X, max_grid[0]),
+    A(MAX_GRID_DIM_Y, max_grid[1]), A(MAX_GRID_DIM_Z, max_grid[2]),
 #undef A
   };
   for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
@@ -285,6 +288,8 @@ static struct {
   nvrtcResult (*destroy)(nvrtcProgram *);
   nvrtcResult (*version)(int *, int *);
   const char *(*errstr)(nvrtcResult);
+  nvrtcResult (*add_name)(nvrtcProgram, const char *const);
+  nvrtcResult (*lowered)(nvrtcProgram, const char *const, const char **);
 } nv;
 
 static int nvrtc_load(void) {
@@ -303,6 +308,8 @@ static int nvrtc_load(void) {
     {"nvrtcDestroyProgram", offsetof(__typeof__(nv), destroy)},
     {"nvrtcVersion", offsetof(__typeof__(nv), version)},
     {"nvrtcGetErrorString", offsetof(__typeof__(nv), errstr)},
+    {"nvrtcAddNameExpression", offsetof(__typeof__(nv), add_name)},
+    {"nvrtcGetLoweredName", offsetof(__typeof__(nv), lowered)},
   };
   for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
     void *p = dlsym(h, syms[i].sym);
@@ -321,12 +328,12 @@ static int nvrtc_load(void) {
 ** forks children whose cuInit fails (CUDA_ERROR_NOT_INITIALIZED, seen on
 ** the H200), and the harness forks its workers from the caller. A child
 ** does one NVRTC task and writes its answer to a pipe: an int status, then
-** two length-prefixed byte strings (the cubin or the version, the log or
-** the reason). */
+** three length-prefixed byte strings (the cubin or the version, the log or
+** the reason, the lowered names of the name expressions, one a line). */
 typedef struct nv_answer {
   int status;                  /* 0 ok, 1 compile error, -1 NVRTC failed */
-  char *a, *b;                 /* malloc'ed, NUL-terminated */
-  size_t na, nb;
+  char *a, *b, *c;             /* malloc'ed, NUL-terminated */
+  size_t na, nb, nc;
 } nv_answer;
 
 static int write_all(int fd, const void *p, size_t n) {
@@ -339,13 +346,19 @@ static int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
-__attribute__((noreturn)) static void send_answer(int fd, int status, const void *a, size_t na,
-                                                const char *b) {
-  size_t nb = b ? strlen(b) : 0;
+__attribute__((noreturn)) static void send_answer3(int fd, int status, const void *a, size_t na,
+                                                 const char *b, const char *c) {
+  size_t nb = b ? strlen(b) : 0, nc = c ? strlen(c) : 0;
   if (write_all(fd, &status, sizeof status) || write_all(fd, &na, sizeof na) ||
-      (na && write_all(fd, a, na)) || write_all(fd, &nb, sizeof nb) || (nb && write_all(fd, b, nb)))
+      (na && write_all(fd, a, na)) || write_all(fd, &nb, sizeof nb) ||
+      (nb && write_all(fd, b, nb)) || write_all(fd, &nc, sizeof nc) || (nc && write_all(fd, c, nc)))
     _exit(1);
   _exit(0);
+}
+
+__attribute__((noreturn)) static void send_answer(int fd, int status, const void *a, size_t na,
+                                                const char *b) {
+  send_answer3(fd, status, a, na, b, NULL);
 }
 
 /* Read one length-prefixed string (at most 1 GiB). */
@@ -360,7 +373,34 @@ typedef struct nv_task {
   int kind;                    /* 0 probe (version or why), 1 compile */
   const char *src, *extra;
   int maj, min;
+  const char *const *exprs;    /* name expressions (nexpr) */
+  int nexpr;
 } nv_task;
+
+/* Whether option word o sets the language standard. */
+static int std_option(const char *o) { return !strncmp(o, "-std=", 5) || !strncmp(o, "--std=", 6); }
+
+/* The option words of a compile: GD_NVRTC_OPTS (less its -std= when extra
+** has one), the architecture, extra's words; into argv (at most max), the
+** words in buf. Their count, or -1 when there are more than max. */
+static int nv_options(const nv_task *t, char *buf, size_t cap, const char **argv, int max) {
+  char *extra = rt_strdup(t->extra ? t->extra : ""), *save = NULL;
+  int user_std = 0;
+  for (char *w = strtok_r(extra, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
+    user_std |= std_option(w);
+  free(extra);
+  snprintf(buf, cap, "%s --gpu-architecture=sm_%d%d %s", GD_NVRTC_OPTS, t->maj, t->min,
+           t->extra ? t->extra : "");
+  int argc = 0, fixed = 1;
+  save = NULL;
+  for (char *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+    if (!strncmp(w, "--gpu-architecture=", 19)) fixed = 0;   /* GD_NVRTC_OPTS came before it */
+    if (fixed && user_std && std_option(w)) continue;
+    if (argc == max) return -1;
+    argv[argc++] = w;
+  }
+  return argc;
+}
 
 __attribute__((noreturn)) static void nv_child(int fd, const nv_task *t) {
   if (!nvrtc_load()) send_answer(fd, -1, NULL, 0, nv.why);
@@ -371,20 +411,23 @@ __attribute__((noreturn)) static void nv_child(int fd, const nv_task *t) {
     snprintf(v, sizeof v, "nvrtc %d.%d", maj, min);
     send_answer(fd, 0, v, strlen(v), NULL);
   }
-  /* Options: the fixed ones, the architecture, then extra split on spaces. */
-  char *opts = rt_malloc(strlen(GD_NVRTC_OPTS) + (t->extra ? strlen(t->extra) : 0) + 64);
-  sprintf(opts, "%s --gpu-architecture=sm_%d%d %s", GD_NVRTC_OPTS, t->maj, t->min,
-          t->extra ? t->extra : "");
-  const char *argv[64];
-  int argc = 0;
-  for (char *tok = strtok(opts, " "); tok && argc < 64; tok = strtok(NULL, " ")) argv[argc++] = tok;
+  size_t cap = strlen(GD_NVRTC_OPTS) + (t->extra ? strlen(t->extra) : 0) + 64;
+  char *opts = rt_malloc(cap), msg[512];
+  const char *argv[128];
+  int argc = nv_options(t, opts, cap, argv, 128);
+  if (argc < 0) send_answer(fd, 1, NULL, 0, "more than 128 NVRTC options");
   nvrtcProgram prog;
-  char msg[256];
   nvrtcResult r = nv.create(&prog, t->src, "rooftune.cu", 0, NULL, NULL);
   if (r) {
     snprintf(msg, sizeof msg, "nvrtcCreateProgram: %s", nv.errstr(r));
     send_answer(fd, -1, NULL, 0, msg);
   }
+  for (int i = 0; i < t->nexpr; i++)
+    if ((r = nv.add_name(prog, t->exprs[i]))) {
+      snprintf(msg, sizeof msg, "nvrtcAddNameExpression(\"%.200s\"): %s", t->exprs[i],
+               nv.errstr(r));
+      send_answer(fd, -1, NULL, 0, msg);
+    }
   r = nv.compile(prog, argc, argv);
   size_t ls = 0;
   char *log = NULL;
@@ -392,7 +435,13 @@ __attribute__((noreturn)) static void nv_child(int fd, const nv_task *t) {
     log = rt_malloc(ls);
     if (nv.log(prog, log)) log[0] = 0;
   }
-  if (r == NVRTC_ERROR_COMPILATION) send_answer(fd, 1, NULL, 0, log);
+  if (r == NVRTC_ERROR_COMPILATION) {   /* the log, after the options it was compiled with */
+    rt_str text = {0};
+    rt_str_printf(&text, "nvrtc options:");
+    for (int i = 0; i < argc; i++) rt_str_printf(&text, " %s", argv[i]);
+    rt_str_printf(&text, "\n%s", log ? log : "");
+    send_answer(fd, 1, NULL, 0, text.s);
+  }
   if (r) {
     snprintf(msg, sizeof msg, "nvrtcCompileProgram: %s", nv.errstr(r));
     send_answer(fd, -1, NULL, 0, msg);
@@ -407,7 +456,19 @@ __attribute__((noreturn)) static void nv_child(int fd, const nv_task *t) {
     snprintf(msg, sizeof msg, "nvrtcGetCUBIN: %s", nv.errstr(r));
     send_answer(fd, -1, NULL, 0, msg);
   }
-  send_answer(fd, 0, img, n, log);
+  rt_str names = {0};
+  for (int i = 0; i < t->nexpr; i++) {
+    const char *low = NULL;
+    if ((r = nv.lowered(prog, t->exprs[i], &low)) || !low || !*low || strchr(low, '\n')) {
+      /* NVRTC compiled, but the expression names no kernel or variable */
+      snprintf(msg, sizeof msg, "rooftune.cu: error: the name expression \"%.200s\" (an entry "
+               "line) has no lowered name: %s\n%s", t->exprs[i], r ? nv.errstr(r) : "empty",
+               log ? log : "");
+      send_answer(fd, 1, NULL, 0, msg);
+    }
+    rt_str_printf(&names, "%s\n", low);
+  }
+  send_answer3(fd, 0, img, n, log, names.s);
 }
 
 /* Run task t in a child; 0 with *ans filled, -1 with err (the child died,
@@ -421,10 +482,11 @@ static int nv_run(const nv_task *t, nv_answer *ans, rt_err *err) {
   double deadline = deadline_in(600);
   int bad = read_full(fd, &ans->status, sizeof ans->status, deadline) ||
             read_blob(fd, &ans->a, &ans->na, deadline) ||
-            read_blob(fd, &ans->b, &ans->nb, deadline);
+            read_blob(fd, &ans->b, &ans->nb, deadline) ||
+            read_blob(fd, &ans->c, &ans->nc, deadline);
   int st = reap_child(pid, fd, bad);
   if (bad) {
-    free(ans->a), free(ans->b);
+    free(ans->a), free(ans->b), free(ans->c);
     rt_err_set(err, "NVRTC's process died or hung (wait status %d)", st);
     return -1;
   }
@@ -447,7 +509,7 @@ static void nv_probe(void) {
   probe.ok = a.status == 0;
   snprintf(probe.ok ? probe.version : probe.why, sizeof probe.why, "%s",
            probe.ok ? a.a : a.b);
-  free(a.a), free(a.b);
+  free(a.a), free(a.b), free(a.c);
 }
 
 int gd_nvrtc_available(const char **why) {
@@ -462,19 +524,46 @@ const char *gd_nvrtc_version(char *buf, size_t cap) {
   return buf;
 }
 
-int gd_nvrtc_compile(const char *src, int cc_major, int cc_minor, const char *extra,
-                     void **image, size_t *size, rt_str *log, rt_err *err) {
-  nv_task t = {.kind = 1, .src = src, .extra = extra, .maj = cc_major, .min = cc_minor};
+int gd_nvrtc_compile_names(const char *src, int cc_major, int cc_minor, const char *extra,
+                           const char *const *exprs, int nexpr, void **image, size_t *size,
+                           char **lowered, rt_str *log, rt_err *err) {
+  if (nexpr < 0 || nexpr > GD_MAXNAMES) {
+    rt_err_set(err, "NVRTC: %d name expressions (at most %d)", nexpr, GD_MAXNAMES);
+    return -1;
+  }
+  nv_task t = {.kind = 1, .src = src, .extra = extra, .maj = cc_major, .min = cc_minor,
+               .exprs = exprs, .nexpr = nexpr};
   nv_answer a;
   if (nv_run(&t, &a, err)) return -1;
   if (log && a.nb) rt_str_printf(log, "%s", a.b);
   if (a.status < 0) rt_err_set(err, "NVRTC: %s", a.b);
+  int got = 0;
+  for (const char *p = a.c; a.status == 0 && p && *p && got <= nexpr; got++)
+    p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+  if (a.status == 0 && got != nexpr) {
+    rt_err_set(err, "NVRTC: %d lowered names for %d name expressions", got, nexpr);
+    a.status = -1;
+  }
   if (a.status == 0) {
+    const char *p = a.c;
+    for (int i = 0; i < nexpr; i++) {
+      size_t len = strcspn(p, "\n");
+      lowered[i] = rt_malloc(len + 1);
+      memcpy(lowered[i], p, len);
+      lowered[i][len] = 0;
+      p += len + 1;
+    }
     *image = a.a, *size = a.na;
     a.a = NULL;
   }
-  free(a.a), free(a.b);
+  free(a.a), free(a.b), free(a.c);
   return a.status;
+}
+
+int gd_nvrtc_compile(const char *src, int cc_major, int cc_minor, const char *extra,
+                     void **image, size_t *size, rt_str *log, rt_err *err) {
+  return gd_nvrtc_compile_names(src, cc_major, cc_minor, extra, NULL, 0, image, size, NULL, log,
+                                err);
 }
 
 /* ---- cuBLAS ---- */

@@ -34,7 +34,7 @@
   X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSynchronize) \
   X(cuCtxSetCurrent) X(cuCtxGetCurrent) \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) \
+  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal) \
   X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) \
   X(cuMemcpyDtoD) X(cuMemsetD32) X(cuMemsetD32Async) X(cuMemsetD8Async) \
@@ -67,6 +67,7 @@ typedef struct gd_props {
   int regs_block, regs_sm;
   int smem_block, smem_block_optin, smem_sm;   /* bytes */
   int l2_bytes;
+  int max_block[3], max_grid[3];   /* block and grid dimensions, x y z */
   double mem_bytes;
   int driver_version;          /* 13000 */
 } gd_props;
@@ -86,13 +87,24 @@ int gd_nvrtc_available(const char **why);
 /* "nvrtc 13.0" into buf (or "nvrtc unavailable"). */
 const char *gd_nvrtc_version(char *buf, size_t cap);
 /* Compile CUDA C++ source src for sm_<cc_major><cc_minor> into a cubin
-** (malloc'ed into *image, *size bytes) with the options GD_NVRTC_OPTS plus
-** extra (space-separated, may be NULL). The compiler's log goes to log
-** (when not NULL) on success and on failure. 0; 1: compile error (the log
-** says why); -1 with err: NVRTC is not there or failed itself. */
+** (malloc'ed into *image, *size bytes) with the options GD_NVRTC_OPTS, the
+** architecture, then extra (blank-separated, may be NULL; a -std=... or
+** --std=... in extra replaces GD_NVRTC_OPTS's). The compiler's log goes
+** to log (when not NULL) on success and on failure (then after a first
+** line "nvrtc options: ..." listing the options). 0; 1: compile error
+** (the log says why); -1 with err: NVRTC is not there or failed itself. */
 #define GD_NVRTC_OPTS "-std=c++17 -default-device"
 int gd_nvrtc_compile(const char *src, int cc_major, int cc_minor, const char *extra,
                      void **image, size_t *size, rt_str *log, rt_err *err);
+/* gd_nvrtc_compile with C++ name expressions: exprs[0..nexpr-1] (at most
+** GD_MAXNAMES; `vadd<float, 4>`) are given to nvrtcAddNameExpression
+** before the compile, and on success lowered[i] (malloc'ed) gets
+** nvrtcGetLoweredName's name of exprs[i]. An expression NVRTC cannot
+** lower is a compile error naming it. */
+#define GD_MAXNAMES 16
+int gd_nvrtc_compile_names(const char *src, int cc_major, int cc_minor, const char *extra,
+                           const char *const *exprs, int nexpr, void **image, size_t *size,
+                           char **lowered, rt_str *log, rt_err *err);
 
 /* ---- cuBLAS (baselines; in a worker child) ---- */
 /* Load libcublas and run C = A*B (row-major M x K times K x N, float32,
@@ -138,12 +150,27 @@ struct ms_result;
 /* Measure a kernel with a device_reference on device dev: cubins built
 ** with NVRTC into the compile cache, run, verified and timed in the
 ** isolated child, CUPTI counts in a second one with o->counters (the
-** row's measure). 0, or -1 for harness failures. */
+** row's measure). A kernel whose reference is NULL (a T1 kernel) gets its
+** reference outputs once per workload first (measure/ms_backend.h
+** ms__ref_once; -1 when the reference configuration fails). 0, or -1 for
+** harness failures. */
 int gd_measure(int dev, struct ms_workload *w, const char *src, const struct ms_opts *o,
                struct ms_result *r);
 /* The compile-cache key of CUDA source src for device dev's architecture
-** (the source, NVRTC's version, GD_NVRTC_OPTS, sm_XY). */
+** (the source with its plan's options and entries, NVRTC's version,
+** GD_NVRTC_OPTS, sm_XY). The cubin is <cache>/<key>.cubin; the lowered
+** names of the plan's entries, one a line in entry order, are
+** <cache>/<key>.names, written before the cubin. */
 void gd_build_key(int dev, const char *src, char key[33]);
+/* Build src (plan: its parsed plan) for sm_<maj><min> into the compile
+** cache (cache_dir, as ms_cache_path) unless there (*hit): the cubin at
+** path (cap bytes) and the entries' lowered names, into plan and into
+** <key>.names beside it (written first; a cubin whose names file is
+** missing or does not match the plan is rebuilt). 0; 1: compile error
+** (log); -1: NVRTC or the cache failed (log says). */
+struct gk_plan;
+int gd_cubin_build(const char *src, struct gk_plan *plan, int maj, int min, const char *cache_dir,
+                   char *path, size_t cap, int *hit, rt_str *log);
 /* Build srcs into the compile cache in jobs children (ms_prebuild_with). */
 void gd_prebuild(int dev, const char *const *srcs, int n, const struct ms_opts *o, int jobs);
 

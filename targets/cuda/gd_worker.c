@@ -1,27 +1,35 @@
 /*
 ** gd_worker.c -- the CUDA row's worker (moved from measure/ms_cuda.c): the
 ** measurement of a kernel with a device_reference (targets/cuda/gk.h) on
-** device dev, on the harness of measure/ms_backend.h. The parent compiles the candidate
-** and the kernel's device reference with NVRTC into the compile cache
-** (<cache>/<key>.cubin; the key hashes the source, NVRTC's version, the
-** options and the architecture) and parses their plans; it never touches
-** the driver (gd.h invariant 1). Each pass runs in a fresh worker child
-** (ms__run_worker: rt_fork's clean child, killed at the timeout), because a
-** faulting kernel poisons its CUDA context. The child:
-**   1. makes a context on device dev, loads both cubins, allocates every
-**      buffer for the candidate and the reference's outputs apart, copies
-**      the workload's inputs in;
-**   2. runs the reference plan, then the candidate's once with every
-**      output poisoned (MS_POISON), checks the launch and the
-**      synchronisation for errors (runtime_error, with CUDA's name of it),
-**      copies outputs and reference outputs back and verifies them as the
-**      host does (hk.h invariant 3), and checks that no input changed;
+** device dev, on the harness of measure/ms_backend.h. The parent parses
+** the plans, compiles the candidate and the kernel's device reference with
+** NVRTC (the plan's options and entries) into the compile cache
+** (<cache>/<key>.cubin, and <key>.names: the entries' lowered names); it
+** never touches the driver (gd.h invariant 1). Each pass runs in a fresh
+** worker child (ms__run_worker: rt_fork's clean child, killed at the
+** timeout), because a faulting kernel poisons its CUDA context. The child:
+**   1. makes a context on device dev, loads the cubins, finds every
+**      launch's function (an entry's by its lowered name), checks the
+**      device's limits for every launch (invalid: gk.h ABI point 2),
+**      allocates every vector (apart for the reference's outputs),
+**      copies the inputs and each output's initial contents in (poisoned,
+**      or an inout output's initial values: ms__buf_init), copies each
+**      symbol's buffer into its module's global;
+**   2. built-in kernels: runs the reference plan, then the candidate's
+**      once; kernels whose reference is NULL: the candidate's once, its
+**      reference outputs having been computed once per workload by the
+**      same child running the reference configuration and sending its
+**      outputs back (ms__ref_once, kept in the compile cache); it checks
+**      the launch and the synchronisation for errors (runtime_error, with
+**      CUDA's name of it), copies outputs back and verifies them (kn.h
+**      invariant 2), and checks that no input changed;
 **   3. times warmup + repeats with ms_time_loop, each sample one run of
 **      the plan between two CUDA events on one stream; with
 **      o->flush_cache, a buffer of twice the L2 is written (cuMemsetD32Async)
 **      before each sample, outside the events;
 **   4. (counter pass, o->counters) runs the plan once more under CUPTI's
 **      range profiler (gd_cupti.c), after one warm run.
+** Scalars (sN) are passed by value from the workload's one element.
 */
 #include <errno.h>
 #include <limits.h>
@@ -51,9 +59,8 @@ static void arch_of(int dev, int *maj, int *min) {
   if (!gd_props_get(dev, &p, &err)) *maj = p.cc_major, *min = p.cc_minor;
 }
 
-void gd_build_key(int dev, const char *src, char key[33]) {
-  int maj, min;
-  arch_of(dev, &maj, &min);
+/* The build key of src for sm_<maj><min> (gd_build_key). */
+static void key_for(const char *src, int maj, int min, char key[33]) {
   char head[256], nv[64];
   snprintf(head, sizeof head, "cuda|%s|%s|sm_%d%d|", gd_nvrtc_version(nv, sizeof nv),
            GD_NVRTC_OPTS, maj, min);
@@ -61,16 +68,53 @@ void gd_build_key(int dev, const char *src, char key[33]) {
   rt_hash_hex(rt_hash_bytes(h, src, strlen(src)), key);
 }
 
-/* Build src into <cache>/<key>.cubin unless there. 0; 1: compile error
-** (log); -1: NVRTC or the cache failed (log says). */
-static int cuda_build(const char *src, int dev, const char *cache_dir, int maj, int min,
-                      char *path, size_t cap, int *hit, rt_str *log) {
-  char dir[PATH_MAX], key[33];
+void gd_build_key(int dev, const char *src, char key[33]) {
+  int maj, min;
+  arch_of(dev, &maj, &min);
+  key_for(src, maj, min, key);
+}
+
+/* Read the lowered names of plan's entries from path; 0 or -1. */
+static int read_names(const char *path, gk_plan *plan) {
+  FILE *f = fopen(path, "re");
+  if (!f) return -1;
+  int i = 0;
+  char line[sizeof plan->entry[0].lowered + 2];
+  for (; i < plan->nentry && fgets(line, sizeof line, f); i++) {
+    size_t len = strcspn(line, "\n");
+    if (!len || line[len] != '\n' || len >= sizeof plan->entry[i].lowered) break;
+    memcpy(plan->entry[i].lowered, line, len);
+    plan->entry[i].lowered[len] = 0;
+  }
+  int extra = fgetc(f) != EOF;
+  fclose(f);
+  return i == plan->nentry && !extra ? 0 : -1;
+}
+
+/* Write text to path through a temporary file and rename; 0 or -1. */
+static int write_file(const char *path, const void *data, size_t n, rt_str *log) {
+  char tmp[PATH_MAX + 64];
+  snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+  FILE *f = fopen(tmp, "wbe");
+  int ok = f && fwrite(data, 1, n, f) == n;
+  if (f && fclose(f)) ok = 0;
+  if (!ok || rename(tmp, path)) {
+    rt_str_printf(log, "compile cache: cannot write %s: %s", tmp, strerror(errno));
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+int gd_cubin_build(const char *src, gk_plan *plan, int maj, int min, const char *cache_dir,
+                   char *path, size_t cap, int *hit, rt_str *log) {
+  char dir[PATH_MAX], key[33], names[PATH_MAX + 64];
   ms_cache_path(cache_dir, dir, sizeof dir);
-  gd_build_key(dev, src, key);
+  key_for(src, maj, min, key);
   snprintf(path, cap, "%s/%s.cubin", dir, key);
+  snprintf(names, sizeof names, "%s/%s.names", dir, key);
   struct stat sb;
-  if (!stat(path, &sb) && sb.st_size > 0) {
+  if (!stat(path, &sb) && sb.st_size > 0 && (!plan->nentry || !read_names(names, plan))) {
     if (hit) *hit = 1;
     return 0;
   }
@@ -78,23 +122,35 @@ static int cuda_build(const char *src, int dev, const char *cache_dir, int maj, 
   void *img = NULL;
   size_t n = 0;
   rt_err err = {0};
-  int rc = gd_nvrtc_compile(src, maj, min, NULL, &img, &n, log, &err);
+  const char *exprs[GK_MAXENTRY];
+  char *lowered[GK_MAXENTRY] = {0};
+  for (int i = 0; i < plan->nentry; i++) exprs[i] = plan->entry[i].expr;
+  int rc = gd_nvrtc_compile_names(src, maj, min, plan->options, exprs, plan->nentry, &img, &n,
+                                  lowered, log, &err);
   if (rc) {
     if (rc < 0) rt_str_printf(log, "%s", err.msg);
     return rc;
   }
-  char tmp[PATH_MAX + 64];
-  snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-  FILE *f = ms_mkdirs(dir) ? NULL : fopen(tmp, "wbe");
-  int ok = f && fwrite(img, 1, n, f) == n;
-  if (f && fclose(f)) ok = 0;
-  free(img);
-  if (!ok || rename(tmp, path)) {
-    rt_str_printf(log, "compile cache: cannot write %s: %s", tmp, strerror(errno));
-    unlink(tmp);
-    return -1;
+  rt_str text = {0};
+  for (int i = 0; i < plan->nentry; i++) {
+    snprintf(plan->entry[i].lowered, sizeof plan->entry[i].lowered, "%s", lowered[i]);
+    if (strlen(lowered[i]) >= sizeof plan->entry[i].lowered) rc = 1;
+    rt_str_printf(&text, "%s\n", lowered[i]);
+    free(lowered[i]);
   }
-  return 0;
+  if (rc) {
+    rt_str_printf(log, "rooftune.cu: error: a lowered name is longer than %zu characters",
+                  sizeof plan->entry[0].lowered - 1);
+  } else if (ms_mkdirs(dir)) {
+    rt_str_printf(log, "compile cache: cannot make %s: %s", dir, strerror(errno));
+    rc = -1;
+  } else if ((plan->nentry && write_file(names, text.s, strlen(text.s), log)) ||
+             write_file(path, img, n, log)) {
+    rc = -1;
+  }
+  free(text.s);
+  free(img);
+  return rc;
 }
 
 typedef struct cubin_job {
@@ -107,7 +163,11 @@ static void cubin_build(const char *src, void *ctx) {
   char path[PATH_MAX + 64];
   rt_str log = {0};
   int hit;
-  cuda_build(src, j->dev, j->cache_dir, j->maj, j->min, path, sizeof path, &hit, &log);
+  rt_err err = {0};
+  gk_plan *plan = rt_malloc(sizeof *plan);
+  if (!gk_plan_parse(src, KN_MAXBUF, plan, &err))   /* else the measurement says why */
+    gd_cubin_build(src, plan, j->maj, j->min, j->cache_dir, path, sizeof path, &hit, &log);
+  free(plan);
   free(log.s);
 }
 
@@ -130,14 +190,16 @@ typedef struct cuda_child {
   const ms_workload *w;
   const ms_opts *o;
   int dev;                             /* the device ordinal */
-  const char *cand_cubin, *ref_cubin;  /* cand: "" for a library plan */
-  gk_plan cand_plan, ref_plan;
+  const char *cand_cubin, *ref_cubin;  /* cand: "" for a library plan; ref: "" for none */
+  gk_plan *cand_plan, *ref_plan;
   int pass;                            /* 0: verify + time; 1: counters */
+  int reference;                       /* 1: the reference run of ms__ref_once */
   int nev;
   const char *const *ev;
   /* in the child */
   CUstream s;
   CUdeviceptr buf[KN_MAXBUF], refbuf[KN_MAXBUF], flush;
+  void *out[KN_MAXBUF];                /* the candidate's vectors, copied back */
   size_t flush_words;
   unsigned flush_val;
   dev_plan cand, ref;
@@ -152,6 +214,63 @@ static int fail(ms__report *rep, int status, const char *what, CUresult r) {
   return -1;
 }
 
+/* End the child with rep: the report alone, or in the reference run the
+** report and the outputs (ms__send_outputs). */
+__attribute__((noreturn)) static void finish(cuda_child *c, int fd, ms__report *rep) {
+  if (c->reference) ms__send_outputs(fd, rep, c->w, c->out);
+  ms__send(fd, rep);
+}
+
+/* The device's limits against launch st of function fn (gk.h ABI point
+** 2): 0, or -1 with rep invalid (the limit and both numbers) or
+** runtime_error (a query failed). */
+static int check_limits(ms__report *rep, const gk_step *st, CUfunction fn, const gd_props *p,
+                        const char *who) {
+  int max_threads = 0, static_smem = 0;
+  CUresult r;
+  if ((r = gd_cu.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn)) ||
+      (r = gd_cu.cuFuncGetAttribute(&static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn)))
+    return fail(rep, MS_RUNTIME_ERROR, "harness: cuFuncGetAttribute", r);
+  unsigned long long threads =
+      (unsigned long long)st->block[0] * st->block[1] * st->block[2];
+  unsigned long long smem = (unsigned long long)st->smem + (unsigned long long)static_smem;
+  static const char xyz[] = "xyz";
+  char pre[64] = "";   /* the candidate's limits need no name */
+  if (strcmp(who, "candidate")) snprintf(pre, sizeof pre, "%.40s: ", who);
+  rep->status = MS_INVALID;
+  for (int d = 0; d < 3; d++) {
+    if (st->block[d] > (unsigned)p->max_block[d]) {
+      snprintf(rep->msg, sizeof rep->msg, "%slaunch %.40s: block %c dimension %u, over the "
+               "device's %d (CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_%c)", pre, st->name, xyz[d],
+               st->block[d], p->max_block[d], xyz[d] - 32);
+      return -1;
+    }
+    if (st->grid[d] > (unsigned)p->max_grid[d]) {
+      snprintf(rep->msg, sizeof rep->msg, "%slaunch %.40s: grid %c dimension %u, over the "
+               "device's %d (CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_%c)", pre, st->name, xyz[d],
+               st->grid[d], p->max_grid[d], xyz[d] - 32);
+      return -1;
+    }
+  }
+  if (threads > (unsigned long long)max_threads) {
+    snprintf(rep->msg, sizeof rep->msg, "%slaunch %.40s: a block of %u x %u x %u = %llu "
+             "threads, over the kernel's %d (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its "
+             "registers included)", pre, st->name, st->block[0], st->block[1], st->block[2],
+             threads, max_threads);
+    return -1;
+  }
+  if (smem > (unsigned long long)p->smem_block_optin) {
+    snprintf(rep->msg, sizeof rep->msg, "%slaunch %.40s: %llu bytes of shared memory (%u "
+             "dynamic + %d static), over the device's %d per block (opt-in maximum)", pre,
+             st->name, smem, st->smem, static_smem, p->smem_block_optin);
+    return -1;
+  }
+  rep->status = MS_OK;
+  return 0;
+}
+
+/* Load cubin into d: functions (entries by their lowered names), the
+** device's limits, the shared-memory opt-in, the workspace. */
 static int load_plan(ms__report *rep, const char *cubin, dev_plan *d, const char *who,
                      const gd_props *p) {
   if (!cubin[0]) return 0;   /* a library plan */
@@ -164,26 +283,24 @@ static int load_plan(ms__report *rep, const char *cubin, dev_plan *d, const char
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
-  char *img = rt_malloc((size_t)n + 1);
-  size_t got = fread(img, 1, (size_t)n, f);
+  char *img = rt_malloc((size_t)(n > 0 ? n : 0) + 1);
+  size_t got = n > 0 ? fread(img, 1, (size_t)n, f) : 0;
   fclose(f);
-  CUresult r = got == (size_t)n ? gd_cu.cuModuleLoadData(&d->mod, img) : CUDA_ERROR_FILE_NOT_FOUND;
+  CUresult r = n > 0 && got == (size_t)n ? gd_cu.cuModuleLoadData(&d->mod, img)
+                                         : CUDA_ERROR_FILE_NOT_FOUND;
   free(img);
   if (r) return fail(rep, MS_RUNTIME_ERROR, "cuModuleLoadData", r);
   for (int i = 0; i < d->plan.nsteps; i++) {
     gk_step *st = &d->plan.step[i];
     if (st->kind != GK_LAUNCH) continue;
-    if ((r = gd_cu.cuModuleGetFunction(&d->fn[i], d->mod, st->name))) {
-      char what[96];
-      snprintf(what, sizeof what, "%s: no kernel '%.40s'", who, st->name);
+    const char *fname = st->entry >= 0 ? d->plan.entry[st->entry].lowered : st->name;
+    if ((r = gd_cu.cuModuleGetFunction(&d->fn[i], d->mod, fname))) {
+      char what[160];
+      snprintf(what, sizeof what, "%s: no kernel '%.40s'%s%.60s", who, st->name,
+               st->entry >= 0 ? " lowered to " : "", st->entry >= 0 ? fname : "");
       return fail(rep, MS_RUNTIME_ERROR, what, r);
     }
-    if (st->smem > (unsigned)p->smem_block_optin) {
-      rep->status = MS_RUNTIME_ERROR;
-      snprintf(rep->msg, sizeof rep->msg, "%s: kernel %.40s asks %u bytes of shared memory, "
-               "the device allows %d per block", who, st->name, st->smem, p->smem_block_optin);
-      return -1;
-    }
+    if (check_limits(rep, st, d->fn[i], p, who)) return -1;
     if (st->smem > 48 * 1024 &&
         (r = gd_cu.cuFuncSetAttribute(d->fn[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       (int)st->smem)))
@@ -191,6 +308,34 @@ static int load_plan(ms__report *rep, const char *cubin, dev_plan *d, const char
   }
   if (d->plan.workspace && (r = gd_cu.cuMemAlloc(&d->ws, d->plan.workspace)))
     return fail(rep, MS_RUNTIME_ERROR, "workspace cuMemAlloc", r);
+  return 0;
+}
+
+/* Copy every symbol's buffer into d's module (before the runs). */
+static int load_symbols(ms__report *rep, dev_plan *d, const ms_workload *w, const char *who) {
+  for (int i = 0; i < d->plan.nsym; i++) {
+    const gk_symbol *sy = &d->plan.sym[i];
+    size_t need = ms__buf_bytes(&w->b[sy->buf]), have = 0;
+    CUdeviceptr ptr;
+    char what[200];
+    CUresult r = gd_cu.cuModuleGetGlobal(&ptr, &have, d->mod, sy->name);
+    if (r) {
+      snprintf(what, sizeof what, "%s: symbol %.60s (buffer %.40s): cuModuleGetGlobal", who,
+               sy->name, w->b[sy->buf].name);
+      return fail(rep, MS_RUNTIME_ERROR, what, r);
+    }
+    if (have < need) {
+      rep->status = MS_RUNTIME_ERROR;
+      snprintf(rep->msg, sizeof rep->msg, "%s: symbol %.60s holds %zu bytes, buffer %.40s needs "
+               "%zu (%lld elements of %s)", who, sy->name, have, w->b[sy->buf].name, need,
+               (long long)w->b[sy->buf].n, kn_elem_name(w->b[sy->buf].elem));
+      return -1;
+    }
+    if ((r = gd_cu.cuMemcpyHtoD(ptr, w->in[sy->buf], need))) {
+      snprintf(what, sizeof what, "%s: symbol %.60s: cuMemcpyHtoD", who, sy->name);
+      return fail(rep, MS_RUNTIME_ERROR, what, r);
+    }
+  }
   return 0;
 }
 
@@ -203,13 +348,14 @@ static CUresult run_plan(dev_plan *d, const CUdeviceptr *b, CUstream s, const ms
     CUdeviceptr ptr[GK_MAXARG];
     void *args[GK_MAXARG];
     for (int a = 0; a < st->nargs && st->kind != GK_LIBRARY; a++) {
-      ptr[a] = st->arg[a] == GK_WS ? d->ws : b[st->arg[a]];
-      args[a] = &ptr[a];
+      int n = st->arg[a];
+      ptr[a] = n == GK_WS ? d->ws : st->how[a] == GK_ARG_VALUE ? 0 : b[n];
+      args[a] = st->how[a] == GK_ARG_VALUE ? w->in[n] : (void *)&ptr[a];
     }
     if (st->kind == GK_ZERO) {
-      size_t words = st->arg[0] == GK_WS ? d->plan.workspace / 4
-                                         : ms__buf_bytes(&w->b[st->arg[0]]) / 4;
-      r = gd_cu.cuMemsetD32Async(ptr[0], 0, words, s);
+      size_t bytes = st->arg[0] == GK_WS ? d->plan.workspace : ms__buf_bytes(&w->b[st->arg[0]]);
+      r = bytes % 4 ? gd_cu.cuMemsetD8Async(ptr[0], 0, bytes, s)
+                    : gd_cu.cuMemsetD32Async(ptr[0], 0, bytes / 4, s);
     } else if (st->kind == GK_LAUNCH) {
       r = gd_cu.cuLaunchKernel(d->fn[i], st->grid[0], st->grid[1], st->grid[2], st->block[0],
                                st->block[1], st->block[2], st->smem, s, args, NULL);
@@ -257,6 +403,30 @@ static double timed_sample(void *ctx) {
   return 1e-3 * (double)ms;
 }
 
+/* Allocate the vectors (the reference's outputs apart when there is a
+** reference plan) and copy in the inputs and the outputs' initial
+** contents. 0 or -1 with rep. */
+static int load_buffers(cuda_child *c, ms__report *rep) {
+  const ms_workload *w = c->w;
+  CUresult r;
+  for (int i = 0; i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR) continue;   /* scalars: by value; symbols: in the module */
+    size_t bytes = ms__buf_bytes(&w->b[i]);
+    int apart = w->b[i].out && c->ref_cubin[0];
+    if ((r = gd_cu.cuMemAlloc(&c->buf[i], bytes)) ||
+        (apart && (r = gd_cu.cuMemAlloc(&c->refbuf[i], bytes))))
+      return fail(rep, MS_RUNTIME_ERROR, "harness: cuMemAlloc of the workload", r);
+    if (!apart) c->refbuf[i] = c->buf[i];
+    void *init = w->in[i];
+    if (!init) ms__buf_init(w, i, init = rt_malloc(bytes));   /* outputs poisoned */
+    r = gd_cu.cuMemcpyHtoD(c->buf[i], init, bytes);
+    if (!r && apart) r = gd_cu.cuMemcpyHtoD(c->refbuf[i], init, bytes);
+    if (init != w->in[i]) free(init);
+    if (r) return fail(rep, MS_RUNTIME_ERROR, "harness: cuMemcpyHtoD", r);
+  }
+  return 0;
+}
+
 static void child_main(int fd, void *ctx) {
   cuda_child *c = ctx;
   const ms_workload *w = c->w;
@@ -267,85 +437,73 @@ static void child_main(int fd, void *ctx) {
   CUcontext cx;
   gd_props p;
   CUresult r;
+  const char *who = c->reference ? "the reference configuration" : "candidate";
   if (gd_props_get(c->dev, &p, &err) || gd_context(c->dev, &cx, &err)) {
     rep.status = MS_RUNTIME_ERROR;
     snprintf(rep.msg, sizeof rep.msg, "harness: %.240s", err.msg);
-    ms__send(fd, &rep);
+    finish(c, fd, &rep);
   }
-  c->cand.plan = c->cand_plan;
-  c->ref.plan = c->ref_plan;
-  if (load_plan(&rep, c->ref_cubin, &c->ref, "reference", &p) ||
-      load_plan(&rep, c->cand_cubin, &c->cand, "candidate", &p))
-    ms__send(fd, &rep);
+  c->cand.plan = *c->cand_plan;
+  if (c->ref_plan) c->ref.plan = *c->ref_plan;
+  if ((c->ref_cubin[0] && (load_plan(&rep, c->ref_cubin, &c->ref, "reference", &p) ||
+                           load_symbols(&rep, &c->ref, w, "reference"))) ||
+      load_plan(&rep, c->cand_cubin, &c->cand, who, &p) ||
+      (c->cand_cubin[0] && load_symbols(&rep, &c->cand, w, who)))
+    finish(c, fd, &rep);
   if ((r = gd_cu.cuStreamCreate(&c->s, CU_STREAM_NON_BLOCKING)) ||
       (r = gd_cu.cuEventCreate(&ev0, CU_EVENT_DEFAULT)) ||
       (r = gd_cu.cuEventCreate(&ev1, CU_EVENT_DEFAULT))) {
     fail(&rep, MS_RUNTIME_ERROR, "harness: stream/events", r);
-    ms__send(fd, &rep);
+    finish(c, fd, &rep);
   }
-  for (int i = 0; i < w->nbuf; i++) {
-    size_t bytes = ms__buf_bytes(&w->b[i]);
-    if ((r = gd_cu.cuMemAlloc(&c->buf[i], bytes)) ||
-        (w->b[i].out && (r = gd_cu.cuMemAlloc(&c->refbuf[i], bytes)))) {
-      fail(&rep, MS_RUNTIME_ERROR, "harness: cuMemAlloc of the workload", r);
-      ms__send(fd, &rep);
-    }
-    if (!w->b[i].out) {
-      c->refbuf[i] = c->buf[i];
-      if ((r = gd_cu.cuMemcpyHtoD(c->buf[i], w->in[i], bytes))) {
-        fail(&rep, MS_RUNTIME_ERROR, "harness: cuMemcpyHtoD", r);
-        ms__send(fd, &rep);
-      }
-    }
-  }
-  /* The reference, then the candidate once on poisoned outputs. */
+  if (load_buffers(c, &rep)) finish(c, fd, &rep);
+  /* The built-ins' reference, then the candidate once on poisoned outputs. */
   double t0 = rt_now();
   char msg[200] = "";
-  if ((r = run_plan(&c->ref, c->refbuf, c->s, w, msg, sizeof msg)) ||
-      (r = gd_cu.cuStreamSynchronize(c->s))) {
+  if (c->ref_cubin[0] && ((r = run_plan(&c->ref, c->refbuf, c->s, w, msg, sizeof msg)) ||
+                          (r = gd_cu.cuStreamSynchronize(c->s)))) {
     char what[256];
     snprintf(what, sizeof what, "harness: the device reference failed (%.100s)", msg);
     fail(&rep, MS_RUNTIME_ERROR, what, r);
-    ms__send(fd, &rep);
+    finish(c, fd, &rep);
   }
-  for (int i = 0; i < w->nbuf; i++)
-    if (w->b[i].out &&
-        (r = gd_cu.cuMemsetD32(c->buf[i], MS_POISON_BITS, ms__buf_bytes(&w->b[i]) / 4))) {
-      fail(&rep, MS_RUNTIME_ERROR, "harness: poisoning outputs", r);
-      ms__send(fd, &rep);
-    }
   run_cand(c);
   if (c->bad) {
     char what[256];
     snprintf(what, sizeof what, "%s", c->bad_msg[0] ? c->bad_msg : "run");
     fail(&rep, MS_RUNTIME_ERROR, what, c->bad);
-    ms__send(fd, &rep);
+    finish(c, fd, &rep);
   }
-  float *out[KN_MAXBUF] = {0}, *ref[KN_MAXBUF] = {0};
+  void *ref[KN_MAXBUF] = {0};
   for (int i = 0; i < w->nbuf && rep.status == MS_OK; i++) {
+    if (w->b[i].kind != KN_VECTOR) continue;
     size_t bytes = ms__buf_bytes(&w->b[i]);
-    out[i] = rt_malloc(bytes);
-    if ((r = gd_cu.cuMemcpyDtoH(out[i], c->buf[i], bytes))) {
+    c->out[i] = rt_malloc(bytes);
+    if ((r = gd_cu.cuMemcpyDtoH(c->out[i], c->buf[i], bytes))) {
       fail(&rep, MS_RUNTIME_ERROR, "cuMemcpyDtoH", r);
       break;
     }
-    if (w->b[i].out) {
+    if (w->b[i].out && c->ref_cubin[0]) {
       ref[i] = rt_malloc(bytes);
       if ((r = gd_cu.cuMemcpyDtoH(ref[i], c->refbuf[i], bytes))) {
         fail(&rep, MS_RUNTIME_ERROR, "cuMemcpyDtoH", r);
         break;
       }
-    } else if (memcmp(out[i], w->in[i], bytes)) {
-      rep.status = MS_WRONG_RESULT;
-      snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[i].name);
     }
   }
+  int bad;
+  if (rep.status == MS_OK && (bad = ms__changed_input(w, c->out)) >= 0) {
+    rep.status = MS_WRONG_RESULT;
+    snprintf(rep.msg, sizeof rep.msg, "the %s wrote to its input %s",
+             c->reference ? "reference" : "candidate", w->b[bad].name);
+  }
+  if (c->reference) finish(c, fd, &rep);   /* the outputs are the reference's */
   int host_ref = 0;
   for (int i = 0; i < w->nbuf; i++) host_ref |= w->b[i].out && w->ref[i];
-  if (rep.status == MS_OK && host_ref) {
+  if (rep.status == MS_OK && c->ref_cubin[0] && host_ref) {
     /* The device reference against the host's (small workloads). */
-    double e = ms__verify(w, ref, w->ref, rep.msg, sizeof rep.msg);
-    if (!(e <= w->tol)) {
+    double e;
+    if (ms__verify(w, ref, w->ref, &e, rep.msg, sizeof rep.msg)) {
       char m[256];
       snprintf(m, sizeof m, "harness: the device reference disagrees with the host reference: %.180s",
                rep.msg);
@@ -353,10 +511,9 @@ static void child_main(int fd, void *ctx) {
       rep.status = MS_RUNTIME_ERROR;
     }
   }
-  if (rep.status == MS_OK) {
-    rep.max_err = ms__verify(w, out, ref, rep.msg, sizeof rep.msg);
-    if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
-  }
+  if (rep.status == MS_OK &&
+      ms__verify(w, c->out, c->ref_cubin[0] ? ref : w->ref, &rep.max_err, rep.msg, sizeof rep.msg))
+    rep.status = MS_WRONG_RESULT;
   rep.verify_s = rt_now() - t0;
   if (rep.status != MS_OK) ms__send(fd, &rep);
   if (c->pass == 0) {
@@ -390,12 +547,79 @@ static void child_main(int fd, void *ctx) {
 
 /* ---- the row's measure ---- */
 
+/* Parse src's plan into plan and check it against w's buffers, then build
+** it (unless lib: a library plan) into cubin. 0; MS_COMPILE_ERROR with
+** msg (the plan, or the compiler's excerpt); -1: NVRTC or the cache
+** failed (msg). */
+static int prepare(const ms_workload *w, const char *src, gk_plan *plan, const ms_opts *o,
+                   const gd_props *p, char *cubin, size_t cap, int *hit, char *msg, size_t mcap) {
+  rt_err err = {0};
+  if (gk_plan_parse(src, w->nbuf, plan, &err) || gk_plan_check(plan, w->b, w->nbuf, &err)) {
+    snprintf(msg, mcap, "compile error: %.480s", err.msg);
+    return MS_COMPILE_ERROR;
+  }
+  cubin[0] = 0;
+  if (plan->step[plan->nsteps - 1].kind == GK_LIBRARY) return 0;
+  rt_str log = {0};
+  int b = gd_cubin_build(src, plan, p->cc_major, p->cc_minor, o->cache_dir, cubin, cap, hit, &log);
+  const char *l = log.s ? log.s : "";
+  if (b > 0) {
+    const char *e = strstr(l, "error");
+    while (e && e > l && e[-1] != '\n') e--;
+    snprintf(msg, mcap, "compile error: %.490s", e ? e : l);
+  } else if (b < 0) {
+    snprintf(msg, mcap, "harness: %.490s", l);
+  }
+  free(log.s);
+  return b > 0 ? MS_COMPILE_ERROR : b;
+}
+
+/* The reference outputs of a kernel whose reference is NULL, once per
+** workload (ms__ref_once): its device reference, the reference
+** configuration, run in a worker that sends them back. 0, or -1 with r. */
+static int ensure_reference(int dev, ms_workload *w, const ms_opts *o, const gd_props *p,
+                            ms_result *r) {
+  if (!ms__ref_missing(w)) return 0;
+  if (!w->k->device_reference) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "harness: kernel %s has neither a reference nor a device "
+             "reference", w->k->name);
+    return -1;
+  }
+  char *src = w->k->device_reference(&w->pb), cubin[PATH_MAX + 64], key[33], comp[128], nv[64];
+  gk_plan *plan = rt_malloc(sizeof *plan);
+  cuda_child c = {.w = w, .o = o, .dev = dev, .cand_plan = plan, .ref_cubin = "", .reference = 1};
+  ms__report rep;
+  memset(&rep, 0, sizeof rep);
+  int hit, rc = prepare(w, src, plan, o, p, cubin, sizeof cubin, &hit, rep.msg, sizeof rep.msg);
+  if (rc) {
+    rep.status = rc > 0 ? rc : MS_RUNTIME_ERROR;
+  } else if (!cubin[0]) {
+    rep.status = MS_COMPILE_ERROR;
+    snprintf(rep.msg, sizeof rep.msg, "a library plan cannot be a reference configuration");
+    rc = 1;
+  } else {
+    c.cand_cubin = cubin;
+    gd_build_key(dev, src, key);
+    snprintf(comp, sizeof comp, "%s sm_%d%d", gd_nvrtc_version(nv, sizeof nv), p->cc_major,
+             p->cc_minor);
+    rc = ms__ref_once(w, key, comp, child_main, &c, o, &rep);
+  }
+  if (rc) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "harness: the reference configuration of %s failed (%s): "
+             "%.400s", w->k->name, ms_status_name((ms_status)rep.status), rep.msg);
+  }
+  free(plan);
+  free(src);
+  return rc ? -1 : 0;
+}
+
 int gd_measure(int dev, ms_workload *w, const char *src, const ms_opts *o, ms_result *r) {
   memset(r, 0, sizeof *r);
   const kn_kernel *k = w->k;
   rt_err err = {0};
   gd_props p;
-  const ms_opts *od = o;
   if (gd_props_get(dev, &p, &err)) {
     r->status = MS_RUNTIME_ERROR;
     snprintf(r->msg, sizeof r->msg, "no CUDA device: %.480s", err.msg);
@@ -418,45 +642,40 @@ int gd_measure(int dev, ms_workload *w, const char *src, const ms_opts *o, ms_re
     }
     for (int i = 0; i < nev; i++) evp[i] = ev[i];
   }
+  double t0 = rt_now();
+  /* A kernel whose reference is NULL: its reference outputs once; the
+  ** built-ins run their device reference beside every candidate. */
+  int once = !k->reference;
+  if (once && ensure_reference(dev, w, o, &p, r)) return -1;
   char *refsrc = k->device_reference(&w->pb);
   char *own = src ? NULL : rt_strdup(refsrc);   /* src NULL: the reference itself */
   if (!src) src = own;
-  cuda_child c = {.w = w, .o = od, .dev = dev, .ev = evp, .nev = nev};
+  gk_plan *plans = rt_calloc(2, sizeof *plans);
+  cuda_child c = {.w = w, .o = o, .dev = dev, .ev = evp, .nev = nev, .cand_plan = &plans[0],
+                  .ref_plan = once ? NULL : &plans[1], .ref_cubin = ""};
   char cand[PATH_MAX + 64] = "", refc[PATH_MAX + 64] = "";
-  rt_str log = {0};
-  int rc = 0;
-  double t0 = rt_now();
-  if (gk_plan_parse(refsrc, w->nbuf, &c.ref_plan, &err) ||
-      cuda_build(refsrc, dev, o->cache_dir, p.cc_major, p.cc_minor, refc, sizeof refc, NULL, &log)) {
+  int rc = 0, hit = 0;
+  if (!once && prepare(w, refsrc, &plans[1], o, &p, refc, sizeof refc, &hit, r->msg,
+                       sizeof r->msg)) {
+    char m[sizeof r->msg];
+    snprintf(m, sizeof m, "harness: the device reference does not build: %.400s", r->msg);
+    snprintf(r->msg, sizeof r->msg, "%s", m);
     r->status = MS_RUNTIME_ERROR;
-    snprintf(r->msg, sizeof r->msg, "harness: the device reference does not build: %.400s",
-             err.msg[0] ? err.msg : log.s ? log.s : "");
     rc = -1;
     goto out;
   }
-  free(log.s);
-  log = (rt_str){0};
-  if (gk_plan_parse(src, w->nbuf, &c.cand_plan, &err)) {
-    r->status = MS_COMPILE_ERROR;
-    snprintf(r->msg, sizeof r->msg, "compile error: %.480s", err.msg);
-    goto out;
-  }
-  int lib = c.cand_plan.step[c.cand_plan.nsteps - 1].kind == GK_LIBRARY;
-  int b = lib ? 0 : cuda_build(src, dev, o->cache_dir, p.cc_major, p.cc_minor, cand, sizeof cand,
-                              &r->cache_hit, &log);
+  int b = prepare(w, src, &plans[0], o, &p, cand, sizeof cand, &r->cache_hit, r->msg,
+                  sizeof r->msg);
   r->compile_s = rt_now() - t0;
   if (b) {
-    r->status = MS_COMPILE_ERROR;
-    const char *l = log.s ? log.s : "";
-    const char *e = strstr(l, "error");
-    while (e && e > l && e[-1] != '\n') e--;
-    snprintf(r->msg, sizeof r->msg, "compile error: %.490s", e ? e : l);
+    r->status = b > 0 ? MS_COMPILE_ERROR : MS_RUNTIME_ERROR;
+    rc = b > 0 ? 0 : -1;
     goto out;
   }
   c.cand_cubin = cand;
   c.ref_cubin = refc;
   ms__report rep;
-  if (ms__run_worker(child_main, &c, od, &rep)) {
+  if (ms__run_worker(child_main, &c, o, &rep)) {
     r->status = MS_RUNTIME_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
     rc = -1;
@@ -470,7 +689,7 @@ int gd_measure(int dev, ms_workload *w, const char *src, const ms_opts *o, ms_re
   r->bench_s = rep.bench_s;
   if (r->status != MS_OK || !o->counters) goto out;
   c.pass = 1;
-  if (ms__run_worker(child_main, &c, od, &rep)) {
+  if (ms__run_worker(child_main, &c, o, &rep)) {
     snprintf(r->msg, sizeof r->msg, "counter pass: %s", rep.msg);
     rc = -1;
     goto out;
@@ -485,7 +704,7 @@ int gd_measure(int dev, ms_workload *w, const char *src, const ms_opts *o, ms_re
   memcpy(r->ev_name, ev, sizeof ev[0] * (size_t)nev);
   memcpy(r->ev_val, rep.ev, sizeof rep.ev[0] * (size_t)nev);
 out:
-  free(log.s);
+  free(plans);
   free(refsrc);
   free(own);
   return rc;

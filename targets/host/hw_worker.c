@@ -31,7 +31,6 @@
 #include "../../measure/ms.h"
 #include "../../measure/ms_backend.h"
 
-#define MS_POISON 1.0e30f
 #define FLUSH_MAX ((size_t)1 << 30)
 #define buf_bytes ms__buf_bytes
 
@@ -85,9 +84,7 @@ enum { PASS_TIME, PASS_COUNT };
 /* The first input of w that bufs no longer hold exactly (its index), or
 ** -1: all unchanged (the contract: rk_run does not modify its inputs). */
 static int changed_input(const ms_workload *w, float *const *bufs) {
-  for (int i = 0; i < w->nbuf; i++)
-    if (!w->b[i].out && memcmp(bufs[i], w->in[i], buf_bytes(&w->b[i]))) return i;
-  return -1;
+  return ms__changed_input(w, (void *const *)bufs);
 }
 
 /* Build the report of one pass in the child (never returns). */
@@ -128,9 +125,7 @@ static void child_main(int fd, const ms_workload *w, const char *so,
     for (int i = 0; i < w->nbuf; i++) {
       size_t bytes = (buf_bytes(&w->b[i]) + 63) / 64 * 64;
       bufs[i] = aligned_alloc(64, bytes);
-      if (w->b[i].out)
-        for (int64_t j = 0; j < w->b[i].n; j++) bufs[i][j] = MS_POISON;
-      else memcpy(bufs[i], w->in[i], buf_bytes(&w->b[i]));
+      ms__buf_init(w, i, bufs[i]);   /* inputs, or outputs poisoned */
     }
     double t0 = rt_now();
     run_once(&x);
@@ -141,8 +136,8 @@ static void child_main(int fd, const ms_workload *w, const char *so,
       rep.status = MS_WRONG_RESULT;
       snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[bad].name);
     } else {
-      rep.max_err = ms__verify(w, bufs, w->ref, rep.msg, sizeof rep.msg);
-      if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
+      if (ms__verify(w, (void *const *)bufs, w->ref, &rep.max_err, rep.msg, sizeof rep.msg))
+        rep.status = MS_WRONG_RESULT;
     }
     rep.verify_s = rt_now() - t0;
   }
@@ -209,6 +204,12 @@ int hw_measure(ms_workload *w, const char *src, const char *ldflags, const ms_op
       snprintf(r->msg, sizeof r->msg, "events: %.500s", err.msg);
       return 0;
     }
+  }
+  if (ms__ref_missing(w)) {   /* a kernel without a host reference: not a host kernel */
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "harness: kernel %s has no host reference to verify against",
+             w->k->name);
+    return -1;
   }
   char so[PATH_MAX] = "";   /* "": the reference itself */
   rt_str log = {0};

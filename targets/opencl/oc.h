@@ -18,13 +18,18 @@
 **     that every ICD has.
 **  3. The compiler identity of an instance is its platform's name and
 **     version and the device's driver version; the build key is a hash of
-**     (source, OC_BUILD_OPTS, that identity). A built program's binary is
-**     kept in the compile cache under its key and never rebuilt.
-**  4. A kernel's outputs are verified on the host against kn_kernel's
-**     reference (ms_workload's reference outputs) after one run on
-**     poisoned outputs; inputs are read back and compared after the
-**     checked run and after the timed runs ("the candidate wrote to its
-**     input X": wrong_result). A crash is runtime_error, a hang timeout.
+**     (source, OC_BUILD_OPTS, that identity); the plan's options line is
+**     in the source. A built program's binary is kept in the compile
+**     cache under its key and never rebuilt.
+**  4. A kernel's outputs are verified on the host against the workload's
+**     reference outputs (kn_kernel's reference, given ones, or, for a
+**     kernel whose reference is NULL, its device reference's outputs,
+**     computed once per workload in a worker and kept in the compile
+**     cache: measure/ms_backend.h ms__ref_once) after one run on poisoned
+**     outputs (inout outputs at their initial contents); inputs are read
+**     back and compared after the checked run and after the timed runs
+**     ("the candidate wrote to its input X": wrong_result). A crash is
+**     runtime_error, a hang timeout.
 **  5. A machine without the loader or a platform still runs rooftune: the
 **     target is then absent with the reason (oc_available).
 **  6. The worker is isolated as every worker is (its own process, killed
@@ -34,6 +39,15 @@
 **     threads with the context, before any point where the sandbox could
 **     be entered for them, and PoCL writes and dlopens the compiled
 **     kernels at run time.
+**  7. Before any launch, every launch of the plan is checked against the
+**     device: each work-group dimension against
+**     CL_DEVICE_MAX_WORK_ITEM_SIZES, the work-group size against
+**     CL_DEVICE_MAX_WORK_GROUP_SIZE and the kernel's
+**     CL_KERNEL_WORK_GROUP_SIZE, against its reqd_work_group_size when it
+**     has one, and the kernel's local memory (static and lN arguments)
+**     against CL_DEVICE_LOCAL_MEM_SIZE. Beyond one, the status is invalid
+**     (T4 "constraints") with the limit and both numbers; a launch that
+**     fails anyway is runtime_error.
 */
 #ifndef OC_H
 #define OC_H
@@ -106,7 +120,7 @@ int oc_limit_bindings(int plat, int dev, const char *user_set, rt_str *out, rt_e
   X(clCreateContext) X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) \
   X(clCreateProgramWithSource) X(clCreateProgramWithBinary) X(clBuildProgram) \
   X(clGetProgramBuildInfo) X(clGetProgramInfo) X(clReleaseProgram) \
-  X(clCreateKernel) X(clSetKernelArg) X(clReleaseKernel) \
+  X(clCreateKernel) X(clSetKernelArg) X(clReleaseKernel) X(clGetKernelWorkGroupInfo) \
   X(clCreateBuffer) X(clReleaseMemObject) X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) \
   X(clEnqueueFillBuffer) X(clEnqueueNDRangeKernel) X(clFinish) X(clWaitForEvents) \
   X(clGetEventProfilingInfo) X(clReleaseEvent)
@@ -127,41 +141,64 @@ const char *oc_errname(cl_int e);
 int oc_ids(int plat, int dev, cl_platform_id *pid, cl_device_id *did, rt_err *err);
 /* A context and an in-order queue with profiling on did; 0 or -1 with err. */
 int oc_queue(cl_device_id did, cl_context *cx, cl_command_queue *q, rt_err *err);
-/* Build src for did (OC_BUILD_OPTS); 0: *prog; 1: compile error, log holds
-** the options and the build log; -1: an OpenCL failure (err). */
-int oc_build_source(cl_context cx, cl_device_id did, const char *src, cl_program *prog,
-                    rt_str *log, rt_err *err);
+/* Build src for did with OC_BUILD_OPTS and extra (NULL: none;
+** oc_build_options); 0: *prog; 1: compile error, log holds the options
+** and the build log; -1: an OpenCL failure (err). */
+int oc_build_source(cl_context cx, cl_device_id did, const char *src, const char *extra,
+                    cl_program *prog, rt_str *log, rt_err *err);
 
 /* ---- Plans: what one run of generated source enqueues ----
 ** Generated OpenCL C carries line comments at the start of a line:
+**   //@oc options OPT...        build options after OC_BUILD_OPTS (blank-
+**       separated, no quoting; at most one line). They are part of the
+**       source, so of the build key (invariant 3).
 **   //@oc workspace BYTES       device scratch, the argument `ws` (at most one)
-**   //@oc launch NAME GX GY LX LY ARG...
-**       enqueue kernel NAME over the 2-D global size GX x GY with
-**       work-groups LX x LY; arguments bN (buffer N of kn_kernel.buffers)
-**       or ws, in order. Launches run in file order on one in-order queue.
+**   //@oc launch NAME GX GY GZ LX LY LZ ARG...
+**       enqueue kernel NAME over the 3-D global size GX x GY x GZ work
+**       items with work-groups LX x LY x LZ (each global size a multiple
+**       of its local one); arguments, in order: bN (buffer N of
+**       kn_kernel.buffers, a KN_VECTOR: its device memory), sN (buffer N,
+**       a KN_SCALAR: its one value, by value, of its kn_elem's size), lN
+**       (buffer N, a KN_LOCAL: __local memory of its n elements) or ws.
+**       Launches run in file order on one in-order queue.
 ** A run must produce its whole output from its inputs: the harness poisons
-** outputs before the checked run and does not reset them between repeats. */
+** outputs (an inout output starts at its initial contents) before the
+** checked run and does not reset them between repeats. Before any launch
+** the device's limits are checked (invariant 7). */
 #define OC_MAXSTEP 16
-#define OC_MAXARG 8
+#define OC_MAXARG (KN_MAXBUF + 1)
+#define OC_MAXOPTS 1024
 #define OC_WS (-1)
+typedef enum { OC_ARG_BUF, OC_ARG_VALUE, OC_ARG_LOCAL } oc_arg_kind;
 typedef struct oc_step {
   char name[64];
-  size_t global[2], local[2];
+  size_t global[3], local[3];
   int nargs, arg[OC_MAXARG];       /* buffer index or OC_WS */
+  unsigned char how[OC_MAXARG];    /* oc_arg_kind: bN and ws, sN, lN */
 } oc_step;
 typedef struct oc_plan {
   size_t workspace;
+  char options[OC_MAXOPTS];        /* the options line's words ("" : none) */
   int nsteps;
   oc_step step[OC_MAXSTEP];
 } oc_plan;
 /* Parse the plan lines of src for nbuf buffers; 0 or -1 with err naming
 ** the line. */
 int oc_plan_parse(const char *src, int nbuf, oc_plan *p, rt_err *err);
+/* The plan's arguments against the workload's buffers: every bN names a
+** KN_VECTOR, sN a KN_SCALAR, lN a KN_LOCAL. 0, or -1 with err naming the
+** launch and the argument. */
+int oc_plan_check(const oc_plan *p, const kn_buf *b, int nbuf, rt_err *err);
+/* OC_BUILD_OPTS, then extra (the plan's options; NULL or "": none), into
+** buf. */
+const char *oc_build_options(const char *extra, char *buf, size_t cap);
 
 /* ---- Measuring (oc_measure.c) and ceilings (oc_bench.c) ---- */
 /* The row's measure of a candidate src (OpenCL C with a plan; NULL: the kernel's
 ** host reference, timed with the host clock in a worker child: the
-** baseline) on opencl:plat.dev: build in a
+** baseline; a kernel without one: its device reference) on
+** opencl:plat.dev: the reference outputs first where the workload has
+** none (invariant 4; -1 when the reference configuration fails), build in a
 ** child (compile_error with the options and the build log), then verify
 ** and time in a fresh worker child (invariants 1 and 4). Always fills r;
 ** 0, or -1 for harness failures. */

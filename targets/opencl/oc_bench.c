@@ -149,7 +149,7 @@ static void bench_child(int fd, void *ctx) {
   rt_str src = {0};
   rt_str_printf(&src, "#define VW %d\n%s", vw, bench_src);
   if (!oc_ids(b->plat, b->dev, NULL, &did, &err) && !oc_queue(did, &cx, &q, &err))
-    rc = oc_build_source(cx, did, src.s, &prog, &log, &err);
+    rc = oc_build_source(cx, did, src.s, NULL, &prog, &log, &err);
   free(src.s);
   if (rc) {
     snprintf(r->msg, sizeof r->msg, "%.500s", rc > 0 ? log.s : err.msg);

@@ -125,15 +125,22 @@ int oc_queue(cl_device_id did, cl_context *cx, cl_command_queue *q, rt_err *err)
   return 0;
 }
 
-int oc_build_source(cl_context cx, cl_device_id did, const char *src, cl_program *prog,
-                    rt_str *log, rt_err *err) {
+const char *oc_build_options(const char *extra, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s%s%s", OC_BUILD_OPTS, extra && *extra ? " " : "", extra ? extra : "");
+  return buf;
+}
+
+int oc_build_source(cl_context cx, cl_device_id did, const char *src, const char *extra,
+                    cl_program *prog, rt_str *log, rt_err *err) {
   cl_int e;
+  char opts[OC_MAXOPTS + 64];
+  oc_build_options(extra, opts, sizeof opts);
   *prog = oc_cl.clCreateProgramWithSource(cx, 1, &src, NULL, &e);
   if (!*prog) {
     rt_err_set(err, "clCreateProgramWithSource: %s", oc_errname(e));
     return -1;
   }
-  e = oc_cl.clBuildProgram(*prog, 1, &did, OC_BUILD_OPTS, NULL, NULL);
+  e = oc_cl.clBuildProgram(*prog, 1, &did, opts, NULL, NULL);
   if (e == CL_SUCCESS) return 0;
   size_t n = 0;
   char *text = NULL;
@@ -141,7 +148,7 @@ int oc_build_source(cl_context cx, cl_device_id did, const char *src, cl_program
     text = rt_calloc(1, n + 1);
     if (oc_cl.clGetProgramBuildInfo(*prog, did, CL_PROGRAM_BUILD_LOG, n, text, NULL)) text[0] = 0;
   }
-  rt_str_printf(log, "clBuildProgram (options %s): %s\n%s", OC_BUILD_OPTS, oc_errname(e),
+  rt_str_printf(log, "clBuildProgram (options %s): %s\n%s", opts, oc_errname(e),
                 text ? text : "");
   free(text);
   if (e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS) return 1;
@@ -393,17 +400,48 @@ int oc_limit_bindings(int plat, int dev, const char *user_set, rt_str *out, rt_e
 
 /* ---- plans ---- */
 
+/* An argument word: bN, sN, lN (N < nbuf) or ws. 0, or -1. */
+static int plan_arg(const char *a, int nbuf, int *idx, unsigned char *how) {
+  if (!strcmp(a, "ws")) {
+    *idx = OC_WS, *how = OC_ARG_BUF;
+    return 0;
+  }
+  static const char kinds[] = "bsl";   /* in oc_arg_kind order */
+  const char *k = a[0] ? strchr(kinds, a[0]) : NULL;
+  if (!k || a[1] < '0' || a[1] > '9' || (a[1] == '0' && a[2])) return -1;
+  char *end = NULL;
+  long v = strtol(a + 1, &end, 10);
+  if (*end || v >= nbuf) return -1;
+  *idx = (int)v, *how = (unsigned char)(k - kinds);
+  return 0;
+}
+
 int oc_plan_parse(const char *src, int nbuf, oc_plan *p, rt_err *err) {
   memset(p, 0, sizeof *p);
-  int line = 1;
+  int line = 1, nopts = 0;
   for (const char *s = src; *s; line++) {
     const char *eol = strchr(s, '\n');
     size_t len = eol ? (size_t)(eol - s) : strlen(s);
     if (len > 6 && !strncmp(s, "//@oc ", 6)) {
-      char text[512], *save = NULL;
-      snprintf(text, sizeof text, "%.*s", (int)(len - 6 < 511 ? len - 6 : 511), s + 6);
+      char text[OC_MAXOPTS + 64], *save = NULL;
+      if (len - 6 >= sizeof text) {
+        rt_err_set(err, "plan line %d: longer than %zu characters", line, sizeof text - 1);
+        return -1;
+      }
+      snprintf(text, sizeof text, "%.*s", (int)(len - 6), s + 6);
       char *w = strtok_r(text, " \t\r", &save);
-      if (w && !strcmp(w, "workspace")) {
+      if (w && !strcmp(w, "options")) {
+        for (char *o; (o = strtok_r(NULL, " \t\r", &save));) {
+          size_t at = strlen(p->options);
+          if (at + strlen(o) + 2 > sizeof p->options) nopts = 2;
+          else snprintf(p->options + at, sizeof p->options - at, "%s%s", at ? " " : "", o);
+        }
+        if (nopts++ || !p->options[0]) {
+          rt_err_set(err, "plan line %d: expected one '//@oc options OPT...' (at least one "
+                     "option, at most %d characters)", line, OC_MAXOPTS - 1);
+          return -1;
+        }
+      } else if (w && !strcmp(w, "workspace")) {
         char *v = strtok_r(NULL, " \t\r", &save), *end = NULL;
         long long b = v ? strtoll(v, &end, 10) : -1;
         if (!v || *end || b < 1 || b > ((long long)1 << 40) || p->workspace ||
@@ -419,32 +457,31 @@ int oc_plan_parse(const char *src, int nbuf, oc_plan *p, rt_err *err) {
         }
         oc_step *st = &p->step[p->nsteps];
         char *name = strtok_r(NULL, " \t\r", &save);
-        size_t *dims[4] = {&st->global[0], &st->global[1], &st->local[0], &st->local[1]};
+        size_t *dims[6] = {&st->global[0], &st->global[1], &st->global[2],
+                           &st->local[0], &st->local[1], &st->local[2]};
         int ok = name && strlen(name) < sizeof st->name;
-        for (int i = 0; i < 4 && ok; i++) {
+        for (int i = 0; i < 6 && ok; i++) {
           char *v = strtok_r(NULL, " \t\r", &save), *end = NULL;
           long long x = v ? strtoll(v, &end, 10) : 0;
           ok = v && !*end && x >= 1 && x <= ((long long)1 << 40);
           if (ok) *dims[i] = (size_t)x;
         }
-        ok = ok && st->global[0] % st->local[0] == 0 && st->global[1] % st->local[1] == 0;
+        for (int d = 0; d < 3 && ok; d++) ok = st->global[d] % st->local[d] == 0;
         for (char *a; ok && (a = strtok_r(NULL, " \t\r", &save));) {
-          if (st->nargs == OC_MAXARG) ok = 0;
-          else if (!strcmp(a, "ws")) st->arg[st->nargs++] = OC_WS;
-          else if (a[0] == 'b' && a[1] >= '0' && a[1] < '0' + nbuf && !a[2])
-            st->arg[st->nargs++] = a[1] - '0';
-          else ok = 0;
+          ok = st->nargs < OC_MAXARG && !plan_arg(a, nbuf, &st->arg[st->nargs], &st->how[st->nargs]);
+          st->nargs += ok;
         }
         if (!ok) {
-          rt_err_set(err, "plan line %d: expected '//@oc launch NAME GX GY LX LY ARG...' (sizes "
-                     "1..2^40, global a multiple of local, ARG b0..b%d or ws, at most %d)",
-                     line, nbuf - 1, OC_MAXARG);
+          rt_err_set(err, "plan line %d: expected '//@oc launch NAME GX GY GZ LX LY LZ ARG...' "
+                     "(sizes 1..2^40, each global a multiple of its local, ARG bN, sN or lN with "
+                     "N < %d, or ws; at most %d)", line, nbuf, OC_MAXARG);
           return -1;
         }
         snprintf(st->name, sizeof st->name, "%s", name);
         p->nsteps++;
       } else {
-        rt_err_set(err, "plan line %d: unknown plan line (expected workspace or launch)", line);
+        rt_err_set(err, "plan line %d: unknown plan line (expected options, workspace or launch)",
+                   line);
         return -1;
       }
     }
@@ -461,5 +498,25 @@ int oc_plan_parse(const char *src, int nbuf, oc_plan *p, rt_err *err) {
     rt_err_set(err, "plan: no '//@oc launch' line (the source launches nothing)");
     return -1;
   }
+  return 0;
+}
+
+int oc_plan_check(const oc_plan *p, const kn_buf *b, int nbuf, rt_err *err) {
+  static const struct { char letter; kn_kind kind; const char *what; } need[] = {
+    [OC_ARG_BUF] = {'b', KN_VECTOR, "a vector"},
+    [OC_ARG_VALUE] = {'s', KN_SCALAR, "a scalar"},
+    [OC_ARG_LOCAL] = {'l', KN_LOCAL, "local memory"},
+  };
+  for (int i = 0; i < p->nsteps; i++)
+    for (int a = 0; a < p->step[i].nargs; a++) {
+      int n = p->step[i].arg[a], h = p->step[i].how[a];
+      if (n == OC_WS) continue;
+      if (n < 0 || n >= nbuf || b[n].kind != need[h].kind) {
+        rt_err_set(err, "plan: launch %s, argument %d: %c%d names %s%s, which is not %s",
+                   p->step[i].name, a + 1, need[h].letter, n, n < 0 || n >= nbuf ? "no buffer" :
+                   "buffer ", n < 0 || n >= nbuf ? "" : b[n].name, need[h].what);
+        return -1;
+      }
+    }
   return 0;
 }

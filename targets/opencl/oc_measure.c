@@ -3,23 +3,30 @@
 ** the target-neutral harness (measure/ms.h): the parent parses the plan
 ** and never touches OpenCL (invariant 1); two kinds of children do.
 **   1. The build child (skipped when <cache>/<key>.clbin exists: oc.h
-**      invariant 3) builds the source with clBuildProgram; a build
-**      failure comes back as compile_error with the options and the build
-**      log; a success writes the program's binary into the compile cache
-**      (temporary file, then rename).
+**      invariant 3) builds the source with clBuildProgram and the plan's
+**      options; a build failure comes back as compile_error with the
+**      options and the build log; a success writes the program's binary
+**      into the compile cache (temporary file, then rename).
 **   2. The worker (ms__run_worker: rt_fork's clean child, killed with its
 **      group at the timeout, a sealed report) makes a context and a
 **      profiling queue, loads the binary (rebuilding from source if the
-**      platform refuses it), allocates the buffers and the workspace,
-**      writes the inputs, fills every output with MS_POISON, runs the plan
-**      once, reads every buffer back: an input that changed is
+**      platform refuses it), allocates the vectors and the workspace,
+**      writes the inputs and every output's initial contents (poisoned,
+**      or an inout output's initial values: ms__buf_init), sets the
+**      arguments (buffers, scalars by value, local memory), checks the
+**      device's limits for every launch (invariant 7: invalid), runs the
+**      plan once, reads every vector back: an input that changed is
 **      wrong_result, outputs are verified on the host against the
 **      workload's reference outputs (kn.h invariant 2); then times warmup
 **      + repeats with ms_time_loop, one sample being one run of the plan
 **      from the first launch's CL_PROFILING_COMMAND_START to the last's
 **      CL_PROFILING_COMMAND_END, and reads the inputs back again.
-** A kernel that faults kills the worker (runtime_error, with the signal),
-** one that never ends is killed at the timeout (timeout).
+** A kernel whose reference is NULL (a T1 kernel) gets its reference
+** outputs once per workload: the same worker runs its device reference
+** (the reference configuration's source) and sends the outputs back
+** instead of verifying and timing (ms__ref_once; the compile cache keeps
+** them). A kernel that faults kills the worker (runtime_error, with the
+** signal), one that never ends is killed at the timeout (timeout).
 */
 #include "oc.h"
 #include "../../measure/ms_backend.h"
@@ -33,13 +40,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MS_POISON 1.0e30f
 #define FLUSH_MAX ((size_t)1 << 30)
 
 /* ---- the build child ---- */
 
 typedef struct build_ctx {
-  const char *src, *path;
+  const char *src, *opts, *path;   /* opts: the plan's options line */
   int plat, dev;
 } build_ctx;
 
@@ -59,7 +65,7 @@ static void build_child(int fd, void *ctx) {
   cl_program prog;
   int rc = -1;
   if (!oc_ids(b->plat, b->dev, NULL, &did, &err) && !oc_queue(did, &cx, &q, &err))
-    rc = oc_build_source(cx, did, b->src, &prog, &log, &err);
+    rc = oc_build_source(cx, did, b->src, b->opts, &prog, &log, &err);
   if (rc == 1) {
     rep->status = MS_COMPILE_ERROR;
     snprintf(rep->msg, sizeof rep->msg, "%s", log.s ? log.s : "");
@@ -99,10 +105,12 @@ typedef struct oc_child {
   const char *src, *bin_path;
   int plat, dev;
   oc_plan plan;
+  int reference;                   /* 1: the reference run (ms__ref_once): send the outputs */
   /* in the child */
   cl_command_queue q;
   cl_kernel k[OC_MAXSTEP];
   cl_mem buf[KN_MAXBUF], ws, flush;
+  void *out[KN_MAXBUF];            /* vectors read back */
   size_t flush_bytes;             /* 0: no flush between repeats */
   cl_int bad;                      /* first error while timed */
   char bad_msg[160];
@@ -114,10 +122,19 @@ static int fail(ms__report *rep, int status, const char *what, cl_int e) {
   return -1;
 }
 
+/* End the child with rep: the report alone, or in the reference run the
+** report and the outputs (ms__send_outputs). */
+__attribute__((noreturn)) static void finish(oc_child *c, int fd, ms__report *rep) {
+  if (c->reference) ms__send_outputs(fd, rep, c->w, c->out);
+  ms__send(fd, rep);
+}
+
 /* The program from the cached binary (from source if refused). */
 static cl_program load_program(oc_child *c, cl_context cx, cl_device_id did, ms__report *rep) {
   cl_program prog = NULL;
   cl_int e = CL_SUCCESS, st = CL_SUCCESS;
+  char opts[OC_MAXOPTS + 64];
+  oc_build_options(c->plan.options, opts, sizeof opts);
   FILE *f = fopen(c->bin_path, "rbe");
   if (f) {
     fseek(f, 0, SEEK_END);
@@ -130,7 +147,7 @@ static cl_program load_program(oc_child *c, cl_context cx, cl_device_id did, ms_
       size_t len = got;
       const unsigned char *bins[1] = {img};
       prog = oc_cl.clCreateProgramWithBinary(cx, 1, &did, &len, bins, &st, &e);
-      if (prog && (st || oc_cl.clBuildProgram(prog, 1, &did, OC_BUILD_OPTS, NULL, NULL))) {
+      if (prog && (st || oc_cl.clBuildProgram(prog, 1, &did, opts, NULL, NULL))) {
         oc_cl.clReleaseProgram(prog);
         prog = NULL;
       }
@@ -140,7 +157,7 @@ static cl_program load_program(oc_child *c, cl_context cx, cl_device_id did, ms_
   if (prog) return prog;
   rt_err err = {0};
   rt_str log = {0};
-  int rc = oc_build_source(cx, did, c->src, &prog, &log, &err);
+  int rc = oc_build_source(cx, did, c->src, c->plan.options, &prog, &log, &err);
   if (rc) {
     rep->status = rc > 0 ? MS_COMPILE_ERROR : MS_RUNTIME_ERROR;
     snprintf(rep->msg, sizeof rep->msg, "%.250s", rc > 0 ? log.s : err.msg);
@@ -157,11 +174,12 @@ static cl_int run_plan(oc_child *c, cl_event *evs) {
   cl_int e = CL_SUCCESS;
   for (int i = 0; i < c->plan.nsteps && !e; i++) {
     oc_step *st = &c->plan.step[i];
-    e = oc_cl.clEnqueueNDRangeKernel(c->q, c->k[i], 2, NULL, st->global, st->local, 0, NULL,
+    e = oc_cl.clEnqueueNDRangeKernel(c->q, c->k[i], 3, NULL, st->global, st->local, 0, NULL,
                                      evs ? &evs[i] : NULL);
     if (e)
-      snprintf(c->bad_msg, sizeof c->bad_msg, "launch of %.40s (global %zu x %zu, local %zu x %zu)",
-               st->name, st->global[0], st->global[1], st->local[0], st->local[1]);
+      snprintf(c->bad_msg, sizeof c->bad_msg, "launch of %.40s (global %zu x %zu x %zu, local "
+               "%zu x %zu x %zu)", st->name, st->global[0], st->global[1], st->global[2],
+               st->local[0], st->local[1], st->local[2]);
   }
   return e;
 }
@@ -192,23 +210,103 @@ static double timed_sample(void *ctx) {
   return t1 > t0 ? 1e-9 * (double)(t1 - t0) : 0;
 }
 
-/* Read every buffer back into out[] (malloc'ed); 0 or -1 with rep. */
-static int read_back(oc_child *c, float **out, ms__report *rep) {
+/* Read every vector back into c->out[] (malloc'ed); 0 or -1 with rep. */
+static int read_back(oc_child *c, ms__report *rep) {
   const ms_workload *w = c->w;
   for (int i = 0; i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR) continue;
     size_t bytes = ms__buf_bytes(&w->b[i]);
-    if (!out[i]) out[i] = rt_malloc(bytes);
-    cl_int e = oc_cl.clEnqueueReadBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, out[i], 0, NULL, NULL);
+    if (!c->out[i]) c->out[i] = rt_malloc(bytes);
+    cl_int e = oc_cl.clEnqueueReadBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, c->out[i], 0, NULL,
+                                         NULL);
     if (e) return fail(rep, MS_RUNTIME_ERROR, "clEnqueueReadBuffer (after the run)", e);
   }
   return 0;
 }
 
-/* The first input out[] no longer holds exactly, or -1. */
-static int changed_input(const ms_workload *w, float *const *out) {
-  for (int i = 0; i < w->nbuf; i++)
-    if (!w->b[i].out && memcmp(out[i], w->in[i], ms__buf_bytes(&w->b[i]))) return i;
-  return -1;
+/* The device's limits against every launch of the plan (oc.h invariant
+** 7), the arguments set: 0, or -1 with rep invalid (the limit and both
+** numbers) or runtime_error (a query failed). */
+static int check_limits(oc_child *c, cl_device_id did, ms__report *rep) {
+  size_t max_wg = 0, max_item[3] = {0, 0, 0};
+  cl_ulong max_local = 0;
+  cl_int e;
+  if ((e = oc_cl.clGetDeviceInfo(did, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL)) ||
+      (e = oc_cl.clGetDeviceInfo(did, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof max_item, max_item,
+                                 NULL)) ||
+      (e = oc_cl.clGetDeviceInfo(did, CL_DEVICE_LOCAL_MEM_SIZE, sizeof max_local, &max_local, NULL)))
+    return fail(rep, MS_RUNTIME_ERROR, "harness: clGetDeviceInfo (the device's limits)", e);
+  for (int i = 0; i < c->plan.nsteps; i++) {
+    const oc_step *st = &c->plan.step[i];
+    size_t wg = st->local[0] * st->local[1] * st->local[2], kwg = 0, req[3] = {0, 0, 0};
+    cl_ulong klocal = 0, dyn = 0;
+    for (int a = 0; a < st->nargs; a++)
+      if (st->how[a] == OC_ARG_LOCAL) dyn += ms__buf_bytes(&c->w->b[st->arg[a]]);
+    if ((e = oc_cl.clGetKernelWorkGroupInfo(c->k[i], did, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg,
+                                            &kwg, NULL)) ||
+        (e = oc_cl.clGetKernelWorkGroupInfo(c->k[i], did, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                            sizeof req, req, NULL)) ||
+        (e = oc_cl.clGetKernelWorkGroupInfo(c->k[i], did, CL_KERNEL_LOCAL_MEM_SIZE, sizeof klocal,
+                                            &klocal, NULL)))
+      return fail(rep, MS_RUNTIME_ERROR, "harness: clGetKernelWorkGroupInfo", e);
+    if (klocal < dyn) klocal = dyn;
+    rep->status = MS_INVALID;
+    for (int d = 0; d < 3; d++)
+      if (st->local[d] > max_item[d]) {
+        snprintf(rep->msg, sizeof rep->msg, "launch %.40s: work-group dimension %d is %zu, over "
+                 "the device's CL_DEVICE_MAX_WORK_ITEM_SIZES[%d] %zu", st->name, d, st->local[d],
+                 d, max_item[d]);
+        return -1;
+      }
+    if (wg > max_wg || wg > kwg) {
+      snprintf(rep->msg, sizeof rep->msg, "launch %.40s: a work-group of %zu x %zu x %zu = %zu "
+               "work-items, over %s %zu", st->name, st->local[0], st->local[1], st->local[2], wg,
+               wg > max_wg ? "the device's CL_DEVICE_MAX_WORK_GROUP_SIZE"
+                           : "the kernel's CL_KERNEL_WORK_GROUP_SIZE",
+               wg > max_wg ? max_wg : kwg);
+      return -1;
+    }
+    if (req[0] && (req[0] != st->local[0] || req[1] != st->local[1] || req[2] != st->local[2])) {
+      snprintf(rep->msg, sizeof rep->msg, "launch %.40s: a work-group of %zu x %zu x %zu, but the "
+               "kernel requires %zu x %zu x %zu (reqd_work_group_size)", st->name, st->local[0],
+               st->local[1], st->local[2], req[0], req[1], req[2]);
+      return -1;
+    }
+    if (klocal > max_local) {
+      snprintf(rep->msg, sizeof rep->msg, "launch %.40s: %llu bytes of local memory, over the "
+               "device's CL_DEVICE_LOCAL_MEM_SIZE %llu", st->name, (unsigned long long)klocal,
+               (unsigned long long)max_local);
+      return -1;
+    }
+    rep->status = MS_OK;
+  }
+  return 0;
+}
+
+/* Make kernel i of the plan and set its arguments; 0 or -1 with rep. */
+static int set_args(oc_child *c, cl_program prog, int i, ms__report *rep) {
+  const oc_step *st = &c->plan.step[i];
+  char what[128];
+  cl_int e;
+  if (!(c->k[i] = oc_cl.clCreateKernel(prog, st->name, &e))) {
+    snprintf(what, sizeof what, "clCreateKernel '%.40s' (the plan names it)", st->name);
+    return fail(rep, MS_RUNTIME_ERROR, what, e);
+  }
+  for (int a = 0; a < st->nargs; a++) {
+    int n = st->arg[a];
+    const kn_buf *b = n == OC_WS ? NULL : &c->w->b[n];
+    cl_mem m = n == OC_WS ? c->ws : c->buf[n];
+    e = st->how[a] == OC_ARG_VALUE
+            ? oc_cl.clSetKernelArg(c->k[i], (cl_uint)a, kn_elem_size(b->elem), c->w->in[n])
+        : st->how[a] == OC_ARG_LOCAL
+            ? oc_cl.clSetKernelArg(c->k[i], (cl_uint)a, ms__buf_bytes(b), NULL)
+            : oc_cl.clSetKernelArg(c->k[i], (cl_uint)a, sizeof m, &m);
+    if (e) {
+      snprintf(what, sizeof what, "clSetKernelArg %d of %.40s", a, st->name);
+      return fail(rep, MS_RUNTIME_ERROR, what, e);
+    }
+  }
+  return 0;
 }
 
 static void child_main(int fd, void *ctx) {
@@ -224,64 +322,54 @@ static void child_main(int fd, void *ctx) {
   if (oc_ids(c->plat, c->dev, NULL, &did, &err) || oc_queue(did, &cx, &c->q, &err)) {
     rep.status = MS_RUNTIME_ERROR;
     snprintf(rep.msg, sizeof rep.msg, "harness: %.240s", err.msg);
-    ms__send(fd, &rep);
+    finish(c, fd, &rep);
   }
   cl_program prog = load_program(c, cx, did, &rep);
-  if (!prog) ms__send(fd, &rep);
+  if (!prog) finish(c, fd, &rep);
   for (int i = 0; i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR) continue;   /* scalars and local memory: arguments */
     size_t bytes = ms__buf_bytes(&w->b[i]);
     c->buf[i] = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, bytes, NULL, &e);
-    if (!c->buf[i]) fail(&rep, MS_RUNTIME_ERROR, "harness: clCreateBuffer of the workload", e);
-    else if (w->b[i].out) {
-      float p = MS_POISON;
-      e = oc_cl.clEnqueueFillBuffer(c->q, c->buf[i], &p, sizeof p, 0, bytes, 0, NULL, NULL);
-      if (e) fail(&rep, MS_RUNTIME_ERROR, "harness: poisoning outputs", e);
-    } else {
-      e = oc_cl.clEnqueueWriteBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, w->in[i], 0, NULL, NULL);
-      if (e) fail(&rep, MS_RUNTIME_ERROR, "harness: clEnqueueWriteBuffer", e);
+    if (!c->buf[i]) {
+      fail(&rep, MS_RUNTIME_ERROR, "harness: clCreateBuffer of the workload", e);
+      finish(c, fd, &rep);
     }
-    if (rep.status != MS_OK) ms__send(fd, &rep);
+    void *init = w->in[i];
+    if (!init) ms__buf_init(w, i, init = rt_malloc(bytes));   /* outputs poisoned */
+    e = oc_cl.clEnqueueWriteBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, init, 0, NULL, NULL);
+    if (init != w->in[i]) free(init);
+    if (e) {
+      fail(&rep, MS_RUNTIME_ERROR, "harness: clEnqueueWriteBuffer", e);
+      finish(c, fd, &rep);
+    }
   }
   if (c->plan.workspace &&
       !(c->ws = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, c->plan.workspace, NULL, &e))) {
     fail(&rep, MS_RUNTIME_ERROR, "harness: the workspace's clCreateBuffer", e);
-    ms__send(fd, &rep);
+    finish(c, fd, &rep);
   }
-  for (int i = 0; i < c->plan.nsteps; i++) {
-    oc_step *st = &c->plan.step[i];
-    char what[128];
-    if (!(c->k[i] = oc_cl.clCreateKernel(prog, st->name, &e))) {
-      snprintf(what, sizeof what, "clCreateKernel '%.40s' (the plan names it)", st->name);
-      fail(&rep, MS_RUNTIME_ERROR, what, e);
-      ms__send(fd, &rep);
-    }
-    for (int a = 0; a < st->nargs; a++) {
-      cl_mem m = st->arg[a] == OC_WS ? c->ws : c->buf[st->arg[a]];
-      if ((e = oc_cl.clSetKernelArg(c->k[i], (cl_uint)a, sizeof m, &m))) {
-        snprintf(what, sizeof what, "clSetKernelArg %d of %.40s", a, st->name);
-        fail(&rep, MS_RUNTIME_ERROR, what, e);
-        ms__send(fd, &rep);
-      }
-    }
-  }
+  for (int i = 0; i < c->plan.nsteps; i++)
+    if (set_args(c, prog, i, &rep)) finish(c, fd, &rep);
+  if (check_limits(c, did, &rep)) finish(c, fd, &rep);
   /* The checked run on poisoned outputs (invariant 4). */
   double t0 = rt_now();
   if ((e = run_plan(c, NULL)) || (e = oc_cl.clFinish(c->q))) {
     fail(&rep, MS_RUNTIME_ERROR, c->bad_msg[0] ? c->bad_msg : "run", e);
-    ms__send(fd, &rep);
+    finish(c, fd, &rep);
   }
-  float *out[KN_MAXBUF] = {0};
   int bad;
-  if (read_back(c, out, &rep)) ms__send(fd, &rep);
-  if ((bad = changed_input(w, out)) >= 0) {
+  if (read_back(c, &rep)) finish(c, fd, &rep);
+  if ((bad = ms__changed_input(w, c->out)) >= 0) {
     rep.status = MS_WRONG_RESULT;
-    snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s", w->b[bad].name);
-  } else {
-    rep.max_err = ms__verify(w, out, w->ref, rep.msg, sizeof rep.msg);
-    if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
+    snprintf(rep.msg, sizeof rep.msg, "the %s wrote to its input %s",
+             c->reference ? "reference" : "candidate", w->b[bad].name);
+  } else if (c->reference) {
+    finish(c, fd, &rep);   /* the outputs are the reference's */
+  } else if (ms__verify(w, c->out, w->ref, &rep.max_err, rep.msg, sizeof rep.msg)) {
+    rep.status = MS_WRONG_RESULT;
   }
   rep.verify_s = rt_now() - t0;
-  if (rep.status != MS_OK) ms__send(fd, &rep);
+  if (rep.status != MS_OK) finish(c, fd, &rep);
   if (c->flush_bytes) {
     if (
         !(c->flush = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, c->flush_bytes, NULL, &e))) {
@@ -297,9 +385,9 @@ static void child_main(int fd, void *ctx) {
     snprintf(what, sizeof what, "while timed: %.150s", c->bad_msg[0] ? c->bad_msg : "run");
     fail(&rep, MS_RUNTIME_ERROR, what, c->bad);
     memset(&rep.t, 0, sizeof rep.t);
-  } else if (read_back(c, out, &rep)) {
+  } else if (read_back(c, &rep)) {
     memset(&rep.t, 0, sizeof rep.t);
-  } else if ((bad = changed_input(w, out)) >= 0) {
+  } else if ((bad = ms__changed_input(w, c->out)) >= 0) {
     rep.status = MS_WRONG_RESULT;
     snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s while timed",
              w->b[bad].name);
@@ -334,19 +422,16 @@ static void ref_child(int fd, void *ctx) {
   ref_ctx x = {.w = w};
   for (int i = 0; i < w->nbuf; i++) {
     x.bufs[i] = rt_malloc(ms__buf_bytes(&w->b[i]));
-    if (w->b[i].out)
-      for (int64_t j = 0; j < w->b[i].n; j++) x.bufs[i][j] = MS_POISON;
-    else memcpy(x.bufs[i], w->in[i], ms__buf_bytes(&w->b[i]));
+    ms__buf_init(w, i, x.bufs[i]);
   }
   double t0 = rt_now();
   ref_sample(&x);
-  int bad = changed_input(w, x.bufs);
+  int bad = ms__changed_input(w, (void *const *)x.bufs);
   if (bad >= 0) {
     rep.status = MS_WRONG_RESULT;
     snprintf(rep.msg, sizeof rep.msg, "the reference wrote to its input %s", w->b[bad].name);
-  } else {
-    rep.max_err = ms__verify(w, x.bufs, w->ref, rep.msg, sizeof rep.msg);
-    if (!(rep.max_err <= w->tol)) rep.status = MS_WRONG_RESULT;
+  } else if (ms__verify(w, (void *const *)x.bufs, w->ref, &rep.max_err, rep.msg, sizeof rep.msg)) {
+    rep.status = MS_WRONG_RESULT;
   }
   rep.verify_s = rt_now() - t0;
   if (rep.status == MS_OK) {
@@ -359,11 +444,12 @@ static void ref_child(int fd, void *ctx) {
 
 /* ---- the parent ---- */
 
-/* The binary of src in the compile cache at path (cap bytes), built by a
-** build child unless there (*hit). MS_OK, or the status with r->msg. -1:
-** the harness failed (the cache folder, the child). */
-static int build_cached(const char *src, int plat, int dev, const oc_props *p, const ms_opts *o,
-                        char *path, size_t cap, int *hit, ms_result *r) {
+/* The binary of src (its plan's options opts) in the compile cache at
+** path (cap bytes), built by a build child unless there (*hit). MS_OK, or
+** the status with r->msg. -1: the harness failed (the cache folder, the
+** child). */
+static int build_cached(const char *src, const char *opts, int plat, int dev, const oc_props *p,
+                        const ms_opts *o, char *path, size_t cap, int *hit, ms_result *r) {
   char dir[PATH_MAX], key[33];
   ms_cache_path(o->cache_dir, dir, sizeof dir);
   oc_build_key(src, p, key);
@@ -376,7 +462,7 @@ static int build_cached(const char *src, int plat, int dev, const oc_props *p, c
     snprintf(r->msg, sizeof r->msg, "compile cache: cannot make %.400s: %s", dir, strerror(errno));
     return -1;
   }
-  build_ctx b = {src, path, plat, dev};
+  build_ctx b = {src, opts, path, plat, dev};
   build_rep *br = rt_calloc(1, sizeof *br);
   ms_child_end end;
   int rc = ms_run_child(build_child, &b, o->timeout > 120 ? o->timeout : 120, br, sizeof *br,
@@ -410,7 +496,11 @@ static void prebuild_one(const char *src, void *ctx) {
   int hit;
   ms_result r;
   memset(&r, 0, sizeof r);
-  build_cached(src, b->plat, b->dev, b->p, b->o, path, sizeof path, &hit, &r);
+  oc_plan *plan = rt_malloc(sizeof *plan);
+  rt_err err = {0};
+  if (!oc_plan_parse(src, KN_MAXBUF, plan, &err))   /* else the measurement says why */
+    build_cached(src, plan->options, b->plat, b->dev, b->p, b->o, path, sizeof path, &hit, &r);
+  free(plan);
 }
 
 void oc_prebuild(const char *const *srcs, int n, int plat, int dev, const ms_opts *o, int jobs) {
@@ -421,10 +511,64 @@ void oc_prebuild(const char *const *srcs, int n, int plat, int dev, const ms_opt
   ms_prebuild_with(srcs, n, jobs, prebuild_one, &b);
 }
 
+/* Parse and check the plan of src into c->plan, build src into the
+** compile cache (path): MS_OK, or the status with r->msg; -1: the harness
+** failed. */
+static int prepare(oc_child *c, const char *src, const oc_props *p, char *path, size_t cap,
+                   ms_result *r) {
+  rt_err err = {0};
+  c->src = src;
+  if (oc_plan_parse(src, c->w->nbuf, &c->plan, &err) ||
+      oc_plan_check(&c->plan, c->w->b, c->w->nbuf, &err)) {
+    r->status = MS_COMPILE_ERROR;
+    snprintf(r->msg, sizeof r->msg, "compile error: %.480s", err.msg);
+    return MS_COMPILE_ERROR;
+  }
+  int rc = build_cached(src, c->plan.options, c->plat, c->dev, p, c->o, path, cap, &r->cache_hit, r);
+  c->bin_path = path;
+  return rc;
+}
+
+/* The reference outputs of a kernel whose reference is NULL, once per
+** workload (ms__ref_once): its device reference run in a worker. 0, or
+** -1 with r (the reference configuration cannot be built or run: nothing
+** can be verified). */
+static int ensure_reference(ms_workload *w, int plat, int dev, const oc_props *p, const ms_opts *o,
+                            ms_result *r) {
+  if (!ms__ref_missing(w)) return 0;
+  if (!w->k->device_reference) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "harness: kernel %s has neither a reference nor a device "
+             "reference", w->k->name);
+    return -1;
+  }
+  char *src = w->k->device_reference(&w->pb), path[PATH_MAX + 64], key[33], comp[512];
+  oc_child *c = rt_calloc(1, sizeof *c);
+  *c = (oc_child){.w = w, .o = o, .plat = plat, .dev = dev, .reference = 1};
+  ms_result br;
+  memset(&br, 0, sizeof br);
+  int rc = prepare(c, src, p, path, sizeof path, &br);
+  ms__report rep;
+  if (!rc) {
+    oc_build_key(src, p, key);
+    rc = ms__ref_once(w, key, oc_compiler(p, comp, sizeof comp), child_main, c, o, &rep);
+    if (rc) br.status = (ms_status)rep.status;
+    snprintf(br.msg, sizeof br.msg, "%s", rep.msg);
+  }
+  if (rc) {
+    r->status = MS_RUNTIME_ERROR;
+    snprintf(r->msg, sizeof r->msg, "harness: the reference configuration of %s failed (%s): "
+             "%.400s", w->k->name, ms_status_name(br.status), br.msg);
+  }
+  free(c);
+  free(src);
+  return rc ? -1 : 0;
+}
+
 int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts *o,
                ms_result *r) {
   memset(r, 0, sizeof *r);
-  if (!src) {   /* the kernel's host reference: the baseline */
+  if (!src && w->k->reference) {   /* the kernel's host reference: the baseline */
     oc_child c = {.w = w, .o = o};
     ms__report rep;
     int rc = ms__run_worker(ref_child, &c, o, &rep);
@@ -443,33 +587,34 @@ int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts
     snprintf(r->msg, sizeof r->msg, "no OpenCL device: %.480s", err.msg);
     return -1;
   }
-  oc_child c = {.w = w, .o = o, .src = src, .plat = plat, .dev = dev};
+  double t0 = rt_now();
+  if (ensure_reference(w, plat, dev, &p, o, r)) return -1;
+  char *own = src ? NULL : w->k->device_reference(&w->pb);   /* no host reference: the device's */
+  oc_child *c = rt_calloc(1, sizeof *c);
+  *c = (oc_child){.w = w, .o = o, .plat = plat, .dev = dev};
   if (o->flush_cache) {   /* twice the device's global-memory cache, at most 1 GiB */
     double want = 2 * (p.global_cache > 0 ? p.global_cache : 32e6);
-    c.flush_bytes = want > (double)FLUSH_MAX ? FLUSH_MAX : (size_t)want / 4 * 4;
-  }
-  if (oc_plan_parse(src, w->nbuf, &c.plan, &err)) {
-    r->status = MS_COMPILE_ERROR;
-    snprintf(r->msg, sizeof r->msg, "compile error: %.480s", err.msg);
-    return 0;
+    c->flush_bytes = want > (double)FLUSH_MAX ? FLUSH_MAX : (size_t)want / 4 * 4;
   }
   char path[PATH_MAX + 64];
-  double t0 = rt_now();
-  int rc = build_cached(src, plat, dev, &p, o, path, sizeof path, &r->cache_hit, r);
+  int rc = prepare(c, src ? src : own, &p, path, sizeof path, r);
   r->compile_s = rt_now() - t0;
-  if (rc) return rc < 0 ? -1 : 0;
-  c.bin_path = path;
   ms__report rep;
-  if (ms__run_worker(child_main, &c, o, &rep)) {
+  if (rc) {
+    rc = rc < 0 ? -1 : 0;
+  } else if (ms__run_worker(child_main, c, o, &rep)) {
     r->status = MS_RUNTIME_ERROR;
     snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
-    return -1;
+    rc = -1;
+  } else {
+    r->status = (ms_status)rep.status;
+    snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
+    r->t = rep.t;
+    r->max_err = rep.max_err;
+    r->verify_s = rep.verify_s;
+    r->bench_s = rep.bench_s;
   }
-  r->status = (ms_status)rep.status;
-  snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
-  r->t = rep.t;
-  r->max_err = rep.max_err;
-  r->verify_s = rep.verify_s;
-  r->bench_s = rep.bench_s;
-  return 0;
+  free(c);
+  free(own);
+  return rc;
 }

@@ -79,8 +79,8 @@ static char *red_codegen(const kn_problem *pb, const sp_space *sp, const int *cf
   else lanes(&sum, 0, vec);
   rt_str_printf(&s,
     "//@oc workspace %lld\n"
-    "//@oc launch reduce %lld 1 %d 1 b0 ws\n"
-    "//@oc launch combine %d 1 %d 1 ws b1\n"
+    "//@oc launch reduce %lld 1 1 %d 1 1 b0 ws\n"
+    "//@oc launch combine %d 1 1 %d 1 1 ws b1\n"
     "// reduction N=%lld: wg %d, vec %d, ilp %d, groups %lld, group sum %s, order %s\n"
     "#define N %lldL\n#define WG %d\n#define ILP %d\n#define GROUPS %lldL\n"
     "#define NV (N / %d)          /* whole vectors */\n"

@@ -29,7 +29,7 @@ static char *tr_codegen(const kn_problem *pb, const sp_space *sp, const int *cfg
   long long gx = (n + tile - 1) / tile * tile, gy = (m + tile - 1) / tile * rows;
   rt_str s = {0};
   rt_str_printf(&s,
-    "//@oc launch transpose %lld %lld %d %d b0 b1\n"
+    "//@oc launch transpose %lld %lld 1 %d %d 1 b0 b1\n"
     "// transpose M=%lld N=%lld: tile %d, rows %d, local %s, pad %d\n"
     "#define M %lldL\n#define N %lldL\n#define TILE %d\n#define ROWS %d\n#define PAD %d\n"
     "__kernel __attribute__((reqd_work_group_size(TILE, ROWS, 1)))\n"

@@ -763,11 +763,21 @@ int emu_run(const char *src, const gk_plan *p, const kn_buf *b, int nbuf,
                  i + 1, st->name);
       return -1;
     }
-    for (int a = 0; a < st->nargs; a++)
+    for (int a = 0; a < st->nargs; a++) {
       if (st->arg[a] != GK_WS && (st->arg[a] < 0 || st->arg[a] >= nbuf)) {
         rt_err_set(err, "emu_run: plan step %d names b%d of %d buffers", i + 1, st->arg[a], nbuf);
         return -1;
       }
+      if (st->how[a] != GK_ARG_BUF) {
+        rt_err_set(err, "emu_run: plan step %d passes s%d by value, which is not emulated", i + 1,
+                   st->arg[a]);
+        return -1;
+      }
+    }
+  }
+  if (p->nsym || p->nentry || p->options[0]) {
+    rt_err_set(err, "emu_run: symbol, entry and options lines are not emulated");
+    return -1;
   }
   char *rw = emu_rewrite(src, err);
   if (!rw) return -1;
