@@ -291,7 +291,7 @@ static int counted_of(mctx *m, int64_t wid, const char *hash, const char *source
     bytes[l] = json_is_number(v) ? json_number_value(v) : NAN;
   }
   /* FP32 operations from the counted instructions where the source counts
-  ** them (CUPTI's sass thread-instruction metrics: an FMA is two) */
+  ** them (the GPU profiler's sass thread-instruction metrics: an FMA is two) */
   static const struct { const char *metric; double ops; } fp32[] = {
     {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2},
     {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},

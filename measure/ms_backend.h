@@ -18,9 +18,16 @@
 **     every output whole), and verifies and times nothing.
 **  4. A launch beyond the device's limits is MS_INVALID, found before any
 **     launch, with the limit and both numbers in the message.
+**  5. A batch child (ms__run_batch) sends one report per item, in item
+**     order, each naming its item, with what invariants 1 and 2 give a
+**     single worker's; it ends after its last item, or after a report
+**     with `last` set when its context cannot serve another candidate.
 */
 #ifndef MS_BACKEND_H
 #define MS_BACKEND_H
+
+#include <signal.h>
+#include <sys/types.h>
 
 #include "ms.h"
 
@@ -71,6 +78,11 @@ typedef struct ms__report {
   ms_stats t;
   double max_err, verify_s, bench_s;
   double ev[MS_MAXEV];
+  int item;                /* a batch's (ms__run_batch): which item it is
+                           ** (0 for a single candidate) */
+  int last;                /* a batch's: the child ends after this report
+                           ** (its context is poisoned); a new child
+                           ** continues with item + 1 */
   uint64_t check;
 } ms__report;
 void ms__seal(ms__report *r);
@@ -139,6 +151,38 @@ void ms__send_outputs(int fd, ms__report *rep, const ms_workload *w, void *const
 ** are kept in w and recomputed by a later process. */
 int ms__ref_once(ms_workload *w, const char *build_key, const char *compiler,
                  void (*child)(int fd, void *ctx), void *ctx, const ms_opts *o, ms__report *rep);
+
+/* Wait for the child pid until the deadline (rt_now's clock); on timeout
+** kill its group. Either way it is reaped: 1 if it timed out, else 0;
+** *st its wait status. */
+int ms__reap(pid_t pid, double deadline, int *st);
+
+/* ---- Batches (ms_batch.c): one worker child for many candidates ----
+** A batch child child(fd, ctx, start, n) measures items start..n-1 in
+** order, sends each item's report with ms__send_item (rep->item its
+** index; rep->last set when it must end after it: a poisoned context),
+** and exits after the last. The parent gives each report its own deadline
+** (o->timeout, the clock restarting at each report); when the child dies,
+** hangs or garbles its report at item i, item i gets runtime_error or
+** timeout as ms__run_worker would say it (ms_child_why), the child's
+** group is killed and reaped, and a new child continues at i + 1. Every
+** child is forked by ms_run_child's rules (rt_fork: its own process
+** group, no descriptor but the pipe and stdio, no shared writable
+** mapping); the database guard o->guard is checked after every report
+** and every child; no child outlives the call. A candidate that corrupts
+** its child's state beyond its own buffers can fail the items after it in
+** that child (verification still catches a wrong result). */
+/* In a batch child: seal rep and write it whole. 0, or -1 when the pipe
+** is gone (the parent ended or dropped the child: it should _exit). */
+int ms__send_item(int fd, ms__report *rep);
+/* Measure items 0..n-1 (rep[n], zeroed first). Returns how many items
+** have their report, in order: n, fewer when *stop (may be NULL) was set
+** (the item in flight is dropped, its child killed); -1 when a pipe or
+** fork failed or the database guard changed (err says; nothing of the
+** batch is to be kept then). */
+int ms__run_batch(void (*child)(int fd, void *ctx, int start, int n), void *ctx, int n,
+                  const ms_opts *o, const volatile sig_atomic_t *stop, ms__report *rep,
+                  rt_err *err);
 
 /* The interesting part of a compile log: from the first line that says
 ** "error" (else from the compiler's output after the command line). */

@@ -13,7 +13,8 @@
 **     files);
 **   - the report's seal: a magic number and a hash over the report, so
 **     that bytes a candidate wrote into the harness's pipe can never be
-**     read as a result (they become runtime_error, never "unknown");
+**     read as a result (they become runtime_error, never "unknown"), and
+**     its sending (ms__send_item);
 **   - the database guard: the fields of a SQLite header that no
 **     legitimate write changes, and the file's identity, compared before
 **     and after each worker (ms_opts.guard). A header destroyed through a
@@ -124,6 +125,18 @@ int ms__unseal(ms__report *r) {
     return -1;
   }
   r->msg[sizeof r->msg - 1] = 0;
+  return 0;
+}
+
+/* Seal rep and write it whole (ms__send, ms__run_batch's children). */
+int ms__send_item(int fd, ms__report *rep) {
+  ms__seal(rep);
+  for (size_t off = 0; off < sizeof *rep;) {
+    ssize_t k = write(fd, (const char *)rep + off, sizeof *rep - off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    off += (size_t)k;
+  }
   return 0;
 }
 

@@ -69,28 +69,28 @@ static const char *signal_name(int sig) {
 }
 
 void ms__send(int fd, ms__report *rep) {
-  ms__seal(rep);
-  for (size_t off = 0; off < sizeof *rep;) {
-    ssize_t k = write(fd, (const char *)rep + off, sizeof *rep - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    off += (size_t)k;
-  }
+  ms__send_item(fd, rep);
   _exit(0);
 }
 
-/* Wait for pid until the deadline; on timeout kill its group and reap.
-** Returns 1 if it timed out, else 0 with *st its wait status. */
-static int reap(pid_t pid, double deadline, int *st) {
-  for (;;) {
-    pid_t r = rt_child_wait(pid, st, WNOHANG);
-    if (r == pid || r < 0) return 0;
-    if (rt_now() >= deadline) break;
+/* The child is left unreaped (WNOWAIT) until its group is killed: a dead
+** leader keeps its group's id, so whatever it started in its group is
+** ended with it, and never a stranger's group. */
+int ms__reap(pid_t pid, double deadline, int *st) {
+  int timed_out = 1;
+  while (rt_now() < deadline) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    if ((r < 0 && errno != EINTR) || (r == 0 && si.si_pid == pid)) {
+      timed_out = 0;   /* it ended (or is not ours to wait for) */
+      break;
+    }
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
-  *st = rt_child_kill(pid);
-  return 1;
+  *st = rt_child_kill(pid);   /* its group, then the child: its own status when it ended */
+  return timed_out;
 }
 
 int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, void *rep,
@@ -130,7 +130,7 @@ int ms_run_child(void (*child)(int fd, void *ctx), void *ctx, double timeout, vo
     else if (k == 0 || errno != EINTR) break;
   }
   int st = 0;
-  if (got < size && !end->timed_out) end->timed_out = reap(pid, deadline, &st);
+  if (got < size && !end->timed_out) end->timed_out = ms__reap(pid, deadline, &st);
   else st = rt_child_kill(pid);   /* complete, or out of time: end the group, reap */
   /* Whatever the group wrote beyond the report is in the pipe now: a
   ** report with bytes around it is not a report. */

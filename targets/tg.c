@@ -12,6 +12,7 @@
 
 #include "kn.h"
 #include "user/uk.h"
+#include "../measure/ms.h"
 
 int tg_resolve(const char *name, tg_target *t, rt_err *err) {
   memset(t, 0, sizeof *t);
@@ -113,6 +114,25 @@ void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char 
 int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,
                const struct ms_opts *o, struct ms_result *r) {
   return t->be->measure(t, w, src, ldflags, o, r);
+}
+
+int tg_batches(const tg_target *t, const struct ms_opts *o) {
+  return t->be->measure_batch && !o->counters;
+}
+
+int tg_measure_batch(const tg_target *t, struct ms_workload *w, const char *const *srcs, int n,
+                     const struct ms_opts *o, struct ms_result *r,
+                     const volatile sig_atomic_t *stop, rt_err *err) {
+  if (tg_batches(t, o)) return t->be->measure_batch(t, w, srcs, n, o, r, stop, err);
+  for (int i = 0; i < n; i++) {
+    if (stop && *stop) return i;
+    if (tg_measure(t, w, srcs[i], NULL, o, &r[i])) {
+      rt_err_set(err, "the harness failed: %s", r[i].msg);
+      return -1;
+    }
+    if (stop && *stop) return i;   /* interrupted: not complete */
+  }
+  return n;
 }
 
 int tg_counters_available(const tg_target *t, const char **why) {

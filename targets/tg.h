@@ -57,6 +57,15 @@ void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char 
                  const struct ms_opts *o, int jobs);
 int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,
                const struct ms_opts *o, struct ms_result *r);
+/* Whether t's row measures batches with o: it has measure_batch and o
+** asks no counter pass (counter passes stay per candidate). */
+int tg_batches(const tg_target *t, const struct ms_opts *o);
+/* Measure n candidates (tg_backend.measure_batch's contract): the row's
+** measure_batch where tg_batches, else tg_measure one by one, *stop
+** looked at between candidates. */
+int tg_measure_batch(const tg_target *t, struct ms_workload *w, const char *const *srcs, int n,
+                     const struct ms_opts *o, struct ms_result *r,
+                     const volatile sig_atomic_t *stop, rt_err *err);
 int tg_counters_available(const tg_target *t, const char **why);
 int tg_bench(const tg_target *t, const struct cm_bench_opts *o, struct cm_ceilings *c,
              rt_err *err);

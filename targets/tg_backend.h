@@ -14,12 +14,15 @@
 **  3. describe fills the key/value pairs only; the fingerprint is tg.c's
 **     (one recipe: tg.h).
 **  4. measure runs every candidate in the harness's isolated worker
-**     (ms_backend.h: ms__run_worker): nothing a candidate does takes the
-**     caller down.
+**     (ms_backend.h: ms__run_worker), measure_batch a batch of them in
+**     isolated batch workers (ms__run_batch): nothing a candidate does
+**     takes the caller down, and each candidate of a batch gets the
+**     status, message and statistics measure would give it.
 */
 #ifndef TG_BACKEND_H
 #define TG_BACKEND_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "../common/rt.h"
@@ -89,6 +92,16 @@ typedef struct tg_backend {
   ** Always fills r; 0, or -1 only for harness failures (ms.h). */
   int (*measure)(const tg_target *t, struct ms_workload *w, const char *src,
                  const char *ldflags, const struct ms_opts *o, struct ms_result *r);
+  /* Measure n candidates srcs[0..n) (none NULL) as measure measures each,
+  ** without counters, several in one worker child (ms__run_batch: one
+  ** context and one copy of the workload's buffers for many candidates);
+  ** r[i] filled in order. Returns n, or fewer when *stop (may be NULL) was
+  ** set: r[0..return) are complete, the rest not measured; -1 with err
+  ** for harness failures (nothing of the batch is to be kept). NULL: the
+  ** row measures one by one (tg_measure_batch). */
+  int (*measure_batch)(const tg_target *t, struct ms_workload *w, const char *const *srcs, int n,
+                       const struct ms_opts *o, struct ms_result *r,
+                       const volatile sig_atomic_t *stop, rt_err *err);
   /* Counters: the source name stored in the counters table ("papi",
   ** "cupti"), and whether they work here (*why says why not). */
   const char *counter_source;

@@ -73,6 +73,9 @@ struct fake {
   int nlog;
   int stop_at;          /* set *stop at this measurement (1-based); 0: never */
   volatile sig_atomic_t *stop;
+  int batches[128];      /* sizes of the batches measured together */
+  int nbatch;
+  int fail_batch;        /* 1: a batch measurement fails (harness failure) */
 };
 
 static void ok_ms(ms_result *r, double ms, double rel, int noisy) {
@@ -115,6 +118,28 @@ static int fake_measure(void *ctx, const int *cfg, const char *src, const char *
   else f->answer(f, rank, f->nlog > f->run_calls, r), f->nth[rank]++;
   if (f->stop_at && f->nlog == f->stop_at) *f->stop = 1;
   return 0;
+}
+
+/* The injected batch measurement: each item answered (and logged) as
+** fake_measure answers it alone; the item whose measurement sets *stop is
+** the one in flight, not complete. */
+static int fake_measure_batch(void *ctx, const int *cfgs, const char *const *srcs, int n,
+                              const ms_opts *o, ms_result *r, const volatile sig_atomic_t *stop,
+                              rt_err *err) {
+  fake *f = ctx;
+  int np = sp_nparams(f->sp);
+  assert_true(f->nbatch < 128 && n > 1);
+  f->batches[f->nbatch++] = n;
+  if (f->fail_batch) {
+    rt_err_set(err, "injected harness failure");
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (stop && *stop) return i;
+    fake_measure(ctx, cfgs + (size_t)i * np, srcs[i], NULL, o, &r[i]);
+    if (stop && *stop) return i;
+  }
+  return n;
 }
 
 /* Every configuration but the default: 1.5 ms and slower by rank, 0.5%. */
@@ -798,6 +823,171 @@ static void test_leases(void **state) {
   tu_report_free(&rep);
 }
 
+/* ---- Batches (tu.h invariant 9) ---- */
+
+/* Statuses of every kind by rank, the default the fastest of the ok. */
+static void mixed(const fake *f, int64_t rank, int again, ms_result *r) {
+  (void)again;
+  if (rank == f->def_rank) ok_ms(r, 1.0, 0.005, 0);
+  else if (rank % 5 == 1) failed(r, MS_WRONG_RESULT);
+  else if (rank % 7 == 2) failed(r, MS_RUNTIME_ERROR);
+  else if (rank % 4 == 3) failed(r, MS_TIMEOUT);
+  else ok_ms(r, 0.8 + 0.01 * (double)rank, 0.005, 0);
+}
+
+/* The trials as text, in id order: configuration, status, time, origin. */
+static char *trials_text(fx *x) {
+  return q_text(x->db, "SELECT group_concat(config || '|' || status || '|' || ifnull(time, '-') "
+                       "|| '|' || origin, ';') FROM (SELECT * FROM trials ORDER BY id)");
+}
+
+/* A campaign measuring batches stores what one measuring one by one
+** stores, measures the same configurations in the same order, and decides
+** the same; again in the same database, both reuse the same trials (a
+** timeout is measured again). */
+static void test_batch_same_as_single(void **state) {
+  fx *x = *state;
+  char *trials[2][2], *reason[2];
+  int64_t log[2][512];
+  int nlog[2], measured[2][2], reused[2][2];
+  for (int k = 0; k < 2; k++) {
+    if (k) {
+      teardown(state);
+      setup(state);
+      x = *state;
+    }
+    for (int again = 0; again < 2; again++) {
+      x->f.answer = mixed;
+      tu_campaign_opts o = opts(x, "exhaustive", "23", 1);
+      if (k) o.measure_batch = fake_measure_batch;
+      tu_report rep;
+      run_ok(&o, &rep);
+      trials[k][again] = trials_text(x);
+      measured[k][again] = (int)rep.measured, reused[k][again] = (int)rep.reused;
+      if (!again) reason[k] = strdup(rep.reason);
+      tu_report_free(&rep);
+    }
+    memcpy(log[k], x->f.log, sizeof log[k]);
+    nlog[k] = x->f.nlog;
+  }
+  int sum = 0;
+  for (int i = 0; i < x->f.nbatch; i++) sum += x->f.batches[i];
+  /* the first campaign: 22 after the default in batches of 4 (less the
+  ** default where exhaustive search meets it again); the second: what is
+  ** not reused, the timeouts, alone or in batches */
+  assert_true(x->f.nbatch >= 6);
+  assert_true(sum >= 22 && sum <= 22 + measured[1][1]);
+  assert_int_equal(nlog[0], nlog[1]);
+  for (int i = 0; i < nlog[0]; i++) assert_int_equal(log[0][i], log[1][i]);
+  for (int again = 0; again < 2; again++) {
+    assert_string_equal(trials[0][again], trials[1][again]);
+    assert_int_equal(measured[0][again], measured[1][again]);
+    assert_int_equal(reused[0][again], reused[1][again]);
+  }
+  assert_int_equal(measured[1][0], 23);
+  assert_true(measured[1][1] > 0);   /* the timeouts, measured again */
+  assert_int_equal(measured[1][1] + reused[1][1], 23);
+  assert_string_equal(reason[0], reason[1]);
+  for (int k = 0; k < 2; k++) free(trials[k][0]), free(trials[k][1]), free(reason[k]);
+}
+
+/* A batch never goes beyond the budget: 7 evaluations with batches of 4 are
+** the default, a batch of 4 and a batch of 2; every measurement a trial. */
+static void test_batch_budget(void **state) {
+  fx *x = *state;
+  x->f.answer = all_slower;
+  tu_campaign_opts o = opts(x, "exhaustive", "7", 1);
+  o.measure_batch = fake_measure_batch;
+  tu_report rep;
+  run_ok(&o, &rep);
+  int64_t want[8];
+  int n = expected_run(x, 7, want);
+  assert_int_equal(rep.evaluations, 7);
+  assert_int_equal(x->f.nlog, n + 1);   /* the run, then the baseline */
+  for (int i = 0; i < n; i++) assert_int_equal(x->f.log[i], want[i]);
+  assert_int_equal(x->f.nbatch, 2);
+  assert_int_equal(x->f.batches[0], 4);
+  assert_int_equal(x->f.batches[1], 2);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials"), 7);
+  tu_report_free(&rep);
+}
+
+/* Ctrl-C in the middle of a batch: the items it finished are stored, the
+** one in flight is not (as one by one: test_resume_stopped's counts), and
+** resume measures the rest in batches to the same end. */
+static void test_batch_stop_resume(void **state) {
+  fx *x = *state;
+  x->f.answer = all_lucky;
+  tu_campaign_opts o = opts(x, "exhaustive", "12", 3);
+  tu_report rep;
+  run_ok(&o, &rep);
+  int64_t ref[64];
+  int nref = x->f.nlog;
+  memcpy(ref, x->f.log, (size_t)nref * sizeof *ref);
+  char *ref_reason = strdup(rep.reason), *ref_trials = trials_text(x);
+  tu_report_free(&rep);
+  teardown(state);
+  setup(state);
+  x = *state;
+  x->f.answer = all_lucky;
+  x->f.stop_at = 5;   /* the 4th item of the first batch */
+  o = opts(x, "exhaustive", "12", 3);
+  o.measure_batch = fake_measure_batch;
+  run_ok(&o, &rep);
+  assert_string_equal(rep.state, "stopped");
+  tu_report_free(&rep);
+  assert_int_equal(x->f.nbatch, 1);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials"), 4);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials WHERE origin = 'measured'"), 4);
+  x->stop = 0, x->f.stop_at = 0;
+  x->f.run_calls = 8 + 5;
+  tu_campaign_opts r = {.db_path = x->db, .resume = 1, .stop = &x->stop, .measure = fake_measure,
+                        .measure_batch = fake_measure_batch, .measure_ctx = &x->f};
+  run_ok(&r, &rep);
+  assert_string_equal(rep.state, "done");
+  assert_int_equal(rep.resumed, 4);
+  assert_int_equal(rep.measured, 8);
+  assert_true(x->f.nbatch > 1);
+  assert_int_equal(x->f.nlog, nref + 1);   /* the 5th twice */
+  for (int i = 0; i < 5; i++) assert_int_equal(x->f.log[i], ref[i]);
+  for (int i = 5; i < x->f.nlog; i++) assert_int_equal(x->f.log[i], ref[i - 1]);
+  assert_string_equal(rep.reason, ref_reason);
+  char *got = trials_text(x);
+  assert_string_equal(got, ref_trials);   /* the same trials in the same order */
+  free(got);
+  free(ref_reason);
+  free(ref_trials);
+  tu_report_free(&rep);
+}
+
+/* A batch the harness fails stores nothing of it and ends the campaign
+** with the harness's message; with --counters nothing is batched. */
+static void test_batch_failure_and_counters(void **state) {
+  fx *x = *state;
+  x->f.answer = all_slower;
+  x->f.fail_batch = 1;
+  tu_campaign_opts o = opts(x, "exhaustive", "7", 1);
+  o.measure_batch = fake_measure_batch;
+  tu_report rep;
+  rt_err err = {0};
+  assert_int_equal(tu_campaign(&o, &rep, &err), -1);
+  assert_non_null(strstr(err.msg, "the harness failed: injected harness failure"));
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials"), 1);   /* the default, alone */
+  assert_int_equal(x->f.nlog, 1);
+  teardown(state);
+  setup(state);
+  x = *state;
+  x->f.answer = all_slower;
+  x->f.fail_batch = 1;
+  o = opts(x, "exhaustive", "7", 1);
+  o.measure_batch = fake_measure_batch;
+  o.ms.counters = 1;
+  run_ok(&o, &rep);
+  assert_int_equal(x->f.nbatch, 0);
+  assert_int_equal(rep.measured, 7);
+  tu_report_free(&rep);
+}
+
 /* ---- The rooftune program ---- */
 
 typedef tk_result result;
@@ -1014,6 +1204,10 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_resume_stopped, setup, teardown),
     cmocka_unit_test_setup_teardown(test_resume_old_campaign, setup, teardown),
     cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_batch_same_as_single, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_batch_budget, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_batch_stop_resume, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_batch_failure_and_counters, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_concurrent_resume, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_report_wording, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_compile_time, setup, teardown),

@@ -7,7 +7,10 @@
 ** flags changes the key, parallel builds of one key from several processes
 ** are safe); statistics against values computed by hand and CI ranks
 ** against binomial probabilities summed directly; the stopping rule on
-** synthetic timers; PAPI's probe and the event-list parser.
+** synthetic timers; PAPI's probe and the event-list parser; the batch
+** runner (ms__run_batch) on synthetic children that succeed, crash, hang,
+** write garbage, exit early or end on purpose, item by item, with no
+** process group left behind.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -924,6 +930,263 @@ static void test_status_names(void **state) {
     assert_string_equal(ms_status_name((ms_status)s), want[s]);
 }
 
+
+/* ---- (7) batches: ms__run_batch on synthetic children ---- */
+
+/* What the synthetic batch child does at each item (one letter per item):
+**  o  an ok report whose median is (item + 1) ms
+**  l  the same with `last` set: the child ends, a new one continues
+**  s  SIGSEGV          h  hangs                e  _exit(3) without a report
+**  p  half a report, then _exit(0)             g  100 bytes of garbage, then goes on
+**  w  a sealed report naming another item      x  an ok report with bytes after it
+**  d  writes into the guarded database's header, then an ok report
+** Every child first appends "START PID" to the log file and forks a
+** grandchild into its process group that sleeps (closing the pipe first,
+** so that it cannot hold it open): the harness must kill it with the
+** group. */
+typedef struct batch_ctx {
+  const char *plan, *log, *db;
+} batch_ctx;
+
+static void batch_child(int fd, void *ctx, int start, int n) {
+  const batch_ctx *b = ctx;
+  FILE *f = fopen(b->log, "ae");
+  if (f) fprintf(f, "%d %d\n", start, (int)getpid()), fclose(f);
+  pid_t g = fork();
+  if (g == 0) {
+    close(fd);
+    for (;;) pause();
+  }
+  for (int i = start; i < n; i++) {
+    ms__report r;
+    memset(&r, 0, sizeof r);
+    r.status = MS_OK;
+    r.item = i;
+    r.t.median = (i + 1) * 1e-3;
+    snprintf(r.msg, sizeof r.msg, "item %d", i);
+    switch (b->plan[i]) {
+    case 'l': r.last = 1; break;
+    case 's': raise(SIGSEGV); break;
+    case 'h': for (;;) pause();
+    case 'e': _exit(3);
+    case 'p': ms__seal(&r); if (write(fd, &r, sizeof r / 2)) {} _exit(0);
+    case 'g': {
+      char junk[100];
+      memset(junk, 'g', sizeof junk);
+      if (write(fd, junk, sizeof junk)) {}
+      break;
+    }
+    case 'w': r.item = i + 5; break;
+    case 'd': {
+      int dfd = open(b->db, O_WRONLY | O_CLOEXEC);
+      if (dfd >= 0 && pwrite(dfd, "XQLite", 6, 0)) {}
+      if (dfd >= 0) close(dfd);
+      break;
+    }
+    default: break;
+    }
+    if (b->plan[i] == 'x') {   /* the report and 4 bytes, in one write */
+      char both[sizeof r + 4];
+      ms__seal(&r);
+      memcpy(both, &r, sizeof r);
+      memcpy(both + sizeof r, "tail", 4);
+      if (write(fd, both, sizeof both)) {}
+      _exit(0);
+    }
+    if (ms__send_item(fd, &r)) _exit(1);
+    if (r.last) _exit(0);
+  }
+  _exit(0);
+}
+
+/* The children's starts and pids from the log: how many. */
+static int batch_log(const char *log, int *start, int *pid, int max) {
+  FILE *f = fopen(log, "re");
+  int n = 0;
+  while (f && n < max && fscanf(f, "%d %d", &start[n], &pid[n]) == 2) n++;
+  if (f) fclose(f);
+  return n;
+}
+
+/* The live processes (not zombies: a container's init may leave those
+** unreaped) of process group pgid, from /proc. */
+static int group_alive(int pgid) {
+  DIR *d = opendir("/proc");
+  struct dirent *e;
+  int alive = 0;
+  while (d && (e = readdir(d))) {
+    char path[300], line[512];
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+    FILE *f = fopen(path, "re");
+    if (!f) continue;
+    size_t k = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[k] = 0;
+    char *p = strrchr(line, ')'), state = 0;
+    int ppid = 0, pgrp = 0;
+    if (p && sscanf(p + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid &&
+        state != 'Z' && state != 'X')
+      alive++;
+  }
+  if (d) closedir(d);
+  return alive;
+}
+
+/* No child, and no live process of one's group, is left (a SIGKILLed
+** process takes a moment to die: up to 5 s are allowed). */
+static void no_batch_orphans(const char *log) {
+  int start[64], pid[64], n = batch_log(log, start, pid, 64);
+  for (int i = 0; i < n; i++) {
+    for (int tries = 0; group_alive(pid[i]) && tries < 500; tries++) {
+      struct timespec ts = {0, 10000000};
+      nanosleep(&ts, NULL);
+    }
+    if (group_alive(pid[i]))
+      fail_msg("the process group of child %d (pid %d) is still there", i, pid[i]);
+  }
+  int st;
+  errno = 0;
+  assert_int_equal(waitpid(-1, &st, WNOHANG), -1);
+  assert_int_equal(errno, ECHILD);
+}
+
+static void test_batch(void **state) {
+  (void)state;
+  /* Each letter's expected status and message, worked out from the plan. */
+  static const char plan[] = "oosohgoeowoplpoox";
+  static const struct { char c; ms_status st; const char *msg; } want[] = {
+    {'o', MS_OK, "item "}, {'l', MS_OK, "item "},
+    {'s', MS_RUNTIME_ERROR, "worker killed by SIGSEGV"},
+    {'h', MS_TIMEOUT, "timeout: worker killed after"},
+    {'e', MS_RUNTIME_ERROR, "worker exited with status 3 without a report"},
+    {'p', MS_RUNTIME_ERROR, "worker exited with status 0 without a report"},
+    {'g', MS_RUNTIME_ERROR, "report is garbled"},
+    {'w', MS_RUNTIME_ERROR, "names another item"},
+    {'x', MS_RUNTIME_ERROR, "4 bytes more than a report"},
+  };
+  int n = (int)strlen(plan);
+  char log[128];
+  snprintf(log, sizeof log, "%s/batch.log", cache);
+  batch_ctx b = {plan, log, NULL};
+  ms_opts o;
+  quick_opts(&o);
+  o.timeout = 0.5;
+  ms__report rep[sizeof plan];
+  rt_err err = {0};
+  assert_int_equal(ms__run_batch(batch_child, &b, n, &o, NULL, rep, &err), n);
+  for (int i = 0; i < n; i++) {
+    size_t k = 0;
+    while (want[k].c != plan[i]) k++;
+    if ((int)rep[i].status != (int)want[k].st || !strstr(rep[i].msg, want[k].msg) ||
+        rep[i].item != i || rep[i].last)
+      fail_msg("item %d ('%c'): %s \"%s\" (item %d), want %s \"%s\"", i, plan[i],
+               ms_status_name(rep[i].status), rep[i].msg, rep[i].item,
+               ms_status_name(want[k].st), want[k].msg);
+    if (rep[i].status == MS_OK) {
+      char m[32];
+      snprintf(m, sizeof m, "item %d", i);
+      assert_string_equal(rep[i].msg, m);   /* each item's own report */
+      assert_true(rep[i].t.median == (i + 1) * 1e-3);
+    }
+  }
+  /* a new child after every item that ended one: at 0 and after s h e w p l p x */
+  int start[64], pid[64], nc = batch_log(log, start, pid, 64), ws = 0;
+  int wstart[64] = {0};
+  for (int i = 0; i < n - 1; i++)
+    if (strchr("shegwlpx", plan[i])) wstart[++ws] = i + 1;
+  assert_int_equal(nc, ws + 1);
+  for (int i = 0; i < nc; i++) assert_int_equal(start[i], wstart[i]);
+  no_batch_orphans(log);
+
+  /* a child that ends with `last` on the final item, and a batch of one */
+  unlink(log);
+  b.plan = "ool";
+  assert_int_equal(ms__run_batch(batch_child, &b, 3, &o, NULL, rep, &err), 3);
+  for (int i = 0; i < 3; i++) assert_int_equal(rep[i].status, MS_OK);
+  assert_int_equal(batch_log(log, start, pid, 64), 1);
+  assert_int_equal(ms__run_batch(batch_child, &b, 1, &o, NULL, rep, &err), 1);
+  assert_int_equal(rep[0].status, MS_OK);
+  assert_int_equal(ms__run_batch(batch_child, &b, 0, &o, NULL, rep, &err), 0);
+  no_batch_orphans(log);
+}
+
+/* A single worker that exits without a report after forking into its
+** group: ms_run_child ends the group too (it used to reap the worker
+** only, leaving the grandchild running). */
+static void orphan_child(int fd, void *ctx) {
+  batch_ctx b = {"e", ctx, NULL};
+  batch_child(fd, &b, 0, 1);
+}
+
+static void test_child_group_ends(void **state) {
+  (void)state;
+  char log[128];
+  snprintf(log, sizeof log, "%s/single.log", cache);
+  ms__report rep;
+  ms_child_end end;
+  assert_int_equal(ms_run_child(orphan_child, log, 10, &rep, sizeof rep, &end), 1);
+  assert_int_equal(end.timed_out, 0);
+  assert_true(WIFEXITED(end.wstatus) && WEXITSTATUS(end.wstatus) == 3);
+  int start[4], pid[4];
+  assert_int_equal(batch_log(log, start, pid, 4), 1);
+  no_batch_orphans(log);
+}
+
+/* The stop flag ends a batch at the item in flight (a hang here: without
+** the flag it would run into its 30 s timeout and be charged). */
+static volatile sig_atomic_t batch_stop;
+static void on_alarm(int sig) {
+  (void)sig;
+  batch_stop = 1;
+}
+
+static void test_batch_stop_and_guard(void **state) {
+  (void)state;
+  char log[128], dbf[128];
+  snprintf(log, sizeof log, "%s/batch-stop.log", cache);
+  snprintf(dbf, sizeof dbf, "%s/guarded.db", cache);
+  batch_ctx b = {"oohoo", log, dbf};
+  ms_opts o;
+  quick_opts(&o);
+  o.timeout = 30;
+  ms__report rep[8];
+  rt_err err = {0};
+  struct sigaction sa = {.sa_handler = on_alarm}, old;
+  sigaction(SIGALRM, &sa, &old);
+  batch_stop = 0;
+  struct itimerval it = {.it_value = {0, 300000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+  assert_int_equal(ms__run_batch(batch_child, &b, 5, &o, &batch_stop, rep, &err), 2);
+  sigaction(SIGALRM, &old, NULL);
+  assert_int_equal(rep[0].status, MS_OK);
+  assert_int_equal(rep[1].status, MS_OK);
+  assert_int_equal(rep[2].status, MS_OK);   /* never filled: still zero */
+  assert_string_equal(rep[2].msg, "");
+  /* set before the call: nothing measured, no child */
+  unlink(log);
+  assert_int_equal(ms__run_batch(batch_child, &b, 5, &o, &batch_stop, rep, &err), 0);
+  assert_int_equal(batch_log(log, (int[64]){0}, (int[64]){0}, 64), 0);
+  no_batch_orphans(log);
+
+  /* the database guard: item 1 overwrites its header; the batch stops
+  ** with an error naming the database (which item is not said: the child
+  ** may be past the last report the parent read) */
+  FILE *f = fopen(dbf, "we");
+  assert_non_null(f);
+  char head[4096] = "SQLite format 3";
+  assert_int_equal(fwrite(head, 1, sizeof head, f), sizeof head);
+  fclose(f);
+  b.plan = "odoo";
+  o.guard = dbf;
+  o.timeout = 10;
+  unlink(log);
+  assert_int_equal(ms__run_batch(batch_child, &b, 4, &o, NULL, rep, &err), -1);
+  assert_non_null(strstr(err.msg, "guarded.db changed while a candidate ran (something "
+                          "overwrote its header)"));
+  no_batch_orphans(log);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fault_isolation),
@@ -942,6 +1205,9 @@ int main(void) {
     cmocka_unit_test(test_typed_verify),
     cmocka_unit_test(test_inout),
     cmocka_unit_test(test_reference_once),
+    cmocka_unit_test(test_batch),
+    cmocka_unit_test(test_child_group_ends),
+    cmocka_unit_test(test_batch_stop_and_guard),
   };
   return cmocka_run_group_tests_name("measure", tests, setup, teardown);
 }

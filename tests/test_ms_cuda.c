@@ -8,8 +8,10 @@
 ** from a poisoned context). The device reference is checked against the
 ** host reference through the harness itself: the reference measured as
 ** a candidate verifies. A plan that asks more shared memory than the
-** device allows is a runtime error naming both. Without a CUDA device
-** every test reports "skipped: no CUDA device".
+** device allows is a runtime error naming both. The same candidates in
+** one batch (gd_measure_batch) get the same statuses. Without a CUDA
+** device every test reports "skipped: no CUDA device" but the batch's
+** harness failure, which is checked.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 
 #include "measure/ms.h"
 #include "targets/cuda/gd.h"
+#include "targets/tg.h"
 #include "tk_run.h"
 
 #define N 1000003   /* odd: no schedule divides it */
@@ -161,11 +164,82 @@ static void too_much_shared_memory(void **state) {
   assert_non_null(strstr(r.msg, "shared memory"));
 }
 
+/* The same candidates in one batch (gd_measure_batch: one context for
+** many, the device reference run once per context): each gets the status
+** it gets alone, the right ones after a fault or a hang included (a CUDA
+** error ends the context and a new one serves the rest). */
+static void batch_like_one_by_one(void **state) {
+  (void)state;
+  need_device();
+  static const struct { const char *body; ms_status want; const char *msg; } cases[] = {
+    {"y[i] = 2.0f * x[i];", MS_OK, NULL},
+    {"y[i] = 2.0f * x[i] + (i == 777 ? 1e-3f : 0.0f);", MS_WRONG_RESULT, "output y wrong"},
+    {"y[i] = x[i] + x[i];", MS_OK, NULL},
+    {"if (i != 12345) y[i] = 2.0f * x[i];", MS_WRONG_RESULT, "output y wrong"},
+    {"y[i] = x[i] * 2.0f;", MS_OK, NULL},
+    {"y[i] = 2.0f * x[i]; if (i == 5) x[i] = 0;", MS_WRONG_RESULT, "wrote to its input x"},
+    {"y[i] = 2.0f * x[i] + 0.0f;", MS_OK, NULL},
+    {"y[i] = 2.0f * x[i]; if (i == 5) ((float *)16)[0] = 1;", MS_RUNTIME_ERROR,
+     "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {"y[i] = x[i] + x[i] + 0.0f;", MS_OK, NULL},
+    {"volatile float *v = x; while (v[0] < 2.0f) {} y[i] = x[i];", MS_TIMEOUT, "timeout"},
+    {"y[i] = 0.0f + 2.0f * x[i];", MS_OK, NULL},
+    {"y[i] = 2.0f * x[i] +;", MS_COMPILE_ERROR, "compile error"},
+    {"y[i] = 2.0f * (x[i] + 0.0f);", MS_OK, NULL},
+  };
+  enum { NC = sizeof cases / sizeof *cases };
+  char *src[NC];
+  ms_result r[NC];
+  for (int c = 0; c < NC; c++) src[c] = cand(cases[c].body, c % 2 ? 256 : 128);
+  double saved = o.timeout;
+  o.timeout = 5;
+  rt_err err = {0};
+  int done = gd_measure_batch(0, w, (const char *const *)src, NC, &o, r, NULL, &err);
+  o.timeout = saved;
+  if (done != NC) fail_msg("gd_measure_batch: %d of %d (%s)", done, NC, err.msg);
+  for (int c = 0; c < NC; c++) {
+    if (r[c].status != cases[c].want)
+      fail_msg("case %d: status %s, expected %s (%s)", c, ms_status_name(r[c].status),
+               ms_status_name(cases[c].want), r[c].msg);
+    if (cases[c].msg && !strstr(r[c].msg, cases[c].msg))
+      fail_msg("case %d: message '%s' lacks '%s'", c, r[c].msg, cases[c].msg);
+    if (cases[c].want == MS_OK) assert_true(r[c].t.median > 0 && r[c].t.n >= o.min_reps);
+    else assert_int_equal(r[c].t.n, 0);
+    free(src[c]);
+  }
+}
+
+/* Without a device (this test's other half): the batch is a harness
+** failure naming why, -1, nothing measured, nothing left behind. */
+static void batch_without_device(void **state) {
+  (void)state;
+  if (w) skip();   /* a device: batch_like_one_by_one */
+  kn_problem pb = {0};
+  rt_err err = {0};
+  ms_workload *w0 = ms_workload_new(&scale, &pb, &err);
+  assert_non_null(w0);
+  ms_opts o0;
+  ms_opts_default(&o0);
+  char *src[2] = {cand("y[i] = 2.0f * x[i];", 128), cand("y[i] = x[i] + x[i];", 256)};
+  ms_result r[2];
+  assert_int_equal(gd_measure_batch(0, w0, (const char *const *)src, 2, &o0, r, NULL, &err), -1);
+  if (!strstr(err.msg, "no CUDA device")) fail_msg("%s", err.msg);
+  tg_target t;
+  assert_int_equal(tg_resolve("cuda:0", &t, &err), 0);
+  assert_true(tg_batches(&t, &o0));   /* the row measures batches ... */
+  o0.counters = 1;
+  assert_false(tg_batches(&t, &o0));  /* ... but not counter passes */
+  free(src[0]), free(src[1]);
+  ms_workload_free(w0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(reference_verifies),
     cmocka_unit_test(right_then_wrong_then_right),
     cmocka_unit_test(too_much_shared_memory),
+    cmocka_unit_test(batch_like_one_by_one),
+    cmocka_unit_test(batch_without_device),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

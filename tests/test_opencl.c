@@ -27,9 +27,11 @@
 
 #include <dirent.h>
 #include <gsl/gsl_rng.h>
+#include <jansson.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,7 @@
 #include "search_spaces/sp.h"
 #include "targets/opencl/oc.h"
 #include "targets/tg.h"
+#include "tuner/tu.h"
 #include "tk_exe.h"
 #include "tk_run.h"
 #include "tk_space.h"
@@ -751,6 +754,155 @@ static void test_fingerprint_stable(void **state) {
   assert_string_equal(a, b);
 }
 
+/* ---- Batches (oc_measure_batch, tg_measure_batch) ---- */
+
+/* Measure srcs[0..n) of k (bindings set) one by one and in one batch call,
+** on cache `sub` of the test's cache; the statuses one by one into one[]. */
+static void both_ways(const kn_kernel *k, const char *set, const char *const *srcs, int n,
+                      const ms_opts *o, ms_result *one, ms_result *bat) {
+  rt_err err = {0};
+  tg_target t;
+  assert_int_equal(tg_resolve("opencl:0.0", &t, &err), 0);
+  assert_true(tg_batches(&t, o));
+  sp_space *sp = k->space ? load_space(k, set) : NULL;
+  kn_problem pb = {0};
+  if (sp) kn_problem_from_space(&pb, sp);
+  for (int pass = 0; pass < 2; pass++) {   /* fresh workloads: the reference once each */
+    ms_workload *w = ms_workload_new(k, &pb, &err);
+    if (!w) fail_msg("%s", err.msg);
+    if (pass == 0)
+      for (int i = 0; i < n; i++) assert_int_equal(tg_measure(&t, w, srcs[i], NULL, o, &one[i]), 0);
+    else if (tg_measure_batch(&t, w, srcs, n, o, bat, NULL, &err) != n)
+      fail_msg("%s", err.msg);
+    ms_workload_free(w);
+  }
+  sp_free(sp);
+}
+
+/* A batch holding a crashing and a hanging candidate: runtime_error (the
+** signal) and timeout for exactly those, and each other candidate the
+** status it gets alone -- after one that wrote its input (the inputs are
+** written again) and one that left a wrong output (poisoned again). */
+static void test_batch_faults(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  o.timeout = 4;
+  const char *const srcs[] = {right_src, crash_src, right_src, hang_src, writes_input_src,
+                              right_src, wrong_src, syntax_src, right_src};
+  static const ms_status want[] = {MS_OK, MS_RUNTIME_ERROR, MS_OK, MS_TIMEOUT, MS_WRONG_RESULT,
+                                   MS_OK, MS_WRONG_RESULT, MS_COMPILE_ERROR, MS_OK};
+  enum { NB = sizeof srcs / sizeof *srcs };
+  ms_result one[NB], bat[NB];
+  both_ways(&ok_reduction, "N=4096", srcs, NB, &o, one, bat);
+  for (int i = 0; i < NB; i++) {
+    if (bat[i].status != want[i] || one[i].status != want[i])
+      fail_msg("candidate %d: %s \"%s\" in the batch, %s \"%s\" alone, want %s", i,
+               ms_status_name(bat[i].status), bat[i].msg, ms_status_name(one[i].status),
+               one[i].msg, ms_status_name(want[i]));
+    assert_true(want[i] == MS_OK ? bat[i].t.n >= 3 && bat[i].t.median > 0 : bat[i].t.n == 0);
+    if (want[i] != MS_TIMEOUT && want[i] != MS_RUNTIME_ERROR && want[i] != MS_COMPILE_ERROR)
+      assert_string_equal(bat[i].msg, one[i].msg);   /* the same words */
+  }
+  assert_non_null(strstr(bat[7].msg, "undeclared_thing"));   /* (PoCL's log names a temporary file) */
+  if (!strstr(bat[1].msg, "SIGSEGV") && !strstr(bat[1].msg, "SIGBUS")) fail_msg("%s", bat[1].msg);
+  assert_non_null(strstr(bat[3].msg, "timeout: worker killed after"));
+  assert_string_equal(bat[4].msg, "the candidate wrote to its input x");
+}
+
+/* A T1-style kernel in a batch: the reference computed once, an inout
+** output (acc += ...) written again before each candidate (else the second
+** right one would add twice), typed verification, limits. */
+static void test_batch_typed(void **state) {
+  (void)state;
+  NEED_CL();
+  ms_opts o;
+  fast_opts(&o);
+  char sub[96];
+  snprintf(sub, sizeof sub, "%s/batch-typed", cache_dir);   /* test_typed_kernel edits its ref file */
+  o.cache_dir = sub;
+  const char *const srcs[] = {tk_right_src, tk_right_src, tk_wrong_src, tk_reqd_src, tk_right_src};
+  static const ms_status want[] = {MS_OK, MS_OK, MS_WRONG_RESULT, MS_INVALID, MS_OK};
+  enum { NB = sizeof srcs / sizeof *srcs };
+  ms_result one[NB], bat[NB];
+  both_ways(&tk_kernel, NULL, srcs, NB, &o, one, bat);
+  for (int i = 0; i < NB; i++) {
+    if (bat[i].status != want[i] || one[i].status != want[i] || strcmp(bat[i].msg, one[i].msg))
+      fail_msg("candidate %d: %s \"%s\" in the batch, %s \"%s\" alone, want %s", i,
+               ms_status_name(bat[i].status), bat[i].msg, ms_status_name(one[i].status),
+               one[i].msg, ms_status_name(want[i]));
+  }
+}
+
+/* The rows of a campaign's trials, "config status" sorted by config. */
+static char *trial_statuses(const char *dbf) {
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  rt_str s = {0};
+  assert_int_equal(sqlite3_open_v2(dbf, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(h, "SELECT config, status FROM trials ORDER BY config", -1,
+                                      &st, NULL), SQLITE_OK);
+  while (sqlite3_step(st) == SQLITE_ROW)
+    rt_str_printf(&s, "%s %s\n", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return s.s;
+}
+
+/* A brute-force campaign of the reduction (a slice of its space, 16
+** configurations, the default among them) gives every configuration the
+** same status measured in batches (--batch 8: the row's measure_batch) as
+** one by one (--batch 1: a strategy asked for one proposal at a time is
+** never prepared a batch). */
+static void test_batch_campaign(void **state) {
+  (void)state;
+  NEED_CL();
+  char path[PATH_MAX], space[96], dbs[2][96];
+  json_error_t je;
+  json_t *j = json_load_file(rt_project_path(ok_reduction.space, path, sizeof path), 0, &je);
+  assert_non_null(j);
+  static const char *const values[][2] = {{"wg", "[16, 64]"}, {"vec", "[1, 4]"},
+                                          {"ilp", "[1, 2]"}, {"waves", "[4]"},
+                                          {"order", "['strided']"}};
+  json_t *tp = json_object_get(json_object_get(j, "ConfigurationSpace"), "TuningParameters");
+  size_t i;
+  json_t *par;
+  json_array_foreach(tp, i, par)
+    for (size_t v = 0; v < sizeof values / sizeof *values; v++)
+      if (!strcmp(json_string_value(json_object_get(par, "Name")), values[v][0]))
+        json_object_set_new(par, "Values", json_string(values[v][1]));
+  snprintf(space, sizeof space, "%s-reduction-slice.json", cache_dir);
+  assert_int_equal(json_dump_file(j, space, JSON_INDENT(1)), 0);
+  json_decref(j);
+  char *status[2];
+  for (int k = 0; k < 2; k++) {
+    snprintf(dbs[k], sizeof dbs[k], "%s-campaign-%d.db", cache_dir, k);
+    tu_campaign_opts co = {.db_path = dbs[k], .target = "opencl:0.0", .kernel = "reduction",
+                           .set = "N=100003", .space = space, .strategy = "exhaustive",
+                           .budget = "100%", .seed = 1, .batch = k ? 1 : 8, .no_recheck = 1};
+    fast_opts(&co.ms);
+    tu_report rep;
+    rt_err err = {0};
+    if (tu_campaign(&co, &rep, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(rep.evaluations, 16);
+    assert_int_equal(rep.measured, 16);
+    tu_report_free(&rep);
+    status[k] = trial_statuses(dbs[k]);
+  }
+  assert_string_equal(status[0], status[1]);
+  assert_non_null(strstr(status[0], " ok\n"));
+  for (int k = 0; k < 2; k++) {
+    free(status[k]);
+    static const char *const sfx[] = {"", "-wal", "-shm"};
+    for (int s = 0; s < 3; s++) {
+      snprintf(path, sizeof path, "%s%s", dbs[k], sfx[s]);
+      unlink(path);
+    }
+  }
+  unlink(space);
+}
+
 /* No platform (the ICD loader pointed at an empty folder of vendors): the
 ** target is listed as absent with the reason, and commands on it fail
 ** with it, exit 1, rooftune itself unharmed. Needs no OpenCL device. */
@@ -806,6 +958,9 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_typed_bad_reference),
     cmocka_unit_test(test_reduction_verifies),
     cmocka_unit_test(test_transpose_verifies),
+    cmocka_unit_test(test_batch_faults),
+    cmocka_unit_test(test_batch_typed),
+    cmocka_unit_test(test_batch_campaign),
     cmocka_unit_test(test_bench),
     cmocka_unit_test(test_cli_end_to_end),
     cmocka_unit_test(test_fingerprint_stable),

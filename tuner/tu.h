@@ -44,6 +44,19 @@
 **  8. A calibration's held-out split is a pure function of each
 **     schedule's configuration hash, the seed and the share: asked again
 **     later (model accuracy), the same schedules are held out.
+**  9. Where the target's row measures batches (tg_batches: the device
+**     backends, without --counters), a campaign measures the batch a
+**     strategy proposes together in one worker child (after the batch's
+**     parallel build), and each candidate's evaluation takes its result
+**     from there in proposal order. Per trial nothing changes: the same
+**     statuses, the same trials stored in the same order, the same reuse
+**     (a candidate stored by this campaign or measured earlier from the
+**     same source is not measured again; a timeout is never reused), the
+**     budget never exceeded. Ctrl-C in the middle of a batch stores the
+**     candidates it finished, as one by one would have, and not the one
+**     in flight; resume measures the rest. Measured but not evaluated:
+**     a batch's candidates after the run's end by time limit, stall or
+**     failure (their results are dropped).
 */
 #ifndef TU_H
 #define TU_H
@@ -364,6 +377,13 @@ typedef struct tu_campaign_opts {
   ** the reference); fill *r and return as tg_measure does. */
   int (*measure)(void *ctx, const int *cfg, const char *src, const char *ldflags,
                  const ms_opts *o, ms_result *r);
+  /* The batch measurement (invariant 9); NULL: the target row's
+  ** (tg_measure_batch, where tg_batches), else none when measure is
+  ** injected. Tests inject one: cfgs n configurations (n * nparams ints),
+  ** srcs their sources; returns as tg_measure_batch does. */
+  int (*measure_batch)(void *ctx, const int *cfgs, const char *const *srcs, int n,
+                       const ms_opts *o, ms_result *r, const volatile sig_atomic_t *stop,
+                       rt_err *err);
   void *measure_ctx;
 } tu_campaign_opts;
 

@@ -9,7 +9,11 @@
 ** on the same target and workload is copied instead of re-measured
 ** (reuse). The end re-measures the best candidates alternating with the
 ** default and pins by tu.h's invariant 6 (conservative pins), then
-** measures the baseline library in the same run.
+** measures the baseline library in the same run. Where the target's row
+** measures batches (tg_batches), the batch a strategy proposes is
+** measured together in camp_prepare, after its parallel build, and
+** camp_eval takes each candidate's result from there in order (tu.h
+** invariant 9).
 **
 ** Invariants:
 **  1. A trial is stored only from a complete, uninterrupted measurement:
@@ -27,6 +31,16 @@
 **     sources.
 **  4. One process at a time runs a campaign: it holds the campaign's
 **     lease (db_lease_take) from registration or resume to its return.
+**  5. A batch holds only candidates that would be measured: among the
+**     proposals the budget still allows, those neither stored by this
+**     campaign (resume) nor reusable, one per source. A candidate whose
+**     source is not in the batch, or whose batch result was taken already
+**     (the same source proposed twice, its first a timeout), is measured
+**     alone as before. Stopped in the middle of a batch, the candidates
+**     it finished are stored (as each would have been, one by one), the
+**     one in flight and those after it are not; a harness failure of a
+**     batch stores nothing of it and ends the run when camp_eval reaches
+**     its first candidate.
 */
 #include <jansson.h>
 #include <math.h>
@@ -73,6 +87,13 @@ typedef struct camp {
   int *cfg_tmp;
   cm_tmodel *model;            /* the cost model, for strategies that need one */
   int leased;                  /* this process holds the campaign's lease */
+  /* the batch camp_prepare measured (invariant 5): nb items, their reuse
+  ** keys and results (bdone of them complete), taken by camp_eval */
+  int nb, bdone, bcap;
+  char (*bhash)[33];
+  ms_result *bres;
+  int *bused;
+  char berr[512];              /* why the batch failed (bdone < nb, not stopped) */
 } camp;
 
 /* Measure src (generated from cfg; NULL cfg: the baseline) with the
@@ -148,19 +169,130 @@ static int store_traffic(camp *c, const int *cfg, const ms_result *r, rt_err *er
   return rc;
 }
 
+/* Store one trial of this campaign; 0 or -1 with err. */
+static int store(camp *c, const int *cfg, db_trial *t, const char *hash, const char *origin,
+                 int64_t *id, rt_err *err) {
+  char *j = sp_config_json(c->sp, cfg);
+  t->campaign_id = c->id;
+  t->config_json = j;
+  t->source_hash = hash;
+  t->origin = origin;
+  int rc = db_trial_add(c->d, t, id, err);
+  free(j);
+  return rc;
+}
+
+/* A measured trial into the database (its counts and their traffic too);
+** *id gets its id. 0 or -1 with err. */
+static int store_measured(camp *c, const int *cfg, const char *hash, const ms_result *r,
+                          int64_t *id, rt_err *err) {
+  db_trial t;
+  db_trial_init(&t);
+  t.status = ms_status_name(r->status);
+  if (r->status == MS_OK) {
+    t.time_s = r->t.median, t.mean_s = r->t.mean, t.sd_s = r->t.sd, t.min_s = r->t.min;
+    t.ci_lo_s = r->t.ci_lo, t.ci_hi_s = r->t.ci_hi, t.repeats = r->t.n, t.noisy = r->t.noisy;
+  }
+  t.compile_s = r->compile_s, t.verify_s = r->verify_s, t.bench_s = r->bench_s;
+  char *cj = r->counters ? counters_json(r) : NULL;
+  t.counters_json = cj;
+  int rc = store(c, cfg, &t, hash, "measured", id, err);
+  if (!rc && cj) rc = store_traffic(c, cfg, r, err);
+  free(cj);
+  return rc;
+}
+
 /* ---- The objective ---- */
 
-/* Build a batch's schedules in parallel before they are measured one by
-** one (tu_objective.prepare). */
+/* Whether this campaign measures a strategy's batches together: an
+** injected batch measurement, or a row that measures batches, and no
+** counter pass (those stay per candidate). */
+static int batching(const camp *c) {
+  if (c->ms.counters) return 0;
+  return c->o->measure_batch ? 1 : !c->o->measure && tg_batches(&c->tg, &c->ms);
+}
+
+/* The batch item of reuse key hash not taken yet, or -1. */
+static int batch_item(const camp *c, const char *hash) {
+  for (int k = 0; k < c->nb; k++)
+    if (!c->bused[k] && !strcmp(c->bhash[k], hash)) return k;
+  return -1;
+}
+
+/* Measure the batch (invariant 5) of the n proposals cfgs with sources
+** src, for camp_eval to take; stopped, store what it finished. */
+static void batch_measure(camp *c, const int *cfgs, char *const *src, int n) {
+  int np = sp_nparams(c->sp), m = 0;
+  int64_t left = c->budget - c->nrec;
+  if (n > c->bcap) {
+    c->bcap = n;
+    c->bhash = rt_realloc(c->bhash, (size_t)n * sizeof *c->bhash);
+    c->bres = rt_realloc(c->bres, (size_t)n * sizeof *c->bres);
+    c->bused = rt_realloc(c->bused, (size_t)n * sizeof *c->bused);
+  }
+  const char **bsrc = rt_malloc((size_t)n * sizeof *bsrc);
+  int *bcfg = rt_malloc((size_t)n * np * sizeof *bcfg);
+  for (int i = 0; i < n && i < left; i++) {
+    const int *cfg = cfgs + (size_t)i * np;
+    if (tu_cfgmap_get(&c->own, cfg) >= 0) continue;   /* resumed */
+    char hash[33];
+    source_hash(c, src[i], hash);
+    int dup = 0;
+    for (int k = 0; k < m && !dup; k++) dup = !strcmp(c->bhash[k], hash);
+    reuse_hit h = {0};
+    rt_err e = {0};
+    db_trial_filter f = {.target_id = c->target_id, .workload_id = c->workload_id, .source_hash = hash};
+    if (dup || db_trials(c->d, &f, reuse_row, &h, &e) < 0 || h.found) {
+      free(h.status);   /* reused (or a database error, which camp_eval reports) */
+      continue;
+    }
+    memcpy(c->bhash[m], hash, sizeof hash);
+    c->bused[m] = 0;
+    bsrc[m] = src[i];
+    memcpy(bcfg + (size_t)m * np, cfg, (size_t)np * sizeof *cfg);
+    m++;
+  }
+  if (m > 1) {   /* one alone is measured alone */
+    rt_err err = {0};
+    int done = c->o->measure_batch
+                   ? c->o->measure_batch(c->o->measure_ctx, bcfg, bsrc, m, &c->ms, c->bres,
+                                         c->o->stop, &err)
+                   : tg_measure_batch(&c->tg, c->w, bsrc, m, &c->ms, c->bres, c->o->stop, &err);
+    if (done < 0) snprintf(c->berr, sizeof c->berr, "%s", err.msg[0] ? err.msg : "batch failed");
+    c->nb = m, c->bdone = done < 0 ? 0 : done;
+    for (int k = 0; k < c->bdone; k++) {
+      c->compile_s += nz(c->bres[k].compile_s);
+      c->verify_s += nz(c->bres[k].verify_s);
+      c->bench_s += nz(c->bres[k].bench_s);
+    }
+    /* stopped: camp_eval will not be called; keep what was finished */
+    for (int k = 0; done >= 0 && done < m && c->o->stop && *c->o->stop && k < done; k++) {
+      int64_t id;
+      rt_err e = {0};
+      if (!store_measured(c, bcfg + (size_t)k * np, c->bhash[k], &c->bres[k], &id, &e)) c->bused[k] = 1;
+    }
+  }
+  free(bsrc);
+  free(bcfg);
+}
+
+/* Build a batch's schedules in parallel, then, where the campaign measures
+** batches, measure them together (tu_objective.prepare). */
 static void camp_prepare(void *ctx, const int *cfgs, int n) {
   camp *c = ctx;
-  if (c->o->measure) return;   /* an injected measurement builds nothing */
+  c->nb = c->bdone = 0;   /* what the last batch left untaken is dropped */
+  c->berr[0] = 0;
+  int batch = batching(c), injected = c->o->measure || c->o->measure_batch;
+  if (injected && !batch) return;   /* an injected measurement builds nothing */
   char **src = rt_malloc((size_t)n * sizeof *src);
   int np = sp_nparams(c->sp);
   for (int i = 0; i < n; i++) src[i] = c->k->codegen(&c->pb, c->sp, cfgs + (size_t)i * np);
-  double t0 = rt_now();
-  tg_prebuild(&c->tg, (const char *const *)src, n, NULL, &c->ms, 0);
-  c->compile_s += rt_now() - t0;   /* compile time, though no trial carries it */
+  if (!injected) {
+    double t0 = rt_now();
+    tg_prebuild(&c->tg, (const char *const *)src, n, NULL, &c->ms, 0);
+    c->compile_s += rt_now() - t0;   /* compile time, though no trial carries it */
+  }
+  if (batch) batch_measure(c, cfgs, src, n);
   for (int i = 0; i < n; i++) free(src[i]);
   free(src);
 }
@@ -181,19 +313,6 @@ static void progress(camp *c) {
                    .best_s = c->best_s, .best_gflops = c->best_s > 0 ? c->k->flops(&c->pb) / c->best_s * 1e-9 : NAN,
                    .elapsed_s = el, .remaining_s = rem};
   c->o->progress(c->o->progress_ctx, &p);
-}
-
-/* Store one trial of this campaign; 0 or -1 with err. */
-static int store(camp *c, const int *cfg, db_trial *t, const char *hash, const char *origin,
-                 int64_t *id, rt_err *err) {
-  char *j = sp_config_json(c->sp, cfg);
-  t->campaign_id = c->id;
-  t->config_json = j;
-  t->source_hash = hash;
-  t->origin = origin;
-  int rc = db_trial_add(c->d, t, id, err);
-  free(j);
-  return rc;
 }
 
 static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
@@ -222,26 +341,16 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
       free(h.status);
     } else {
       ms_result r;
-      if (measure(c, cfg, src, NULL, &r)) {
-        rt_err_set(err, "the harness failed: %s", r.msg);
+      int k = batch_item(c, hash);   /* measured in camp_prepare (invariant 5) */
+      if (k >= 0 && k < c->bdone) r = c->bres[k], c->bused[k] = 1;
+      if (k >= 0 ? k >= c->bdone : measure(c, cfg, src, NULL, &r)) {
+        rt_err_set(err, "the harness failed: %s", k < 0 ? r.msg : c->berr[0] ? c->berr : "interrupted");
         rc = -1;
-      } else if (c->o->stop && *c->o->stop) {
+      } else if (k < 0 && c->o->stop && *c->o->stop) {
         rt_err_set(err, "interrupted");   /* invariant 1: not stored */
         rc = -1;
       } else {
-        db_trial t;
-        db_trial_init(&t);
-        t.status = ms_status_name(r.status);
-        if (r.status == MS_OK) {
-          t.time_s = r.t.median, t.mean_s = r.t.mean, t.sd_s = r.t.sd, t.min_s = r.t.min;
-          t.ci_lo_s = r.t.ci_lo, t.ci_hi_s = r.t.ci_hi, t.repeats = r.t.n, t.noisy = r.t.noisy;
-        }
-        t.compile_s = r.compile_s, t.verify_s = r.verify_s, t.bench_s = r.bench_s;
-        char *cj = r.counters ? counters_json(&r) : NULL;
-        t.counters_json = cj;
-        rc = store(c, cfg, &t, hash, "measured", &tr.id, err);
-        if (!rc && cj) rc = store_traffic(c, cfg, &r, err);
-        free(cj);
+        rc = store_measured(c, cfg, hash, &r, &tr.id, err);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
         tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
                          r.t.noisy};
@@ -985,6 +1094,9 @@ out:
   free(c.own_obs);
   free(c.own_rec);
   free(c.rec);
+  free(c.bhash);
+  free(c.bres);
+  free(c.bused);
   free(c.cfg_tmp);
   free(def);
   cm_tmodel_free(c.model);

@@ -156,6 +156,19 @@ struct ms_result;
 ** harness failures. */
 int gd_measure(int dev, struct ms_workload *w, const char *src, const struct ms_opts *o,
                struct ms_result *r);
+/* The row's measure_batch (targets/tg_backend.h): n candidates srcs (none
+** NULL) measured as gd_measure measures each without counters, built
+** first (a plan or build failure is that candidate's result), then the
+** built ones in batch workers (ms__run_batch: one context, the vectors
+** allocated and the inputs copied once, the built-ins' device reference
+** run once per worker; per candidate its module, limits, symbols, the
+** outputs written again, the checked run, verification, the timed runs,
+** the module unloaded; a CUDA error ends the worker and a new context
+** serves the rest). Returns n, or fewer when *stop was set (r[0..ret)
+** complete); -1 with err for harness failures. */
+int gd_measure_batch(int dev, struct ms_workload *w, const char *const *srcs, int n,
+                     const struct ms_opts *o, struct ms_result *r,
+                     const volatile sig_atomic_t *stop, rt_err *err);
 /* The compile-cache key of CUDA source src for device dev's architecture
 ** (the source with its plan's options and entries, NVRTC's version,
 ** GD_NVRTC_OPTS, sm_XY). The cubin is <cache>/<key>.cubin; the lowered

@@ -69,6 +69,12 @@ static int cuda_measure(const tg_target *t, ms_workload *w, const char *src,
   return gd_measure(t->idx[0], w, src, o, r);
 }
 
+static int cuda_measure_batch(const tg_target *t, ms_workload *w, const char *const *srcs, int n,
+                              const ms_opts *o, ms_result *r, const volatile sig_atomic_t *stop,
+                              rt_err *err) {
+  return gd_measure_batch(t->idx[0], w, srcs, n, o, r, stop, err);
+}
+
 static int cuda_counters(const tg_target *t, const char **why) {
   (void)t;
   return gd_cupti_available(why);
@@ -136,6 +142,7 @@ const tg_backend gd_backend = {
   .build_key = cuda_build_key,
   .prebuild = cuda_prebuild,
   .measure = cuda_measure,
+  .measure_batch = cuda_measure_batch,
   .counter_source = "cupti",
   .counters_available = cuda_counters,
   .default_events = gd_cupti_default_metrics,

@@ -5,9 +5,10 @@
 ** the plans, compiles the candidate and the kernel's device reference with
 ** NVRTC (the plan's options and entries) into the compile cache
 ** (<cache>/<key>.cubin, and <key>.names: the entries' lowered names); it
-** never touches the driver (gd.h invariant 1). Each pass runs in a fresh
-** worker child (ms__run_worker: rt_fork's clean child, killed at the
-** timeout), because a faulting kernel poisons its CUDA context. The child:
+** never touches the driver (gd.h invariant 1). Each pass of gd_measure
+** runs in a fresh worker child (ms__run_worker: rt_fork's clean child,
+** killed at the timeout), because a faulting kernel poisons its CUDA
+** context. The child:
 **   1. makes a context on device dev, loads the cubins, finds every
 **      launch's function (an entry's by its lowered name), checks the
 **      device's limits for every launch (invalid: gk.h ABI point 2),
@@ -29,6 +30,14 @@
 **      before each sample, outside the events;
 **   4. (counter pass, o->counters) runs the plan once more under CUPTI's
 **      range profiler (gd_cupti.c), after one warm run.
+** Steps 1 to 3 are open_device (the context, the vectors, the built-ins'
+** reference run once) and measure_one (one candidate: its module, limits
+** and symbols, the checked run, verification, timing; its module unloaded
+** after), so that the batch worker (gd_measure_batch, ms__run_batch) runs
+** them for many candidates in one context: the outputs written again
+** before each (the inputs too after one that was not ok); a candidate
+** that fails with a CUDA error (its context may be poisoned) ends the
+** child, and a new context serves the rest.
 ** Scalars (sN) are passed by value from the workload's one element.
 */
 #include <errno.h>
@@ -200,6 +209,7 @@ typedef struct cuda_child {
   CUstream s;
   CUdeviceptr buf[KN_MAXBUF], refbuf[KN_MAXBUF], flush;
   void *out[KN_MAXBUF];                /* the candidate's vectors, copied back */
+  void *refout[KN_MAXBUF];             /* the reference plan's outputs, copied back */
   size_t flush_words;
   unsigned flush_val;
   dev_plan cand, ref;
@@ -210,7 +220,7 @@ typedef struct cuda_child {
 static int fail(ms__report *rep, int status, const char *what, CUresult r) {
   char b[200];
   rep->status = status;
-  snprintf(rep->msg, sizeof rep->msg, "%s: %s", what, gd_errstr(r, b, sizeof b));
+  snprintf(rep->msg, sizeof rep->msg, "%.220s: %s", what, gd_errstr(r, b, sizeof b));
   return -1;
 }
 
@@ -427,125 +437,218 @@ static int load_buffers(cuda_child *c, ms__report *rep) {
   return 0;
 }
 
-static void child_main(int fd, void *ctx) {
-  cuda_child *c = ctx;
+/* Write the vectors again before another candidate: every output's
+** initial contents (poisoned, or an inout output's initial values) and,
+** when inputs, every input. 0 or -1 with rep. */
+static int write_vectors(cuda_child *c, int inputs, ms__report *rep) {
   const ms_workload *w = c->w;
-  ms__report rep;
-  memset(&rep, 0, sizeof rep);
-  rep.status = MS_OK;
+  for (int i = 0; i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR || (!inputs && !w->b[i].out)) continue;
+    size_t bytes = ms__buf_bytes(&w->b[i]);
+    void *init = w->b[i].out ? NULL : w->in[i];
+    if (!init) ms__buf_init(w, i, init = rt_malloc(bytes));
+    CUresult r = gd_cu.cuMemcpyHtoD(c->buf[i], init, bytes);
+    if (init != w->in[i]) free(init);
+    if (r) return fail(rep, MS_RUNTIME_ERROR, "harness: cuMemcpyHtoD", r);
+  }
+  return 0;
+}
+
+/* The child's device: a context, the stream and events, every vector
+** allocated and written (load_buffers), and for the built-ins the
+** reference plan run once, its outputs copied back into c->refout and,
+** for small workloads, checked against the host reference. 0 or -1 with
+** rep (a reference that fails is the harness's runtime_error). */
+static int open_device(cuda_child *c, gd_props *p, ms__report *rep) {
+  const ms_workload *w = c->w;
   rt_err err = {0};
   CUcontext cx;
-  gd_props p;
   CUresult r;
-  const char *who = c->reference ? "the reference configuration" : "candidate";
-  if (gd_props_get(c->dev, &p, &err) || gd_context(c->dev, &cx, &err)) {
-    rep.status = MS_RUNTIME_ERROR;
-    snprintf(rep.msg, sizeof rep.msg, "harness: %.240s", err.msg);
-    finish(c, fd, &rep);
+  if (gd_props_get(c->dev, p, &err) || gd_context(c->dev, &cx, &err)) {
+    rep->status = MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "harness: %.240s", err.msg);
+    return -1;
   }
-  c->cand.plan = *c->cand_plan;
   if (c->ref_plan) c->ref.plan = *c->ref_plan;
-  if ((c->ref_cubin[0] && (load_plan(&rep, c->ref_cubin, &c->ref, "reference", &p) ||
-                           load_symbols(&rep, &c->ref, w, "reference"))) ||
-      load_plan(&rep, c->cand_cubin, &c->cand, who, &p) ||
-      (c->cand_cubin[0] && load_symbols(&rep, &c->cand, w, who)))
-    finish(c, fd, &rep);
+  if (c->ref_cubin[0] && (load_plan(rep, c->ref_cubin, &c->ref, "reference", p) ||
+                          load_symbols(rep, &c->ref, w, "reference")))
+    return -1;
   if ((r = gd_cu.cuStreamCreate(&c->s, CU_STREAM_NON_BLOCKING)) ||
       (r = gd_cu.cuEventCreate(&ev0, CU_EVENT_DEFAULT)) ||
-      (r = gd_cu.cuEventCreate(&ev1, CU_EVENT_DEFAULT))) {
-    fail(&rep, MS_RUNTIME_ERROR, "harness: stream/events", r);
-    finish(c, fd, &rep);
-  }
-  if (load_buffers(c, &rep)) finish(c, fd, &rep);
-  /* The built-ins' reference, then the candidate once on poisoned outputs. */
-  double t0 = rt_now();
+      (r = gd_cu.cuEventCreate(&ev1, CU_EVENT_DEFAULT)))
+    return fail(rep, MS_RUNTIME_ERROR, "harness: stream/events", r);
+  if (load_buffers(c, rep)) return -1;
+  if (!c->ref_cubin[0]) return 0;
   char msg[200] = "";
-  if (c->ref_cubin[0] && ((r = run_plan(&c->ref, c->refbuf, c->s, w, msg, sizeof msg)) ||
-                          (r = gd_cu.cuStreamSynchronize(c->s)))) {
+  if ((r = run_plan(&c->ref, c->refbuf, c->s, w, msg, sizeof msg)) ||
+      (r = gd_cu.cuStreamSynchronize(c->s))) {
     char what[256];
     snprintf(what, sizeof what, "harness: the device reference failed (%.100s)", msg);
-    fail(&rep, MS_RUNTIME_ERROR, what, r);
-    finish(c, fd, &rep);
+    return fail(rep, MS_RUNTIME_ERROR, what, r);
   }
+  int host_ref = 0;
+  for (int i = 0; i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR || !w->b[i].out) continue;
+    size_t bytes = ms__buf_bytes(&w->b[i]);
+    c->refout[i] = rt_malloc(bytes);
+    if ((r = gd_cu.cuMemcpyDtoH(c->refout[i], c->refbuf[i], bytes)))
+      return fail(rep, MS_RUNTIME_ERROR, "cuMemcpyDtoH", r);
+    host_ref |= w->ref[i] != NULL;
+  }
+  double e;
+  if (host_ref && ms__verify(w, c->refout, w->ref, &e, rep->msg, sizeof rep->msg)) {
+    /* The device reference against the host's (small workloads). */
+    char m[256];
+    snprintf(m, sizeof m, "harness: the device reference disagrees with the host reference: %.180s",
+             rep->msg);
+    snprintf(rep->msg, sizeof rep->msg, "%.255s", m);
+    rep->status = MS_RUNTIME_ERROR;
+    return -1;
+  }
+  return 0;
+}
+
+/* Measure the candidate (c->cand_plan, c->cand_cubin) on the open device,
+** its vectors written: its module, functions and limits, symbols, the
+** run on poisoned outputs, the input check, verification, then the timed
+** runs (pass 0) or the counter pass (pass 1), into rep. Its module and
+** workspace are released after, so that the context can serve another
+** candidate. The reference run stops after its run, the outputs in
+** c->out. */
+static void measure_one(cuda_child *c, const gd_props *p, ms__report *rep) {
+  const ms_workload *w = c->w;
+  const char *who = c->reference ? "the reference configuration" : "candidate";
+  rt_err err = {0};
+  CUresult r;
+  int bad;
+  double t0;
+  memset(&c->cand, 0, sizeof c->cand);
+  c->cand.plan = *c->cand_plan;
+  if (load_plan(rep, c->cand_cubin, &c->cand, who, p) ||
+      (c->cand_cubin[0] && load_symbols(rep, &c->cand, w, who)))
+    goto out;
+  /* The candidate once on poisoned outputs. */
+  t0 = rt_now();
   run_cand(c);
   if (c->bad) {
-    char what[256];
-    snprintf(what, sizeof what, "%s", c->bad_msg[0] ? c->bad_msg : "run");
-    fail(&rep, MS_RUNTIME_ERROR, what, c->bad);
-    finish(c, fd, &rep);
+    fail(rep, MS_RUNTIME_ERROR, c->bad_msg[0] ? c->bad_msg : "run", c->bad);
+    goto out;
   }
-  void *ref[KN_MAXBUF] = {0};
-  for (int i = 0; i < w->nbuf && rep.status == MS_OK; i++) {
+  for (int i = 0; i < w->nbuf; i++) {
     if (w->b[i].kind != KN_VECTOR) continue;
     size_t bytes = ms__buf_bytes(&w->b[i]);
-    c->out[i] = rt_malloc(bytes);
+    if (!c->out[i]) c->out[i] = rt_malloc(bytes);
     if ((r = gd_cu.cuMemcpyDtoH(c->out[i], c->buf[i], bytes))) {
-      fail(&rep, MS_RUNTIME_ERROR, "cuMemcpyDtoH", r);
-      break;
-    }
-    if (w->b[i].out && c->ref_cubin[0]) {
-      ref[i] = rt_malloc(bytes);
-      if ((r = gd_cu.cuMemcpyDtoH(ref[i], c->refbuf[i], bytes))) {
-        fail(&rep, MS_RUNTIME_ERROR, "cuMemcpyDtoH", r);
-        break;
-      }
+      fail(rep, MS_RUNTIME_ERROR, "cuMemcpyDtoH", r);
+      goto out;
     }
   }
-  int bad;
-  if (rep.status == MS_OK && (bad = ms__changed_input(w, c->out)) >= 0) {
-    rep.status = MS_WRONG_RESULT;
-    snprintf(rep.msg, sizeof rep.msg, "the %s wrote to its input %s",
+  if ((bad = ms__changed_input(w, c->out)) >= 0) {
+    rep->status = MS_WRONG_RESULT;
+    snprintf(rep->msg, sizeof rep->msg, "the %s wrote to its input %s",
              c->reference ? "reference" : "candidate", w->b[bad].name);
   }
-  if (c->reference) finish(c, fd, &rep);   /* the outputs are the reference's */
-  int host_ref = 0;
-  for (int i = 0; i < w->nbuf; i++) host_ref |= w->b[i].out && w->ref[i];
-  if (rep.status == MS_OK && c->ref_cubin[0] && host_ref) {
-    /* The device reference against the host's (small workloads). */
-    double e;
-    if (ms__verify(w, ref, w->ref, &e, rep.msg, sizeof rep.msg)) {
-      char m[256];
-      snprintf(m, sizeof m, "harness: the device reference disagrees with the host reference: %.180s",
-               rep.msg);
-      snprintf(rep.msg, sizeof rep.msg, "%.255s", m);
-      rep.status = MS_RUNTIME_ERROR;
-    }
-  }
-  if (rep.status == MS_OK &&
-      ms__verify(w, c->out, c->ref_cubin[0] ? ref : w->ref, &rep.max_err, rep.msg, sizeof rep.msg))
-    rep.status = MS_WRONG_RESULT;
-  rep.verify_s = rt_now() - t0;
-  if (rep.status != MS_OK) ms__send(fd, &rep);
+  if (c->reference || rep->status != MS_OK) goto out;   /* the reference: its outputs */
+  if (ms__verify(w, c->out, c->ref_cubin[0] ? c->refout : w->ref, &rep->max_err, rep->msg,
+                 sizeof rep->msg))
+    rep->status = MS_WRONG_RESULT;
+  rep->verify_s = rt_now() - t0;
+  if (rep->status != MS_OK) goto out;
   if (c->pass == 0) {
-    if (c->o->flush_cache) {
-      c->flush_words = (size_t)2 * (size_t)p.l2_bytes / 4;
+    if (c->o->flush_cache && !c->flush) {
+      c->flush_words = (size_t)2 * (size_t)p->l2_bytes / 4;
       if ((r = gd_cu.cuMemAlloc(&c->flush, c->flush_words * 4))) {
-        fail(&rep, MS_RUNTIME_ERROR, "harness: the L2 flush buffer", r);
-        ms__send(fd, &rep);
+        fail(rep, MS_RUNTIME_ERROR, "harness: the L2 flush buffer", r);
+        goto out;
       }
     }
     t0 = rt_now();
-    ms_time_loop(timed_sample, c, c->o, &rep.t);
-    rep.bench_s = rt_now() - t0;
+    ms_time_loop(timed_sample, c, c->o, &rep->t);
+    rep->bench_s = rt_now() - t0;
     if (c->bad) {
-      char what[256];
-      snprintf(what, sizeof what, "while timed: %s", c->bad_msg[0] ? c->bad_msg : "run");
-      fail(&rep, MS_RUNTIME_ERROR, what, c->bad);
-      memset(&rep.t, 0, sizeof rep.t);
+      char what[220];   /* bad_msg: under 200 */
+      snprintf(what, sizeof what, "while timed: %.200s", c->bad_msg[0] ? c->bad_msg : "run");
+      fail(rep, MS_RUNTIME_ERROR, what, c->bad);
+      memset(&rep->t, 0, sizeof rep->t);
     }
   } else {
     run_cand(c);
-    if (gd_cupti_count(c->ev, c->nev, run_cand, c, rep.ev, &err)) {
-      rep.status = MS_RUNTIME_ERROR;
-      snprintf(rep.msg, sizeof rep.msg, "counters: %.240s", err.msg);
+    if (gd_cupti_count(c->ev, c->nev, run_cand, c, rep->ev, &err)) {
+      rep->status = MS_RUNTIME_ERROR;
+      snprintf(rep->msg, sizeof rep->msg, "counters: %.240s", err.msg);
     } else if (c->bad) {
-      fail(&rep, MS_RUNTIME_ERROR, "counter pass", c->bad);
+      fail(rep, MS_RUNTIME_ERROR, "counter pass", c->bad);
     }
   }
-  ms__send(fd, &rep);
+out:
+  if (c->cand.mod) gd_cu.cuModuleUnload(c->cand.mod);
+  if (c->cand.ws) gd_cu.cuMemFree(c->cand.ws);
+  c->cand.mod = NULL, c->cand.ws = 0;
+}
+
+static void child_main(int fd, void *ctx) {
+  cuda_child *c = ctx;
+  ms__report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.status = MS_OK;
+  gd_props p;
+  if (!open_device(c, &p, &rep)) measure_one(c, &p, &rep);
+  finish(c, fd, &rep);
+}
+
+/* ---- the batch worker (gd_measure_batch) ---- */
+
+/* A batch for ms__run_batch: the child's settings (the reference plan
+** among them), and item i's plan and cubin. */
+typedef struct cuda_batch {
+  cuda_child c;
+  gk_plan *plan;
+  char (*cubin)[PATH_MAX + 64];
+} cuda_batch;
+
+/* Items start..n-1 in one context: opened once (open_device: the
+** vectors, and the built-ins' reference run once), then per item what a
+** single worker does (measure_one), the outputs written again before each
+** (the inputs too after an item that was not ok). An item that failed
+** with a CUDA error (runtime_error; a faulting kernel poisons the context)
+** ends the child: a new context serves the rest (ms_backend.h invariant
+** 5). */
+static void batch_child(int fd, void *ctx, int start, int n) {
+  cuda_batch *b = ctx;
+  cuda_child *c = &b->c;
+  ms__report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.status = MS_OK;
+  gd_props p;
+  int open = !open_device(c, &p, &rep), dirty = 0;
+  for (int i = start; i < n; i++) {
+    if (i > start) {
+      memset(&rep, 0, sizeof rep);
+      rep.status = MS_OK;
+    }
+    rep.item = i;
+    c->cand_plan = &b->plan[i];
+    c->cand_cubin = b->cubin[i];
+    c->bad = CUDA_SUCCESS, c->bad_msg[0] = 0;
+    if (open && (i == start || !write_vectors(c, dirty, &rep))) measure_one(c, &p, &rep);
+    dirty = rep.status != MS_OK;
+    rep.last = !open || rep.status == MS_RUNTIME_ERROR;
+    if (ms__send_item(fd, &rep) || rep.last) _exit(0);
+  }
+  _exit(0);
 }
 
 /* ---- the row's measure ---- */
+
+/* A worker's report into r (r's build fields stay). */
+static void from_report(ms_result *r, const ms__report *rep) {
+  r->status = (ms_status)rep->status;
+  snprintf(r->msg, sizeof r->msg, "%s", rep->msg);
+  r->t = rep->t;
+  r->max_err = rep->max_err;
+  r->verify_s = rep->verify_s;
+  r->bench_s = rep->bench_s;
+}
 
 /* Parse src's plan into plan and check it against w's buffers, then build
 ** it (unless lib: a library plan) into cubin. 0; MS_COMPILE_ERROR with
@@ -681,12 +784,7 @@ int gd_measure(int dev, ms_workload *w, const char *src, const ms_opts *o, ms_re
     rc = -1;
     goto out;
   }
-  r->status = (ms_status)rep.status;
-  snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
-  r->t = rep.t;
-  r->max_err = rep.max_err;
-  r->verify_s = rep.verify_s;
-  r->bench_s = rep.bench_s;
+  from_report(r, &rep);
   if (r->status != MS_OK || !o->counters) goto out;
   c.pass = 1;
   if (ms__run_worker(child_main, &c, o, &rep)) {
@@ -708,4 +806,65 @@ out:
   free(refsrc);
   free(own);
   return rc;
+}
+
+int gd_measure_batch(int dev, ms_workload *w, const char *const *srcs, int n, const ms_opts *o,
+                     ms_result *r, const volatile sig_atomic_t *stop, rt_err *err) {
+  if (n <= 0) return 0;
+  memset(r, 0, (size_t)n * sizeof *r);
+  const kn_kernel *k = w->k;
+  gd_props p;
+  if (gd_props_get(dev, &p, err)) {
+    rt_err_prefix(err, "no CUDA device");
+    return -1;
+  }
+  int once = !k->reference;   /* as gd_measure: the reference once, or beside the candidates */
+  if (once && ensure_reference(dev, w, o, &p, &r[0])) {
+    rt_err_set(err, "%s", r[0].msg);
+    return -1;
+  }
+  cuda_batch *b = rt_calloc(1, sizeof *b);
+  b->plan = rt_calloc((size_t)n, sizeof *b->plan);
+  b->cubin = rt_calloc((size_t)n, sizeof *b->cubin);
+  gk_plan *ref_plan = rt_calloc(1, sizeof *ref_plan);
+  char refc[PATH_MAX + 64] = "", *refsrc = k->device_reference(&w->pb);
+  int *idx = rt_calloc((size_t)n, sizeof *idx), m = 0, ret = n, hit = 0;
+  ms__report *rep = NULL;
+  if (!once && prepare(w, refsrc, ref_plan, o, &p, refc, sizeof refc, &hit, r[0].msg,
+                       sizeof r[0].msg)) {
+    rt_err_set(err, "harness: the device reference does not build: %.400s", r[0].msg);
+    memset(&r[0], 0, sizeof r[0]);
+    ret = -1;
+    goto out;
+  }
+  b->c = (cuda_child){.w = w, .o = o, .dev = dev, .ref_plan = once ? NULL : ref_plan,
+                      .ref_cubin = refc};
+  /* Build (or find) every candidate; a plan or build failure is its
+  ** result already, the others form the batch. */
+  for (int i = 0; i < n; i++) {
+    if (stop && *stop) {   /* the complete ones: those before the first unmeasured */
+      ret = m ? idx[0] : i;
+      goto out;
+    }
+    double t0 = rt_now();
+    int rc = prepare(w, srcs[i], &b->plan[m], o, &p, b->cubin[m], sizeof b->cubin[m],
+                     &r[i].cache_hit, r[i].msg, sizeof r[i].msg);
+    r[i].compile_s = rt_now() - t0;
+    if (rc < 0) {
+      rt_err_set(err, "%s", r[i].msg);
+      ret = -1;
+      goto out;
+    }
+    if (rc > 0) r[i].status = MS_COMPILE_ERROR;
+    else idx[m++] = i;
+  }
+  rep = rt_calloc((size_t)(m ? m : 1), sizeof *rep);
+  if (m) {
+    int done = ms__run_batch(batch_child, b, m, o, stop, rep, err);
+    for (int j = 0; j < done; j++) from_report(&r[idx[j]], &rep[j]);
+    ret = done < 0 ? -1 : done < m ? idx[done] : n;
+  }
+out:
+  free(rep), free(idx), free(refsrc), free(ref_plan), free(b->cubin), free(b->plan), free(b);
+  return ret;
 }

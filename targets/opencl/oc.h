@@ -204,6 +204,18 @@ const char *oc_build_options(const char *extra, char *buf, size_t cap);
 ** 0, or -1 for harness failures. */
 int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts *o,
                ms_result *r);
+/* The row's measure_batch (targets/tg_backend.h): n candidates srcs
+** (none NULL) measured as oc_measure measures each, built first (a plan or
+** build failure is that candidate's result), then the built ones in batch
+** workers (ms__run_batch: one context, the workload's vectors allocated
+** and the inputs written once per worker; per candidate its program,
+** arguments, limits, the outputs written again, the checked run,
+** verification, the timed runs; an OpenCL failure ends a worker and a new
+** one serves the rest). Returns n, or fewer when *stop was set (r[0..ret)
+** complete); -1 with err for harness failures. */
+int oc_measure_batch(ms_workload *w, const char *const *srcs, int n, int plat, int dev,
+                     const ms_opts *o, ms_result *r, const volatile sig_atomic_t *stop,
+                     rt_err *err);
 /* Build n sources into the compile cache ahead of oc_measure, jobs build
 ** children at a time (0: one per CPU); errors are left for oc_measure. */
 void oc_prebuild(const char *const *srcs, int n, int plat, int dev, const ms_opts *o, int jobs);

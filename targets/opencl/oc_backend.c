@@ -84,6 +84,12 @@ static int ocb_measure(const tg_target *t, ms_workload *w, const char *src, cons
   return oc_measure(w, src, t->idx[0], t->idx[1], o, r);
 }
 
+static int ocb_measure_batch(const tg_target *t, ms_workload *w, const char *const *srcs, int n,
+                             const ms_opts *o, ms_result *r, const volatile sig_atomic_t *stop,
+                             rt_err *err) {
+  return oc_measure_batch(w, srcs, n, t->idx[0], t->idx[1], o, r, stop, err);
+}
+
 static int ocb_counters(const tg_target *t, const char **why) {
   (void)t;
   if (why) *why = "the OpenCL backend has no counters (timers and the model's counts only)";
@@ -121,6 +127,7 @@ const tg_backend oc_backend = {
   .build_key = ocb_build_key,
   .prebuild = ocb_prebuild,
   .measure = ocb_measure,
+  .measure_batch = ocb_measure_batch,
   .counter_source = "none",
   .counters_available = ocb_counters,
   .default_events = no_events,

@@ -1,7 +1,8 @@
 /*
-** oc_measure.c -- measuring one OpenCL candidate (oc.h oc_measure) with
-** the target-neutral harness (measure/ms.h): the parent parses the plan
-** and never touches OpenCL (invariant 1); two kinds of children do.
+** oc_measure.c -- measuring OpenCL candidates (oc.h oc_measure,
+** oc_measure_batch) with the target-neutral harness (measure/ms.h): the
+** parent parses the plan and never touches OpenCL (invariant 1); three
+** kinds of children do.
 **   1. The build child (skipped when <cache>/<key>.clbin exists: oc.h
 **      invariant 3) builds the source with clBuildProgram and the plan's
 **      options; a build failure comes back as compile_error with the
@@ -21,6 +22,13 @@
 **      + repeats with ms_time_loop, one sample being one run of the plan
 **      from the first launch's CL_PROFILING_COMMAND_START to the last's
 **      CL_PROFILING_COMMAND_END, and reads the inputs back again.
+**   3. The batch worker (oc_measure_batch, ms__run_batch): the same as
+**      the worker for several candidates in turn, the device opened once
+**      (context, queue, vectors, inputs written) and per candidate
+**      measure_one, the single worker's own steps, with the outputs
+**      written again before it (and the inputs after a candidate that was
+**      not ok); an OpenCL failure (runtime_error) ends the child and a new
+**      one serves the rest.
 ** A kernel whose reference is NULL (a T1 kernel) gets its reference
 ** outputs once per workload: the same worker runs its device reference
 ** (the reference configuration's source) and sends the outputs back
@@ -309,91 +317,162 @@ static int set_args(oc_child *c, cl_program prog, int i, ms__report *rep) {
   return 0;
 }
 
-static void child_main(int fd, void *ctx) {
-  oc_child *c = ctx;
+/* Write the vectors before a run: every output's initial contents
+** (poisoned, or an inout output's initial values: ms__buf_init) and,
+** when inputs, every input. 0 or -1 with rep. */
+static int write_vectors(oc_child *c, int inputs, ms__report *rep) {
   const ms_workload *w = c->w;
-  ms__report rep;
-  memset(&rep, 0, sizeof rep);
-  rep.status = MS_OK;
-  rt_err err = {0};
-  cl_device_id did;
-  cl_context cx;
-  cl_int e;
-  if (oc_ids(c->plat, c->dev, NULL, &did, &err) || oc_queue(did, &cx, &c->q, &err)) {
-    rep.status = MS_RUNTIME_ERROR;
-    snprintf(rep.msg, sizeof rep.msg, "harness: %.240s", err.msg);
-    finish(c, fd, &rep);
+  for (int i = 0; i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR || (!inputs && !w->b[i].out)) continue;
+    size_t bytes = ms__buf_bytes(&w->b[i]);
+    void *init = w->b[i].out ? NULL : w->in[i];
+    if (!init) ms__buf_init(w, i, init = rt_malloc(bytes));
+    cl_int e = oc_cl.clEnqueueWriteBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, init, 0, NULL, NULL);
+    if (init != w->in[i]) free(init);
+    if (e) return fail(rep, MS_RUNTIME_ERROR, "harness: clEnqueueWriteBuffer", e);
   }
-  cl_program prog = load_program(c, cx, did, &rep);
-  if (!prog) finish(c, fd, &rep);
+  return 0;
+}
+
+/* The child's device: a context and a profiling queue, every vector
+** allocated and written (inputs, outputs at their initial contents:
+** poisoned, or an inout output's initial values, ms__buf_init). 0 or -1
+** with rep. */
+static int open_device(oc_child *c, cl_device_id *did, cl_context *cx, ms__report *rep) {
+  const ms_workload *w = c->w;
+  rt_err err = {0};
+  cl_int e;
+  if (oc_ids(c->plat, c->dev, NULL, did, &err) || oc_queue(*did, cx, &c->q, &err)) {
+    rep->status = MS_RUNTIME_ERROR;
+    snprintf(rep->msg, sizeof rep->msg, "harness: %.240s", err.msg);
+    return -1;
+  }
   for (int i = 0; i < w->nbuf; i++) {
     if (w->b[i].kind != KN_VECTOR) continue;   /* scalars and local memory: arguments */
-    size_t bytes = ms__buf_bytes(&w->b[i]);
-    c->buf[i] = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, bytes, NULL, &e);
-    if (!c->buf[i]) {
-      fail(&rep, MS_RUNTIME_ERROR, "harness: clCreateBuffer of the workload", e);
-      finish(c, fd, &rep);
-    }
-    void *init = w->in[i];
-    if (!init) ms__buf_init(w, i, init = rt_malloc(bytes));   /* outputs poisoned */
-    e = oc_cl.clEnqueueWriteBuffer(c->q, c->buf[i], CL_TRUE, 0, bytes, init, 0, NULL, NULL);
-    if (init != w->in[i]) free(init);
-    if (e) {
-      fail(&rep, MS_RUNTIME_ERROR, "harness: clEnqueueWriteBuffer", e);
-      finish(c, fd, &rep);
-    }
+    c->buf[i] = oc_cl.clCreateBuffer(*cx, CL_MEM_READ_WRITE, ms__buf_bytes(&w->b[i]), NULL, &e);
+    if (!c->buf[i]) return fail(rep, MS_RUNTIME_ERROR, "harness: clCreateBuffer of the workload", e);
   }
+  return write_vectors(c, 1, rep);
+}
+
+/* Measure the candidate c->plan (c->src, c->bin_path) on the open device,
+** its vectors written: the program, the workspace and the arguments, the
+** limits, the checked run, verification, the timed runs, into rep. What
+** it made (program, kernels, workspace) is released, so that the device
+** can serve another candidate. The reference run stops after the checked
+** run, its outputs in c->out. */
+static void measure_one(oc_child *c, cl_device_id did, cl_context cx, ms__report *rep) {
+  const ms_workload *w = c->w;
+  cl_int e;
+  int bad;
+  double t0;
+  cl_program prog = load_program(c, cx, did, rep);
+  if (!prog) return;
   if (c->plan.workspace &&
       !(c->ws = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, c->plan.workspace, NULL, &e))) {
-    fail(&rep, MS_RUNTIME_ERROR, "harness: the workspace's clCreateBuffer", e);
-    finish(c, fd, &rep);
+    fail(rep, MS_RUNTIME_ERROR, "harness: the workspace's clCreateBuffer", e);
+    goto out;
   }
   for (int i = 0; i < c->plan.nsteps; i++)
-    if (set_args(c, prog, i, &rep)) finish(c, fd, &rep);
-  if (check_limits(c, did, &rep)) finish(c, fd, &rep);
+    if (set_args(c, prog, i, rep)) goto out;
+  if (check_limits(c, did, rep)) goto out;
   /* The checked run on poisoned outputs (invariant 4). */
-  double t0 = rt_now();
+  t0 = rt_now();
   if ((e = run_plan(c, NULL)) || (e = oc_cl.clFinish(c->q))) {
-    fail(&rep, MS_RUNTIME_ERROR, c->bad_msg[0] ? c->bad_msg : "run", e);
-    finish(c, fd, &rep);
+    fail(rep, MS_RUNTIME_ERROR, c->bad_msg[0] ? c->bad_msg : "run", e);
+    goto out;
   }
-  int bad;
-  if (read_back(c, &rep)) finish(c, fd, &rep);
+  if (read_back(c, rep)) goto out;
   if ((bad = ms__changed_input(w, c->out)) >= 0) {
-    rep.status = MS_WRONG_RESULT;
-    snprintf(rep.msg, sizeof rep.msg, "the %s wrote to its input %s",
+    rep->status = MS_WRONG_RESULT;
+    snprintf(rep->msg, sizeof rep->msg, "the %s wrote to its input %s",
              c->reference ? "reference" : "candidate", w->b[bad].name);
   } else if (c->reference) {
-    finish(c, fd, &rep);   /* the outputs are the reference's */
-  } else if (ms__verify(w, c->out, w->ref, &rep.max_err, rep.msg, sizeof rep.msg)) {
-    rep.status = MS_WRONG_RESULT;
+    goto out;   /* the outputs are the reference's */
+  } else if (ms__verify(w, c->out, w->ref, &rep->max_err, rep->msg, sizeof rep->msg)) {
+    rep->status = MS_WRONG_RESULT;
   }
-  rep.verify_s = rt_now() - t0;
-  if (rep.status != MS_OK) finish(c, fd, &rep);
-  if (c->flush_bytes) {
-    if (
-        !(c->flush = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, c->flush_bytes, NULL, &e))) {
-      fail(&rep, MS_RUNTIME_ERROR, "harness: the cache flush buffer", e);
-      ms__send(fd, &rep);
-    }
+  rep->verify_s = rt_now() - t0;
+  if (rep->status != MS_OK) goto out;
+  if (c->flush_bytes && !c->flush &&
+      !(c->flush = oc_cl.clCreateBuffer(cx, CL_MEM_READ_WRITE, c->flush_bytes, NULL, &e))) {
+    fail(rep, MS_RUNTIME_ERROR, "harness: the cache flush buffer", e);
+    goto out;
   }
   t0 = rt_now();
-  ms_time_loop(timed_sample, c, c->o, &rep.t);
-  rep.bench_s = rt_now() - t0;
+  ms_time_loop(timed_sample, c, c->o, &rep->t);
+  rep->bench_s = rt_now() - t0;
   if (c->bad) {
     char what[200];
     snprintf(what, sizeof what, "while timed: %.150s", c->bad_msg[0] ? c->bad_msg : "run");
-    fail(&rep, MS_RUNTIME_ERROR, what, c->bad);
-    memset(&rep.t, 0, sizeof rep.t);
-  } else if (read_back(c, &rep)) {
-    memset(&rep.t, 0, sizeof rep.t);
+    fail(rep, MS_RUNTIME_ERROR, what, c->bad);
+    memset(&rep->t, 0, sizeof rep->t);
+  } else if (read_back(c, rep)) {
+    memset(&rep->t, 0, sizeof rep->t);
   } else if ((bad = ms__changed_input(w, c->out)) >= 0) {
-    rep.status = MS_WRONG_RESULT;
-    snprintf(rep.msg, sizeof rep.msg, "the candidate wrote to its input %s while timed",
+    rep->status = MS_WRONG_RESULT;
+    snprintf(rep->msg, sizeof rep->msg, "the candidate wrote to its input %s while timed",
              w->b[bad].name);
-    memset(&rep.t, 0, sizeof rep.t);
+    memset(&rep->t, 0, sizeof rep->t);
   }
-  ms__send(fd, &rep);
+out:
+  for (int i = 0; i < c->plan.nsteps; i++)
+    if (c->k[i]) oc_cl.clReleaseKernel(c->k[i]), c->k[i] = NULL;
+  if (c->ws) oc_cl.clReleaseMemObject(c->ws), c->ws = NULL;
+  oc_cl.clReleaseProgram(prog);
+}
+
+static void child_main(int fd, void *ctx) {
+  oc_child *c = ctx;
+  ms__report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.status = MS_OK;
+  cl_device_id did;
+  cl_context cx;
+  if (!open_device(c, &did, &cx, &rep)) measure_one(c, did, cx, &rep);
+  finish(c, fd, &rep);
+}
+
+/* ---- the batch worker (oc_measure_batch) ---- */
+
+/* A batch for ms__run_batch: the child's settings, and item i's plan,
+** source and binary. */
+typedef struct oc_batch {
+  oc_child c;
+  const oc_plan *plan;
+  const char *const *src, *const *bin;
+} oc_batch;
+
+/* Items start..n-1 on one device: opened once (context, queue, vectors,
+** inputs written), then per item what a single worker does (measure_one),
+** the outputs written again before each (poisoned, or an inout's initial
+** values) and the inputs too after an item that was not ok (it may have
+** written them). An item whose OpenCL call failed (runtime_error) ends the
+** child: a new one serves the rest (ms_backend.h invariant 5). */
+static void batch_child(int fd, void *ctx, int start, int n) {
+  oc_batch *b = ctx;
+  oc_child *c = &b->c;
+  ms__report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.status = MS_OK;
+  cl_device_id did;
+  cl_context cx;
+  int open = !open_device(c, &did, &cx, &rep), dirty = 0;
+  for (int i = start; i < n; i++) {
+    if (i > start) {
+      memset(&rep, 0, sizeof rep);
+      rep.status = MS_OK;
+    }
+    rep.item = i;
+    c->plan = b->plan[i];
+    c->src = b->src[i], c->bin_path = b->bin[i];
+    c->bad = CL_SUCCESS, c->bad_msg[0] = 0;
+    if (open && (i == start || !write_vectors(c, dirty, &rep))) measure_one(c, did, cx, &rep);
+    dirty = rep.status != MS_OK;
+    rep.last = !open || rep.status == MS_RUNTIME_ERROR;
+    if (ms__send_item(fd, &rep) || rep.last) _exit(0);
+  }
+  _exit(0);
 }
 
 /* ---- the kernel's host reference (oc_measure with src NULL) ---- */
@@ -443,6 +522,24 @@ static void ref_child(int fd, void *ctx) {
 }
 
 /* ---- the parent ---- */
+
+/* A worker's report into r (r's build fields stay). */
+static void from_report(ms_result *r, const ms__report *rep) {
+  r->status = (ms_status)rep->status;
+  snprintf(r->msg, sizeof r->msg, "%s", rep->msg);
+  r->t = rep->t;
+  r->max_err = rep->max_err;
+  r->verify_s = rep->verify_s;
+  r->bench_s = rep->bench_s;
+}
+
+/* Bytes of the buffer written between timed runs with o->flush_cache:
+** twice the device's global-memory cache, at most 1 GiB; 0 without. */
+static size_t flush_bytes(const oc_props *p, const ms_opts *o) {
+  if (!o->flush_cache) return 0;
+  double want = 2 * (p->global_cache > 0 ? p->global_cache : 32e6);
+  return want > (double)FLUSH_MAX ? FLUSH_MAX : (size_t)want / 4 * 4;
+}
 
 /* The binary of src (its plan's options opts) in the compile cache at
 ** path (cap bytes), built by a build child unless there (*hit). MS_OK, or
@@ -572,12 +669,8 @@ int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts
     oc_child c = {.w = w, .o = o};
     ms__report rep;
     int rc = ms__run_worker(ref_child, &c, o, &rep);
-    r->status = rc ? MS_RUNTIME_ERROR : (ms_status)rep.status;
-    snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
-    r->t = rep.t;
-    r->max_err = rep.max_err;
-    r->verify_s = rep.verify_s;
-    r->bench_s = rep.bench_s;
+    from_report(r, &rep);
+    if (rc) r->status = MS_RUNTIME_ERROR;
     return rc;
   }
   rt_err err = {0};
@@ -591,11 +684,7 @@ int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts
   if (ensure_reference(w, plat, dev, &p, o, r)) return -1;
   char *own = src ? NULL : w->k->device_reference(&w->pb);   /* no host reference: the device's */
   oc_child *c = rt_calloc(1, sizeof *c);
-  *c = (oc_child){.w = w, .o = o, .plat = plat, .dev = dev};
-  if (o->flush_cache) {   /* twice the device's global-memory cache, at most 1 GiB */
-    double want = 2 * (p.global_cache > 0 ? p.global_cache : 32e6);
-    c->flush_bytes = want > (double)FLUSH_MAX ? FLUSH_MAX : (size_t)want / 4 * 4;
-  }
+  *c = (oc_child){.w = w, .o = o, .plat = plat, .dev = dev, .flush_bytes = flush_bytes(&p, o)};
   char path[PATH_MAX + 64];
   int rc = prepare(c, src ? src : own, &p, path, sizeof path, r);
   r->compile_s = rt_now() - t0;
@@ -607,14 +696,60 @@ int oc_measure(ms_workload *w, const char *src, int plat, int dev, const ms_opts
     snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
     rc = -1;
   } else {
-    r->status = (ms_status)rep.status;
-    snprintf(r->msg, sizeof r->msg, "%s", rep.msg);
-    r->t = rep.t;
-    r->max_err = rep.max_err;
-    r->verify_s = rep.verify_s;
-    r->bench_s = rep.bench_s;
+    from_report(r, &rep);
   }
   free(c);
   free(own);
   return rc;
+}
+
+int oc_measure_batch(ms_workload *w, const char *const *srcs, int n, int plat, int dev,
+                     const ms_opts *o, ms_result *r, const volatile sig_atomic_t *stop,
+                     rt_err *err) {
+  if (n <= 0) return 0;
+  memset(r, 0, (size_t)n * sizeof *r);
+  oc_props p;
+  if (oc_props_get(plat, dev, &p, err)) {
+    rt_err_prefix(err, "no OpenCL device");
+    return -1;
+  }
+  if (ensure_reference(w, plat, dev, &p, o, &r[0])) {
+    rt_err_set(err, "%s", r[0].msg);
+    return -1;
+  }
+  /* Build (or find) every candidate; a plan or build failure is its
+  ** result already, the others form the batch. */
+  oc_batch *b = rt_calloc(1, sizeof *b);
+  b->c = (oc_child){.w = w, .o = o, .plat = plat, .dev = dev, .flush_bytes = flush_bytes(&p, o)};
+  oc_plan *plan = rt_calloc((size_t)n, sizeof *plan);
+  const char **src = rt_calloc((size_t)n, sizeof *src), **bin = rt_calloc((size_t)n, sizeof *bin);
+  char (*path)[PATH_MAX + 64] = rt_calloc((size_t)n, sizeof *path);
+  int *idx = rt_calloc((size_t)n, sizeof *idx), m = 0, ret = n;
+  oc_child *one = rt_malloc(sizeof *one);
+  for (int i = 0; i < n && ret == n; i++) {
+    if (stop && *stop) {   /* the complete ones: those before the first unmeasured */
+      ret = m ? idx[0] : i;
+      break;
+    }
+    *one = b->c;
+    double t0 = rt_now();
+    int rc = prepare(one, srcs[i], &p, path[m], sizeof path[m], &r[i]);
+    r[i].compile_s = rt_now() - t0;
+    if (rc < 0) {
+      rt_err_set(err, "%s", r[i].msg);
+      ret = -1;
+    } else if (rc == MS_OK) {
+      plan[m] = one->plan, src[m] = srcs[i], bin[m] = path[m];
+      idx[m++] = i;
+    }
+  }
+  ms__report *rep = rt_calloc((size_t)(m ? m : 1), sizeof *rep);
+  if (ret == n && m) {
+    b->plan = plan, b->src = src, b->bin = bin;
+    int done = ms__run_batch(batch_child, b, m, o, stop, rep, err);
+    for (int k = 0; k < done; k++) from_report(&r[idx[k]], &rep[k]);
+    ret = done < 0 ? -1 : done < m ? idx[done] : n;
+  }
+  free(rep), free(one), free(idx), free(path), free(bin), free(src), free(plan), free(b);
+  return ret;
 }
