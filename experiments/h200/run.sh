@@ -22,6 +22,22 @@
 #          that once pinned a schedule slower than the default (2048^3 and
 #          8192x8192x128), again under the conservative-pin rule, into
 #          pins.db (a copy of h200.db: its ceilings and calibrations)
+#   t1smoke  issue 18's first check of T1 kernels on the GPU: the GPU tests
+#          (test_gd, test_ms_cuda, test_uk), the ceilings, our fir kernel
+#          (every configuration) and small random samples of the hub's
+#          convolution and dedispersion and of our pnpoly, into t1.db
+#   t1conv, t1pnpoly, t1dedisp  the experiment t1 on cuda:0 (label H200) for
+#          the hub's convolution (every valid configuration, portability
+#          against the A100 and A4000 recordings), our pnpoly (every valid
+#          configuration, against the RTX 3090 recording of the hub's
+#          pnpoly: another implementation of the same space) and the hub's
+#          dedispersion (SAMPLE configurations at random, default 600,
+#          against the A100 recording)
+#   ktconv  Kernel Tuner 1.5.0 (cuda-python) timing the convolution's
+#          configurations of t1conv's T4 export (KT_SAMPLE, default 300)
+# The T1 phases read the hub's kernels from .dev/hub and Debian's sqlite3
+# program (the experiment scripts use it) from .dev/bin and .dev/lib,
+# carried with the bundle (experiments/results/h200/t1/HOW.md).
 # A step interrupted at the call's deadline stops like Ctrl-C: a campaign
 # keeps what it stored and can be resumed (tune --resume).
 #
@@ -46,6 +62,23 @@ step() {   # step SECONDS NAME COMMAND...: run (within what is left), log, keep 
   echo "=== $name: exit $? ($(date -u +%T))" | tee -a "$log"
 }
 G="M=4096,N=4096,K=4096"
+R=$PWD
+H="$R/.dev/hub"
+# Debian's sqlite3 for the experiment scripts, its libraries for it alone
+if [ -x "$R/.dev/bin/sqlite3" ] && ! command -v sqlite3 >/dev/null 2>&1; then
+  mkdir -p /tmp/rt-bin
+  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$R/.dev/lib" "$R/.dev/bin/sqlite3" > /tmp/rt-bin/sqlite3
+  chmod +x /tmp/rt-bin/sqlite3
+  export PATH="/tmp/rt-bin:$PATH"
+fi
+# the experiments the T1 phases run, beside the bundle's rooftune
+t1exp() {   # t1exp NAME ARGS...: rooftune experiment run t1 into $out/NAME
+  mkdir -p "$B/experiments"
+  cp -r experiments/lib.sh experiments/t1 experiments/portability "$B/experiments/"
+  n=$1
+  shift
+  step "${T1_LIMIT:-540}" "t1 $n" "$RT" experiment run t1 --out "$out/$n" --force -- --target cuda:0 --label H200 "$@"
+}
 case $phase in
 smoke)
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,driver_version --format=csv >"$out/nvidia-smi.txt" 2>&1
@@ -121,7 +154,41 @@ backends)
     step 20 "explain reduction $t" "$RT" model explain --target "$t" --kernel reduction --set N=67108864 --config "${W:-default}" --flush --db "$DB"
   done
   ;;
-*) echo "usage: $0 smoke|main|gemm|mem|finish|pins|backends OUT" >&2; exit 2 ;;
+t1smoke)
+  DB="$out/t1.db"
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,driver_version --format=csv >"$out/nvidia-smi.txt" 2>&1
+  for t in test_gd test_ms_cuda test_uk; do
+    step 120 "$t" "$B/tests/$t"
+  done
+  step 60 bench "$RT" bench --target cuda:0 --db "$DB"
+  step 90 "fir every configuration" "$RT" tune --t1 "$R/examples/t1/fir.json" --strategy exhaustive --budget 100% --db "$DB"
+  step 60 "convolution sample" "$RT" tune --t1 "$R/data/t1k/convolution_milo.json" --kernel-dir "$H" --strategy random --budget 40 --seed 1 --db "$DB"
+  step 60 "pnpoly sample" "$RT" tune --t1 "$R/examples/t1/pnpoly.json" --strategy random --budget 40 --seed 1 --db "$DB"
+  step 60 "dedispersion sample" "$RT" tune --t1 "$R/data/t1k/dedispersion_milo.json" --kernel-dir "$H" --strategy random --budget 8 --seed 1 --db "$DB"
+  step 30 "explain fir" "$RT" model explain --t1 "$R/examples/t1/fir.json" --db "$DB" --config "$("$RT" db lookup --db "$DB" --target cuda:0 --kernel fir --json | sed -n 's/.*"config": *\({[^}]*}\).*/\1/p')"
+  ;;
+t1conv)
+  t1exp convolution --t1 "$R/data/t1k/convolution_milo.json" --kernel-dir "$H" \
+    --space-t1 "$R/data/t1/convolution_milo.json" \
+    --compare "$R/data/t4/convolution_milo_A100_T4.json.gz" --compare "$R/data/t4/convolution_milo_A4000_T4.json.gz"
+  ;;
+t1pnpoly)
+  t1exp pnpoly --t1 "$R/examples/t1/pnpoly.json" --space-t1 "$R/data/t1/pnpoly.json" \
+    --compare "$R/data/t4/pnpoly_RTX_3090_T4.json.gz"
+  ;;
+t1dedisp)
+  t1exp dedispersion --t1 "$R/data/t1k/dedispersion_milo.json" --kernel-dir "$H" --strategy random \
+    --budget "${SAMPLE:-600}" --space-t1 "$R/data/t1/dedispersion_milo.json" \
+    --compare "$R/data/t4/dedispersion_milo_A100_T4.json.gz"
+  ;;
+ktconv)
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+    experiments/h200/kt_wheels/*.whl && export PYTHONPATH=/tmp/site
+  T4=$(ls "$out"/../*/convolution/convolution_milo_H200_T4.json experiments/results/h200/t1/convolution/convolution_milo_H200_T4.json 2>/dev/null | head -n 1)
+  step 560 "kernel tuner" env PYTHONUNBUFFERED=1 python3 experiments/h200/kt_compare.py tune --kernel-dir "$H" \
+    --configs "$T4" --sample "${KT_SAMPLE:-300}" --out "$out/kt_convolution.json"
+  ;;
+*) echo "usage: $0 smoke|main|gemm|mem|finish|pins|backends|t1smoke|t1conv|t1pnpoly|t1dedisp|ktconv OUT" >&2; exit 2 ;;
 esac
 # the database back through SQLite's backup: a step killed at its deadline
 # can leave committed trials in the -wal, which a plain cp would drop
