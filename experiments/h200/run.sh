@@ -77,7 +77,7 @@ t1exp() {   # t1exp NAME ARGS...: rooftune experiment run t1 into $out/NAME
   cp -r experiments/lib.sh experiments/t1 experiments/portability "$B/experiments/"
   n=$1
   shift
-  step "${T1_LIMIT:-540}" "t1 $n" "$RT" experiment run t1 --out "$out/$n" --force -- --target cuda:0 --label H200 "$@"
+  step "${T1_LIMIT:-540}" "t1 $n" "$RT" experiment run t1 --out "$out/$n" --force -- --target cuda:0 --label H200 --batch "${BATCH:-256}" "$@"
 }
 case $phase in
 smoke)
@@ -161,7 +161,7 @@ t1smoke)
     step 120 "$t" "$B/tests/$t"
   done
   step 60 bench "$RT" bench --target cuda:0 --db "$DB"
-  step 90 "fir every configuration" "$RT" tune --t1 "$R/examples/t1/fir.json" --strategy exhaustive --budget 100% --db "$DB"
+  step 90 "fir every configuration" "$RT" tune --t1 "$R/examples/t1/fir.json" --strategy exhaustive --budget 100% --batch 64 --db "$DB"
   step 60 "convolution sample" "$RT" tune --t1 "$R/data/t1k/convolution_milo.json" --kernel-dir "$H" --strategy random --budget 40 --seed 1 --db "$DB"
   step 60 "pnpoly sample" "$RT" tune --t1 "$R/examples/t1/pnpoly.json" --strategy random --budget 40 --seed 1 --db "$DB"
   step 60 "dedispersion sample" "$RT" tune --t1 "$R/data/t1k/dedispersion_milo.json" --kernel-dir "$H" --strategy random --budget 8 --seed 1 --db "$DB"

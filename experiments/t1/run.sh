@@ -15,6 +15,8 @@
 #                      with the default kernel: N=100003)
 #   --strategy S       (default exhaustive)   --budget B   (default 100%)
 #   --seed S           (default 1)            --atol A  --rtol R
+#   --batch B          candidates built and measured together (tune --batch;
+#                      on a GPU a few hundred spread the worker's start)
 #   --label L          the target's name in file names and the matrix
 #                      (default: the target's name, ':' and '.' as '_')
 #   --compare T4       a recording of the same space on another machine
@@ -22,12 +24,12 @@
 #                      recordings name (default --t1's)
 . "$RT_ROOT/experiments/lib.sh"
 
-T1= KDIR= TARGET= SET= STRATEGY=exhaustive BUDGET=100% SEED=1 ATOL= RTOL= LABEL= SPACE_T1=
+T1= KDIR= TARGET= SET= STRATEGY=exhaustive BUDGET=100% SEED=1 ATOL= RTOL= LABEL= SPACE_T1= BATCH=
 COMPARE=
 die() { echo "t1: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --t1|--kernel-dir|--target|--set|--strategy|--budget|--seed|--atol|--rtol|--label|--compare|--space-t1)
+    --t1|--kernel-dir|--target|--set|--strategy|--budget|--seed|--atol|--rtol|--label|--compare|--space-t1|--batch)
       [ $# -ge 2 ] || die "$1 needs a value" ;;
   esac
   case $1 in
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
     --label) LABEL=$2 ;;
     --compare) COMPARE="$COMPARE $2" ;;
     --space-t1) SPACE_T1=$2 ;;
+    --batch) BATCH=$2 ;;
     --) shift; continue ;;
     *) die "unknown argument '$1' (experiments/t1/README.md)" ;;
   esac
@@ -71,7 +74,8 @@ DB="$RT_OUT/t1.db"
 rt db init --db "$DB" > /dev/null
 
 # 1. The campaign: its report names the kernel, the target and the workload.
-rt tune "$@" --db "$DB" --strategy "$STRATEGY" --budget "$BUDGET" --seed "$SEED" --json > "$RT_OUT/tune.json"
+rt tune "$@" --db "$DB" --strategy "$STRATEGY" --budget "$BUDGET" --seed "$SEED" ${BATCH:+--batch "$BATCH"} \
+  --json > "$RT_OUT/tune.json"
 KERNEL=$(jget "$RT_OUT/tune.json" '$.kernel')
 T=$(jget "$RT_OUT/tune.json" '$.target')
 [ -n "$LABEL" ] || LABEL=$(echo "$T" | tr ':.' '__')
