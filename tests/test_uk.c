@@ -513,6 +513,39 @@ static void test_extern_c_and_entry(void **state) {
   free(src);
   sp_free(sp);
   uk_spec_free(s);
+  /* a comment or a string that only mentions it: wrapped all the same
+  ** (our fir.cu's comment once made its kernel C++-mangled: "no kernel
+  ** 'fir'" on the H200) */
+  static const char *const mentions[] = {
+    "/* no `extern \"C\"`: rooftune wraps it */\n__global__ void conv(float *o, const float *i, int n) { o[0] = i[0] * n; }\n",
+    "// extern \"C\" here\n__global__ void conv(float *o, const float *i, int n) { o[0] = i[0] * n; }\n",
+    "__device__ const char *why = \"extern \\\"C\\\"\";\n__global__ void conv(float *o, const float *i, int n) { o[0] = i[0] * n; }\n",
+  };
+  for (size_t m = 0; m < sizeof mentions / sizeof *mentions; m++) {
+    f = fopen(kpath, "w");
+    fputs(mentions[m], f);
+    fclose(f);
+    s = load(tpath, NULL, NULL);
+    sp = space_of(s, NULL);
+    config(sp, c6, NULL);
+    src = gen(s, sp, c6);
+    if (!strstr(src, "extern \"C\" {\n")) fail_msg("not wrapped: %s", mentions[m]);
+    free(src);
+    sp_free(sp);
+    uk_spec_free(s);
+  }
+  /* with blanks between the tokens: its own */
+  f = fopen(kpath, "w");
+  fputs("extern  \"C\"\n__global__ void conv(float *o, const float *i, int n) { o[0] = i[0] * n; }\n", f);
+  fclose(f);
+  s = load(tpath, NULL, NULL);
+  sp = space_of(s, NULL);
+  config(sp, c6, NULL);
+  src = gen(s, sp, c6);
+  assert_null(strstr(src, "extern \"C\" {"));
+  free(src);
+  sp_free(sp);
+  uk_spec_free(s);
   /* OpenCL local memory: an lN launch argument */
   s = load(variant("vadd_cl.json", "loc.json", edit_local), NULL, DATA);
   sp = space_of(s, NULL);

@@ -5,6 +5,7 @@
 ** language's syntax) and the reference configuration. uk_spec.c checks a
 ** file with these at load; uk_kernel.c's slots call them.
 */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,6 +280,33 @@ int uk_reference_config(uk_spec *s, sp_space *sp, int *cfg, rt_err *err) {
 
 /* ---- code generation ---- */
 
+/* Whether C/C++ source src declares `extern "C"` in its code: comments,
+** string and character literals skipped (a comment that mentions it must
+** not stop the wrapping: invariant 4). Whitespace between the two tokens
+** allowed. */
+static int has_extern_c(const char *src) {
+  for (const char *p = src; *p;) {
+    if (p[0] == '/' && p[1] == '/') {
+      p += strcspn(p, "\n");
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *e = strstr(p + 2, "*/");
+      p = e ? e + 2 : p + strlen(p);
+    } else if (*p == '"' || *p == '\'') {
+      char q = *p++;
+      while (*p && *p != q) p += p[0] == '\\' && p[1] ? 2 : 1;
+      if (*p) p++;
+    } else if (!strncmp(p, "extern", 6) && (p == src || !(isalnum((unsigned char)p[-1]) || p[-1] == '_'))) {
+      const char *q = p + 6;
+      while (isspace((unsigned char)*q)) q++;
+      if (q > p + 6 && !strncmp(q, "\"C\"", 3)) return 1;
+      p += 6;
+    } else {
+      p++;
+    }
+  }
+  return 0;
+}
+
 /* `#define NAME VALUE` (invariant 4's rendering). */
 static void define(rt_str *o, const char *name, const sx_value *v) {
   char buf[64];
@@ -325,7 +353,7 @@ char *uk_codegen(uk_spec *s, const kn_problem *pb, const sp_space *sp, const int
         sx_value v = sx_int(k ? g.blocks[d] : g.local[d]);
         define(&o, kt[k][d], &v);
       }
-  int wrap = s->lang == UK_CUDA && !s->entry && !strstr(s->source, "extern \"C\"");
+  int wrap = s->lang == UK_CUDA && !s->entry && !has_extern_c(s->source);
   rt_str_printf(&o, "%s%s%s", wrap ? "extern \"C\" {\n" : "", s->source, wrap ? "}\n" : "");
   if (bad) return o.s;
   const char *pre = s->lang == UK_CUDA ? "//@rk" : "//@oc";
