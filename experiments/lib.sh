@@ -36,7 +36,9 @@
 #   figure NAME CAPTION    link NAME.png and NAME.svg from report.md
 #   plot NAME              run gnuplot on stdin with PNG and SVG terminals
 #                          set, writing NAME.png and NAME.svg (the script
-#                          is kept as NAME.gp); the body sets no terminal
+#                          is kept as NAME.gp); the body sets no terminal;
+#                          without gnuplot (the GPU machine) only NAME.gp,
+#                          and a line on stderr
 #   report_end             seeds ($SEEDS), environment ($ENV_FIXED), the
 #                          exact commands, the duration
 # Tables are made from the CSV files by the scripts (awk); they depend
@@ -110,6 +112,10 @@ figure() {
 
 plot() {
   cat > "$RT_OUT/$1.gp"
+  if ! command -v gnuplot > /dev/null 2>&1; then   # a machine without it: the script stays
+    echo "$RT_NAME: gnuplot is not installed here: $1.png and $1.svg not drawn ($1.gp kept)" >&2
+    return 0
+  fi
   gnuplot -e "set terminal pngcairo size 1000,650 font 'DejaVu Sans,11'; set output '$RT_OUT/$1.png'" \
     "$RT_OUT/$1.gp"
   gnuplot -e "set terminal svg size 1000,650 font 'DejaVu Sans,11' background rgb 'white'; set output '$RT_OUT/$1.svg'" \

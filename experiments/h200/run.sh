@@ -168,12 +168,12 @@ t1smoke)
   step 30 "explain fir" "$RT" model explain --t1 "$R/examples/t1/fir.json" --db "$DB" --config "$("$RT" db lookup --db "$DB" --target cuda:0 --kernel fir --json | sed -n 's/.*"config": *\({[^}]*}\).*/\1/p')"
   ;;
 t1conv)
-  t1exp convolution --t1 "$R/data/t1k/convolution_milo.json" --kernel-dir "$H" \
+  t1exp convolution --t1 "$R/data/t1k/convolution_milo.json" --kernel-dir "$H" ${SAMPLE:+--strategy random --budget "$SAMPLE"} \
     --space-t1 "$R/data/t1/convolution_milo.json" \
     --compare "$R/data/t4/convolution_milo_A100_T4.json.gz" --compare "$R/data/t4/convolution_milo_A4000_T4.json.gz"
   ;;
 t1pnpoly)
-  t1exp pnpoly --t1 "$R/examples/t1/pnpoly.json" --space-t1 "$R/data/t1/pnpoly.json" \
+  t1exp pnpoly --t1 "$R/examples/t1/pnpoly.json" ${SAMPLE:+--strategy random --budget "$SAMPLE"} --space-t1 "$R/data/t1/pnpoly.json" \
     --compare "$R/data/t4/pnpoly_RTX_3090_T4.json.gz"
   ;;
 t1dedisp)
@@ -184,9 +184,9 @@ t1dedisp)
 ktconv)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     experiments/h200/kt_wheels/*.whl && export PYTHONPATH=/tmp/site
-  T4=$(ls "$out"/../*/convolution/convolution_milo_H200_T4.json experiments/results/h200/t1/convolution/convolution_milo_H200_T4.json 2>/dev/null | head -n 1)
+  T4=$(ls "$out"/convolution/convolution_milo_H200_T4.json .dev/prev/convolution_milo_H200_T4.json experiments/results/h200/t1/convolution/convolution_milo_H200_T4.json 2>/dev/null | head -n 1)
   step 560 "kernel tuner" env PYTHONUNBUFFERED=1 python3 experiments/h200/kt_compare.py tune --kernel-dir "$H" \
-    --configs "$T4" --sample "${KT_SAMPLE:-300}" --out "$out/kt_convolution.json"
+    --configs "$T4" --sample "${KT_SAMPLE:-300}" ${KT_NOVERIFY:+--no-verify} --out "$out/kt_convolution.json"
   ;;
 *) echo "usage: $0 smoke|main|gemm|mem|finish|pins|backends|t1smoke|t1conv|t1pnpoly|t1dedisp|ktconv OUT" >&2; exit 2 ;;
 esac
