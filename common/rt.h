@@ -149,6 +149,10 @@ void rt_child_kill_all(void);
 ** (at most cap bytes kept, then a "... (truncated)" line). Returns the wait
 ** status, or -1 when it could not start (out says why). */
 int rt_capture(char *const *argv, int with_stderr, size_t cap, rt_str *out);
+/* Write all n bytes of p to fd (a pipe to a parent, a child's report),
+** retrying after EINTR and short writes: 0, or -1 (errno set, or 0 when
+** the descriptor took nothing). */
+int rt_write_all(int fd, const void *p, size_t n);
 
 /* Checked allocation: abort with a message on out-of-memory. rooftune
 ** treats OOM as fatal; every other failure is reported through rt_err. */

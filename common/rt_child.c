@@ -277,3 +277,13 @@ int rt_capture(char *const *argv, int with_stderr, size_t cap, rt_str *out) {
   int st;
   return rt_child_wait(pid, &st, 0) == pid ? st : -1;
 }
+
+int rt_write_all(int fd, const void *p, size_t n) {
+  for (size_t off = 0; off < n;) {
+    ssize_t k = write(fd, (const char *)p + off, n - off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    off += (size_t)k;
+  }
+  return 0;
+}

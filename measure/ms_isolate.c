@@ -131,13 +131,7 @@ int ms__unseal(ms__report *r) {
 /* Seal rep and write it whole (ms__send, ms__run_batch's children). */
 int ms__send_item(int fd, ms__report *rep) {
   ms__seal(rep);
-  for (size_t off = 0; off < sizeof *rep;) {
-    ssize_t k = write(fd, (const char *)rep + off, sizeof *rep - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    off += (size_t)k;
-  }
-  return 0;
+  return rt_write_all(fd, rep, sizeof *rep);
 }
 
 /* ---- the database guard ---- */

@@ -603,28 +603,19 @@ static int ref_write(const ms_workload *w, const int *idx, int nout, const char 
   return rt_out_commit(&out, err);
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-  for (size_t off = 0; off < n;) {
-    ssize_t k = write(fd, (const char *)p + off, n - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    off += (size_t)k;
-  }
-  return 0;
-}
 
 void ms__send_outputs(int fd, ms__report *rep, const ms_workload *w, void *const *bufs) {
   static const char zeros[65536];
   ms__seal(rep);
-  int bad = write_all(fd, rep, sizeof *rep);
+  int bad = rt_write_all(fd, rep, sizeof *rep);
   for (int i = 0; i < w->nbuf && !bad; i++) {
     if (!w->b[i].out) continue;
     size_t bytes = ms__buf_bytes(&w->b[i]);
     if (rep->status == MS_OK && bufs[i]) {
-      bad = write_all(fd, bufs[i], bytes);
+      bad = rt_write_all(fd, bufs[i], bytes);
     } else {
       for (size_t off = 0; off < bytes && !bad; off += sizeof zeros)
-        bad = write_all(fd, zeros, bytes - off < sizeof zeros ? bytes - off : sizeof zeros);
+        bad = rt_write_all(fd, zeros, bytes - off < sizeof zeros ? bytes - off : sizeof zeros);
     }
   }
   _exit(bad ? 1 : 0);

@@ -336,22 +336,13 @@ typedef struct nv_answer {
   size_t na, nb, nc;
 } nv_answer;
 
-static int write_all(int fd, const void *p, size_t n) {
-  for (size_t off = 0; off < n;) {
-    ssize_t k = write(fd, (const char *)p + off, n - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return -1;
-    off += (size_t)k;
-  }
-  return 0;
-}
 
 __attribute__((noreturn)) static void send_answer3(int fd, int status, const void *a, size_t na,
                                                  const char *b, const char *c) {
   size_t nb = b ? strlen(b) : 0, nc = c ? strlen(c) : 0;
-  if (write_all(fd, &status, sizeof status) || write_all(fd, &na, sizeof na) ||
-      (na && write_all(fd, a, na)) || write_all(fd, &nb, sizeof nb) ||
-      (nb && write_all(fd, b, nb)) || write_all(fd, &nc, sizeof nc) || (nc && write_all(fd, c, nc)))
+  if (rt_write_all(fd, &status, sizeof status) || rt_write_all(fd, &na, sizeof na) ||
+      (na && rt_write_all(fd, a, na)) || rt_write_all(fd, &nb, sizeof nb) ||
+      (nb && rt_write_all(fd, b, nb)) || rt_write_all(fd, &nc, sizeof nc) || (nc && rt_write_all(fd, c, nc)))
     _exit(1);
   _exit(0);
 }

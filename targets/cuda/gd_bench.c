@@ -391,12 +391,7 @@ static void child_main(int fd, int dev, const gd_props *p, const cm_bench_opts *
       rep->ok = 1;
   }
   if (!rep->ok) snprintf(rep->msg, sizeof rep->msg, "%s", err.msg[0] ? err.msg : "failed");
-  for (size_t off = 0; off < sizeof *rep;) {
-    ssize_t k = write(fd, (char *)rep + off, sizeof *rep - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    off += (size_t)k;
-  }
+  rt_write_all(fd, rep, sizeof *rep);   /* a short report is the parent's to see */
   _exit(0);
 }
 

@@ -164,14 +164,7 @@ static int write_atomic(const char *path, const void *p, size_t n, int mode) {
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), seq++);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return -1;
-  size_t done = 0;
-  while (done < n) {
-    ssize_t k = write(fd, (const char *)p + done, n - done);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    done += (size_t)k;
-  }
-  int ok = done == n;
+  int ok = rt_write_all(fd, p, n) == 0;
   if (close(fd)) ok = 0;
   if (ok && rename(tmp, path) == 0) return 0;
   int e = errno;
