@@ -13,6 +13,7 @@
 
 #include "../targets/tg.h"
 #include "../tuner/tu.h"
+#include "../targets/user/uk.h"
 #include "cli.h"
 
 #define DEFAULT_STRATEGY "bandit"
@@ -211,7 +212,12 @@ int cmd_tune(int argc, char **argv) {
   sigaction(SIGINT, &sa, &old);
   tu_report rep;
   rt_err err = {0};
+  /* a T1 kernel's file, hashes and input seeds, stored with the campaign */
+  const uk_spec *u = o.kernel ? uk_spec_of(tg_kernel_of(o.target, o.kernel)) : NULL;
+  char *prov = u ? uk_provenance_json(u) : NULL;
+  o.provenance = prov;
   rc = tu_campaign(&o, &rep, &err);
+  free(prov);
   sigaction(SIGINT, &old, NULL);
   if (o.progress) fprintf(stderr, "\r\033[K");
   if (rc) return cli_fail("tune", "%s", err.msg);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -867,6 +868,35 @@ static void test_end_to_end_opencl(void **state) {
   assert_int_equal(res.match, RTDB_EXACT);
   if (!strstr(res.config, "\"bug\":0")) fail_msg("pinned %s", res.config);
   rtdb_close(r);
+  /* the campaign records where the kernel came from: the T1 file, its
+  ** hash (recomputed here from the file), each input's fill */
+  sqlite3 *sq = NULL;
+  sqlite3_stmt *st = NULL;
+  assert_int_equal(sqlite3_open_v2(db, &sq, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_prepare_v2(sq, "SELECT options FROM campaigns", -1, &st, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+  json_t *opt = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+  sqlite3_finalize(st);
+  sqlite3_close(sq);
+  json_t *ks = json_object_get(opt, "kernel_source");
+  assert_true(json_is_object(ks));
+  assert_string_equal(json_string_value(json_object_get(ks, "t1")), t1);
+  FILE *tf = fopen(t1, "rb");
+  char text[8192];
+  size_t tn = fread(text, 1, sizeof text, tf);
+  fclose(tf);
+  char hex[33];
+  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, text, tn), hex);
+  assert_string_equal(json_string_value(json_object_get(ks, "t1_fnv128")), hex);
+  json_t *in = json_object_get(ks, "inputs");
+  assert_int_equal(json_array_size(in), 4);
+  json_t *a0 = json_array_get(in, 0), *a3 = json_array_get(in, 3);
+  assert_string_equal(json_string_value(json_object_get(a0, "name")), "a");
+  assert_string_equal(json_string_value(json_object_get(a0, "fill")), "Constant");
+  assert_true(json_real_value(json_object_get(a0, "value")) == 1.5);
+  assert_string_equal(json_string_value(json_object_get(a3, "kind")), "scalar");
+  assert_true(json_real_value(json_object_get(a3, "value")) == 2.5);
+  json_decref(opt);
   /* the pinned schedule measured again: verified */
   const char *measure[] = {"measure", "--t1", t1, "--set", "n=1000", "--config", res.config,
                            "--time-cap", "0.02", NULL};

@@ -359,6 +359,11 @@ typedef struct tu_campaign_opts {
   const char *space;           /* a space file of the kernel's parameters (a
                                ** subset of their values); NULL: the kernel's */
   const char *strategy;
+  /* A JSON object saying where the kernel came from, stored with the
+  ** campaign's options under "kernel_source" (a T1 kernel's file, the
+  ** hashes of it and of its sources, its inputs' fills and seeds:
+  ** uk_provenance_json), or NULL. A resumed campaign keeps the stored one. */
+  const char *provenance;
   const char *budget;          /* "N" evaluations, or "P%" of the valid space */
   double time_limit;           /* seconds of measuring; 0: none */
   uint64_t seed;

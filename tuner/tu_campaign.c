@@ -380,6 +380,9 @@ static char *options_json(const tu_campaign_opts *o) {
                         "time_cap", o->ms.time_cap, "min_reps", o->ms.min_reps,
                         "timeout", o->ms.timeout, "flush", o->ms.flush_cache, "no_pin", o->no_pin,
                         "counters", o->ms.counters, "default_first", 1);
+  json_t *prov = o->provenance ? json_loads(o->provenance, 0, NULL) : NULL;
+  if (json_is_object(prov)) json_object_set(j, "kernel_source", prov);
+  json_decref(prov);
   char *s = json_dumps(j, JSON_COMPACT);
   json_decref(j);
   return s;

@@ -208,6 +208,12 @@ const kn_kernel *uk_load(const char *path, const char *kernel_dir, const sp_bind
 const kn_kernel *uk_find(const char *backend, const char *name);
 /* The spec of a loaded T1 kernel; NULL when k is not one. */
 uk_spec *uk_spec_of(const kn_kernel *k);
+/* Where s came from, as a JSON object (malloc'ed), stored with a
+** campaign (tu_campaign_opts.provenance): {"t1": its path, "t1_fnv128":
+** the hash of its text, "source_fnv128": of the kernel sources read,
+** "inputs": [{"name", "type", "kind", "fill", "seed"|"value"|"file"},
+** ...]} -- what reproducing its inputs needs (invariant 5's seeds). */
+char *uk_provenance_json(const uk_spec *s);
 /* Override the tolerance of a loaded T1 kernel (invariant 6). */
 void uk_set_tolerance(const kn_kernel *k, double atol, double rtol);
 /* Free k's slot (a no-op for a kernel that is not a loaded T1 kernel). */

@@ -4,6 +4,7 @@
 ** call uk_eval.c with the slot's spec; the space of the last workload's
 ** bindings kept per slot; tg_kernel (targets/tg.c) searches it.
 */
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,4 +213,30 @@ void uk_unload(const kn_kernel *k) {
       free(slots[i].sp_key);
       memset(&slots[i], 0, sizeof slots[i]);
     }
+}
+
+char *uk_provenance_json(const uk_spec *s) {
+  static const char *const kinds[] = {"vector", "scalar", "symbol", "local"};
+  static const char *const fills[] = {"Random", "Constant", "BinaryRaw"};
+  char h1[33], h2[33];
+  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, s->text, strlen(s->text)), h1);
+  rt_hash_hex(rt_hash_bytes(RT_HASH_INIT, s->source, strlen(s->source)), h2);
+  json_t *in = json_array();
+  for (int i = 0; i < s->narg; i++) {
+    const uk_arg *a = &s->arg[i];
+    json_t *o = json_pack("{s:s, s:s, s:s}", "name", a->name, "type", a->type,
+                          "kind", kinds[a->kind <= KN_LOCAL ? a->kind : 0]);
+    if (a->kind != KN_LOCAL) {
+      json_object_set_new(o, "fill", json_string(fills[a->fill <= KN_FILL_FILE ? a->fill : 0]));
+      if (a->fill == KN_FILL_RANDOM) json_object_set_new(o, "seed", json_integer((json_int_t)a->seed));
+      if (a->fill != KN_FILL_FILE) json_object_set_new(o, "value", json_real(a->value));
+      else json_object_set_new(o, "file", json_string(a->file));
+    }
+    json_array_append_new(in, o);
+  }
+  json_t *j = json_pack("{s:s, s:s, s:s, s:o}", "t1", s->path, "t1_fnv128", h1, "source_fnv128", h2,
+                        "inputs", in);
+  char *out = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(j);
+  return out;
 }
