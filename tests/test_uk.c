@@ -30,6 +30,7 @@
 #include "targets/opencl/oc.h"
 #include "targets/tg.h"
 #include "targets/user/uk.h"
+#include "db/db.h"
 #include "db/rtdb.h"
 #include "tk_exe.h"
 #include "tk_run.h"
@@ -859,10 +860,10 @@ static void test_end_to_end_opencl(void **state) {
       !strstr(out, "trials     12: ok 6 compile_error 0 runtime_error 0 timeout 0 wrong_result 6 invalid 0") ||
       !strstr(out, "pinned     version 1"))
     fail_msg("%s", out);
-  char db[128];
-  snprintf(db, sizeof db, "%s/e2e.db", tmp);
+  char dbpath[128];
+  snprintf(dbpath, sizeof dbpath, "%s/e2e.db", tmp);
   rtdb *r = NULL;
-  assert_int_equal(rtdb_open(db, &r), RTDB_OK);
+  assert_int_equal(rtdb_open(dbpath, &r), RTDB_OK);
   rtdb_result res;
   assert_int_equal(rtdb_lookup(r, "opencl:0.0", "uk_e2e_cl", "n=1000", NULL, &res), RTDB_OK);
   assert_int_equal(res.match, RTDB_EXACT);
@@ -872,7 +873,7 @@ static void test_end_to_end_opencl(void **state) {
   ** hash (recomputed here from the file), each input's fill */
   sqlite3 *sq = NULL;
   sqlite3_stmt *st = NULL;
-  assert_int_equal(sqlite3_open_v2(db, &sq, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_open_v2(dbpath, &sq, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
   assert_int_equal(sqlite3_prepare_v2(sq, "SELECT options FROM campaigns", -1, &st, NULL), SQLITE_OK);
   assert_int_equal(sqlite3_step(st), SQLITE_ROW);
   json_t *opt = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
@@ -940,6 +941,36 @@ static void test_end_to_end_opencl(void **state) {
   const char *bound = json_string_value(json_object_get(j, "bound"));
   assert_non_null(bound);
   assert_non_null(json_object_get(bounds, bound));
+  /* counted work (as tune --counters stores CUPTI's for a trial; written
+  ** here by hand for the pinned schedule): explain places the measured
+  ** time by it, FP32 FLOP = 2 FFMA + FADD + FMUL = 1150, DRAM 24000 B */
+  double tc = json_number_value(json_object_get(json_object_get(bounds, "compute"), "ceiling"));
+  double td = json_number_value(json_object_get(json_object_get(bounds, "DRAM"), "ceiling"));
+  char hash[33], sql[8192];
+  db_config_hash(res.config, hash);
+  snprintf(sql, sizeof sql,
+           "INSERT INTO counters(target_id, workload_id, config_hash, config, source, data) "
+           "SELECT t.id, w.id, '%s', '%s', 'cupti', '{\"L2\": 30000, \"DRAM\": 24000, \"metrics\": "
+           "{\"sm__sass_thread_inst_executed_op_ffma_pred_on.sum\": 500, "
+           "\"sm__sass_thread_inst_executed_op_fadd_pred_on.sum\": 100, "
+           "\"sm__sass_thread_inst_executed_op_fmul_pred_on.sum\": 50}}' "
+           "FROM targets t, workloads w WHERE t.name = 'opencl:0.0'", hash, res.config);
+  assert_int_equal(sqlite3_open(dbpath, &sq), SQLITE_OK);
+  char *emsg = NULL;
+  if (sqlite3_exec(sq, sql, NULL, NULL, &emsg) != SQLITE_OK) fail_msg("%s", emsg);
+  sqlite3_close(sq);
+  const char *explain_text[] = {"model", "explain", "--t1", t1, "--set", "n=1000", "--db", "e2e.db",
+                                "--config", res.config, NULL};
+  if (run_in(tmp, explain_text, out, sizeof out)) fail_msg("%s", out);
+  const char *line = strstr(out, "achieved   cupti counts:");
+  if (!line || !strstr(out, "FP32 1150 FLOP")) fail_msg("%s", out);
+  double gf, pf, gb, pb;
+  if (sscanf(line, "achieved   cupti counts:  compute %lf GFLOP/s = %lf%%", &gf, &pf) != 2 ||
+      !strstr(line, "DRAM ") || sscanf(strstr(line, "DRAM "), "DRAM %lf GB/s = %lf%%", &gb, &pb) != 2)
+    fail_msg("%s", line);
+  if (fabs(gf - 1150 / t * 1e-9) > 1e-3 * gf || fabs(pf - 100 * 1150 / t / tc) > 0.06 + 1e-3 * pf ||
+      fabs(gb - 24000 / t * 1e-9) > 1e-3 * gb || fabs(pb - 100 * 24000 / t / td) > 0.06 + 1e-3 * pb)
+    fail_msg("counted: %s (t %g, ceilings %g %g)", line, t, tc, td);
   json_decref(j);
 }
 
