@@ -4,6 +4,7 @@
 ** terminal, Ctrl-C that stops cleanly (a second one kills), --resume of a
 ** stopped or killed campaign, and the one-screen report at the end.
 */
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,12 +13,34 @@
 #include <unistd.h>
 
 #include "../targets/tg.h"
+#include "../db/db.h"
 #include "../tuner/tu.h"
 #include "../targets/user/uk.h"
 #include "cli.h"
 
 #define DEFAULT_STRATEGY "bandit"
 #define DEFAULT_BUDGET "64"
+
+/* The problem variables a T1 kernel is loaded with: --set, or for
+** --resume the campaign's own as stored (its file may leave a problem
+** variable without a Default, and it is checked when it loads). *stored
+** gets what to free; NULL when there is none to read (tu_campaign then
+** says why). */
+static const char *resumed_set(const tu_campaign_opts *o, const cli_t1 *t1, char **stored) {
+  if (!o->resume || !t1->file) return o->set;
+  rt_err err = {0};
+  db *d = db_open(o->db_path, DB_READ, &err);
+  db_campaign_info ci;
+  if (d && db_campaign_get(d, o->resume, &ci, &err) == 0) {
+    json_t *j = json_loads(ci.options, 0, NULL);
+    const char *set = json_string_value(json_object_get(j, "set"));
+    if (set && *set) *stored = rt_strdup(set);
+    json_decref(j);
+    db_campaign_info_free(&ci);
+  }
+  db_close(d);
+  return *stored;
+}
 
 /* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
 ** code. The target, kernel and strategy are checked here (exit 2). */
@@ -28,6 +51,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
   o->ms.time_cap = 1.0;   /* a campaign measures many schedules */
   o->target = host;
   cli_t1 t1 = {0};
+  char *stored = NULL;   /* a resumed campaign's own --set (resumed_set) */
   o->strategy = DEFAULT_STRATEGY;
   o->budget = DEFAULT_BUDGET;
   o->db_path = "rooftune.db";
@@ -98,13 +122,14 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
   if (!rc && o->resume && other)
     rc = cli_usage(&spec, "--resume takes the campaign's own options; only --db, --no-pin, --json and a T1 "
                    "kernel's --t1, --kernel-dir, --atol, --rtol may accompany it");
-  else if (!rc && !(rc = cli_t1_load(&spec, &t1, o->set, &o->kernel, &o->target, o->target != host,
-                                     !o->resume)) &&
+  else if (!rc && !(rc = cli_t1_load(&spec, &t1, resumed_set(o, &t1, &stored), &o->kernel, &o->target,
+                                     o->target != host, !o->resume)) &&
            !o->resume && !o->kernel)
     rc = cli_usage(&spec, "--kernel K or --t1 FILE is required (rooftune kernels lists the kernels)");
   else if (!rc && !o->resume && cli_kernel(&spec, o->target, o->kernel, &rc))
     cli_strategy(&spec, o->strategy, &rc);   /* NULL: rc set */
   free(epilog.s);
+  free(stored);
   return rc;
 }
 

@@ -974,6 +974,33 @@ static void test_end_to_end_opencl(void **state) {
   json_decref(j);
 }
 
+/* tune --resume of a T1 kernel whose problem variable has no Default: the
+** kernel is loaded with the campaign's own stored --set (it failed with
+** "problem variable 'n' is unbound" before the campaign was read). */
+static void test_resume_without_default(void **state) {
+  (void)state;
+  const char *why;
+  if (!rooftune[0] || !oc_available(&why)) {
+    print_message("skipped: %s\n", rooftune[0] ? why : "the rooftune program is not built");
+    skip();
+  }
+  char src[4200], t1[4200], out[16384];
+  snprintf(src, sizeof src, "%s/e2e_cl.json", datadir);
+  snprintf(t1, sizeof t1, "%s/nodefault.json", tmp);
+  json_t *root = json_load_file(src, 0, NULL);
+  assert_non_null(root);
+  json_t *pv = json_array_get(json_object_get(json_object_get(root, "ConfigurationSpace"), "ProblemVariables"), 0);
+  assert_int_equal(json_object_del(pv, "Default"), 0);
+  assert_int_equal(json_dump_file(root, t1, 0), 0);
+  json_decref(root);
+  const char *tune[] = {"tune", "--t1", t1, "--kernel-dir", datadir, "--set", "n=1000", "--budget", "2",
+                        "--time-cap", "0.01", "--no-pin", "--db", "resume.db", NULL};
+  if (run_in(tmp, tune, out, sizeof out)) fail_msg("%s", out);
+  const char *resume[] = {"tune", "--resume", "1", "--t1", t1, "--kernel-dir", datadir, "--db", "resume.db", NULL};
+  assert_int_equal(run_in(tmp, resume, out, sizeof out), 1);
+  if (!strstr(out, "campaign 1 is done already") || strstr(out, "unbound")) fail_msg("%s", out);
+}
+
 static int setup(void **state) {
   (void)state;
   snprintf(tmp, sizeof tmp, "/tmp/test_uk-XXXXXX");
@@ -1010,6 +1037,7 @@ int main(void) {
     cmocka_unit_test(test_cli),
     cmocka_unit_test(test_tune_target_alias),
     cmocka_unit_test(test_end_to_end_opencl),
+    cmocka_unit_test(test_resume_without_default),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
