@@ -33,13 +33,18 @@ static const char *axpy =
   "  if (i < 1000) y[i] += 2.0f * x[i];\n"
   "}\n";
 
-static void nvrtc_compiles(void **state) {
-  (void)state;
+/* Skip the test, saying why, where NVRTC cannot be loaded. */
+static void need_nvrtc(void) {
   const char *why;
   if (!gd_nvrtc_available(&why)) {
     printf("skipped: %s\n", why);
     skip();
   }
+}
+
+static void nvrtc_compiles(void **state) {
+  (void)state;
+  need_nvrtc();
   void *img = NULL;
   size_t n = 0;
   rt_str log = {0};
@@ -80,11 +85,7 @@ static const char std_src[] =
 
 static void nvrtc_options(void **state) {
   (void)state;
-  const char *why;
-  if (!gd_nvrtc_available(&why)) {
-    printf("skipped: %s\n", why);
-    skip();
-  }
+  need_nvrtc();
   void *img = NULL;
   size_t n = 0;
   rt_str log = {0};
@@ -131,11 +132,7 @@ static const char tmpl_src[] =
 
 static void nvrtc_name_expressions(void **state) {
   (void)state;
-  const char *why;
-  if (!gd_nvrtc_available(&why)) {
-    printf("skipped: %s\n", why);
-    skip();
-  }
+  need_nvrtc();
   const char *exprs[3] = {"vadd<float, 4>", "vadd<double, 2>", "ns::scale"};
   const char *want[3] = {"_Z4vaddIfLi4EEvPKT_S2_PS0_", "_Z4vaddIdLi2EEvPKT_S2_PS0_",
                          "_ZN2ns5scaleEPfi"};
@@ -167,11 +164,7 @@ static void nvrtc_name_expressions(void **state) {
 ** it build again; the options line is part of the key. */
 static void cubin_cache_with_entries(void **state) {
   (void)state;
-  const char *why;
-  if (!gd_nvrtc_available(&why)) {
-    printf("skipped: %s\n", why);
-    skip();
-  }
+  need_nvrtc();
   char dir[] = "/tmp/rt-gd-cache-XXXXXX";
   assert_non_null(mkdtemp(dir));
   rt_str src = {0};
