@@ -7,6 +7,7 @@
 ** for the baseline.
 */
 #include "gd.h"
+#include <cudaTypedefs.h>
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -58,6 +59,28 @@ const char *gd_errstr(CUresult r, char *buf, size_t cap) {
   return buf;
 }
 
+/* The version asked of cuGetProcAddress for an entry point: CUDA_VERSION,
+** but for those whose newest version up to it has another signature than
+** the header's undecorated declaration, which __typeof__ gives gd_cu
+** (cudaTypedefs.h PFN_<name>_v<N>): those at the declaration's version
+** (gd.h invariant 2). Calling CUDA 13's cuCtxSynchronize (a CUcontext
+** argument) through the void prototype passed whatever was in the first
+** argument register: "context is destroyed", or a crash. */
+static const struct { const char *name; int version; } abi_pin[] = {
+    {"cuCtxSynchronize", 2000},
+};
+#if CUDA_VERSION >= 13000
+_Static_assert(__builtin_types_compatible_p(__typeof__(&cuCtxSynchronize),
+                                            PFN_cuCtxSynchronize_v2000),
+               "cuCtxSynchronize: the header's declaration is not the v2000 ABI any more");
+#endif
+
+static int abi_version(const char *name) {
+  for (size_t i = 0; i < sizeof abi_pin / sizeof abi_pin[0]; i++)
+    if (!strcmp(abi_pin[i].name, name)) return abi_pin[i].version;
+  return CUDA_VERSION;
+}
+
 int gd_driver_init(rt_err *err) {
   if (driver_ok) return 0;
   static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
@@ -79,9 +102,10 @@ int gd_driver_init(rt_err *err) {
   {                                                                                \
     void *p = NULL;                                                                \
     CUdriverProcAddressQueryResult q;                                              \
-    if (gpa(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &q) || !p) {     \
-      rt_err_set(err, "CUDA driver lacks %s for CUDA %d (status %d)", #name,       \
-                 CUDA_VERSION, (int)q);                                            \
+    int v = abi_version(#name);                                                    \
+    if (gpa(#name, &p, v, CU_GET_PROC_ADDRESS_DEFAULT, &q) || !p) {                \
+      rt_err_set(err, "CUDA driver lacks %s for CUDA %d (status %d)", #name, v,    \
+                 (int)q);                                                          \
       return -1;                                                                   \
     }                                                                              \
     memcpy(&gd_cu.name, &p, sizeof p);                                             \
