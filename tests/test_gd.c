@@ -219,6 +219,50 @@ static void cubin_cache_with_entries(void **state) {
   free(out.s);
 }
 
+/* A compile error is kept too: the same source again is a hit with the
+** same log, without NVRTC (the .err file is what answers: doctored, its
+** text comes back); the source fixed builds. */
+static void compile_errors_cached(void **state) {
+  (void)state;
+  need_nvrtc();
+  char dir[] = "/tmp/rt-gd-err-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  const char *bad = "//@rk launch k 1 1 1 32 1 1 0 b0\n"
+                    "extern \"C\" __global__ void k(float *x) { x[0] = undeclared_name; }\n";
+  gk_plan p;
+  rt_err err = {0};
+  assert_int_equal(gk_plan_parse(bad, 1, &p, &err), 0);
+  char path[4200], errs[4300];
+  int hit = -1;
+  rt_str log = {0}, log2 = {0};
+  assert_int_equal(gd_cubin_build(bad, &p, 9, 0, dir, path, sizeof path, &hit, &log), 1);
+  assert_int_equal(hit, 0);
+  assert_non_null(strstr(log.s, "undeclared_name"));
+  assert_int_equal(gd_cubin_build(bad, &p, 9, 0, dir, path, sizeof path, &hit, &log2), 1);
+  assert_int_equal(hit, 1);
+  assert_string_equal(log2.s, log.s);
+  snprintf(errs, sizeof errs, "%.*serr", (int)strlen(path) - 5, path);
+  FILE *f = fopen(errs, "w");
+  assert_non_null(f);
+  fputs("doctored log\n", f);
+  fclose(f);
+  free(log2.s);
+  log2 = (rt_str){0};
+  assert_int_equal(gd_cubin_build(bad, &p, 9, 0, dir, path, sizeof path, &hit, &log2), 1);
+  assert_string_equal(log2.s, "doctored log\n");
+  const char *good = "//@rk launch k 1 1 1 32 1 1 0 b0\n"
+                     "extern \"C\" __global__ void k(float *x) { x[0] = 1.0f; }\n";
+  assert_int_equal(gk_plan_parse(good, 1, &p, &err), 0);
+  assert_int_equal(gd_cubin_build(good, &p, 9, 0, dir, path, sizeof path, &hit, NULL), 0);
+  assert_int_equal(hit, 0);
+  free(log.s);
+  free(log2.s);
+  const char *rm[] = {"rm", "-rf", dir, NULL};
+  rt_str out = {0};
+  rt_capture((char *const *)rm, 1, 1024, &out);
+  free(out.s);
+}
+
 static void no_device_is_an_error(void **state) {
   (void)state;
   gd_props p;
@@ -381,6 +425,7 @@ int main(void) {
     cmocka_unit_test(nvrtc_options),
     cmocka_unit_test(nvrtc_name_expressions),
     cmocka_unit_test(cubin_cache_with_entries),
+    cmocka_unit_test(compile_errors_cached),
     cmocka_unit_test(no_device_is_an_error),
     cmocka_unit_test(target_names),
     cmocka_unit_test(plan_parses),

@@ -19,12 +19,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "measure/ms.h"
+#include "measure/ms_backend.h"
 #include "targets/cuda/gd.h"
 #include "targets/tg.h"
 #include "tk_run.h"
@@ -234,6 +237,207 @@ static void batch_without_device(void **state) {
   ms_workload_free(w0);
 }
 
+/* ---- verification on the GPU (gd_check.c) against ms__verify ---- */
+
+static uint64_t lcg(uint64_t *s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return *s >> 11;
+}
+
+static double tol_fn(const kn_problem *pb) {
+  (void)pb;
+  return 1e-3;
+}
+
+/* Element j of p (type e) set to v's bits: floats from a double, others
+** from an integer. */
+static void put(void *p, kn_elem e, int64_t j, double v, uint64_t bits) {
+  size_t es = kn_elem_size(e);
+  if (e == KN_F32) ((float *)p)[j] = (float)v;
+  else if (e == KN_F64) ((double *)p)[j] = v;
+  else memcpy((char *)p + (size_t)j * es, &bits, es);   /* little-endian: the low bytes */
+}
+
+/* One case: out against ref on the host (ms__verify) and on the device
+** (gd_check_output + gd_check_verdict); 0 when they agree on the verdict
+** and on max_err (bit for bit), else 1 with what differs on stderr. */
+static int agree(gd_check *ck, CUstream s, kn_elem e, int64_t n, const void *out, const void *ref,
+                 int tolmode, const char *what) {
+  kn_kernel k = {.name = "chk", .atol = 1e-6, .rtol = 1e-4, .tolerance = tolmode ? tol_fn : NULL};
+  ms_workload wl;
+  memset(&wl, 0, sizeof wl);
+  wl.k = &k, wl.nbuf = 1, wl.tol = tolmode ? 1e-3 : 0;
+  wl.b[0] = (kn_buf){.name = "o", .n = n, .out = 1, .elem = e};
+  void *bufs[1] = {(void *)out}, *refs[1] = {(void *)ref};
+  double hmax = 0;
+  char msg[256];
+  int hbad = ms__verify(&wl, bufs, refs, &hmax, msg, sizeof msg) != 0;
+  size_t bytes = (size_t)n * kn_elem_size(e);
+  CUdeviceptr d_o, d_r;
+  gd_check_res res;
+  double rel;
+  if (gd_cu.cuMemAlloc(&d_o, bytes) || gd_cu.cuMemAlloc(&d_r, bytes) ||
+      gd_cu.cuMemcpyHtoD(d_o, out, bytes) || gd_cu.cuMemcpyHtoD(d_r, ref, bytes) ||
+      gd_cu.cuCtxSynchronize() ||   /* s does not wait for the legacy stream's copies */
+      gd_check_output(ck, s, e, d_o, d_r, n, k.atol, k.rtol, tolmode, &res)) {
+    fprintf(stderr, "%s %s: CUDA failed\n", kn_elem_name(e), what);
+    return 1;
+  }
+  gd_cu.cuMemFree(d_o), gd_cu.cuMemFree(d_r);
+  int dbad = gd_check_verdict(&res, tolmode, wl.tol, &rel);
+  if (dbad != hbad || (!hbad && memcmp(&rel, &hmax, sizeof rel))) {
+    fprintf(stderr, "%s %s (tolmode %d): host %s max_err %.17g, device %s rel %.17g (nbad %llu)\n",
+            kn_elem_name(e), what, tolmode, hbad ? "fails" : "passes", hmax,
+            dbad ? "fails" : "passes", rel, (unsigned long long)res.nbad);
+    return 1;
+  }
+  return 0;
+}
+
+/* The child of device_checks_agree_with_host: every element type, exact,
+** within and beyond atol/rtol, NaN, infinities, signed zeros, f16's
+** special encodings, integers near 2^63, both rules; then rt_same on
+** lengths with and without a tail. Exit status: the cases that differ
+** (capped), or 100 when the device cannot be used. */
+static void check_child(void) {
+  rt_err err = {0};
+  CUcontext cx;
+  CUstream s;
+  gd_check ck;
+  gd_props p;
+  if (gd_props_get(0, &p, &err) || gd_driver_init(&err) || gd_context(0, &cx, &err) ||
+      gd_cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || gd_check_open(&ck, p.sms, &err)) {
+    fprintf(stderr, "device: %s\n", err.msg);
+    _exit(100);
+  }
+  int bad = 0;
+  uint64_t seed = 7;
+  for (int e = KN_F32; e <= KN_U64; e++) {
+    int64_t n = 100003 + e;
+    size_t es = kn_elem_size((kn_elem)e), bytes = (size_t)n * es;
+    char *ref = malloc(bytes), *out = malloc(bytes);
+    for (int64_t j = 0; j < n; j++) {
+      uint64_t r = lcg(&seed);
+      if (e == KN_F16) r &= 0x7bff;   /* finite halves of either sign but the top exponent */
+      put(ref, (kn_elem)e, j, ((double)(r % 2000001) - 1000000.0) / 997.0, r);
+    }
+    if (e == KN_I64 || e == KN_U64) {   /* doubles that round: near 2^63 and 2^64 */
+      uint64_t big = e == KN_I64 ? 0x7ffffffffffffc00ULL : 0xfffffffffffff800ULL;
+      for (int64_t j = 0; j < 64; j++) put(ref, (kn_elem)e, j * 37, 0, big + (uint64_t)j);
+    }
+    for (int tolmode = 0; tolmode < 2; tolmode++) {
+      int64_t at = n / 3;
+      memcpy(out, ref, bytes);
+      bad += agree(&ck, s, (kn_elem)e, n, out, ref, tolmode, "equal");
+      /* one element off by one unit in its last place (or by 1) */
+      memcpy(out, ref, bytes);
+      if (e == KN_F32) ((float *)out)[at] = nextafterf(((float *)out)[at], INFINITY);
+      else if (e == KN_F64) ((double *)out)[at] = nextafter(((double *)out)[at], INFINITY);
+      else out[(size_t)at * es] ^= 1;
+      bad += agree(&ck, s, (kn_elem)e, n, out, ref, tolmode, "one ulp");
+      if (!kn_elem_float((kn_elem)e)) continue;
+      double rv = e == KN_F32 ? ((float *)ref)[at] : e == KN_F64 ? ((double *)ref)[at] : 1;
+      /* around the atol + rtol bound (f16: bit patterns instead) */
+      for (int k = -2; k <= 2 && e != KN_F16; k++) {
+        memcpy(out, ref, bytes);
+        double lim = 1e-6 + 1e-4 * fabs(rv), v = rv + lim;
+        for (int t = 0; t < abs(k); t++) v = nextafter(v, k < 0 ? -INFINITY : INFINITY);
+        put(out, (kn_elem)e, at, v, 0);
+        bad += agree(&ck, s, (kn_elem)e, n, out, ref, tolmode, "at the bound");
+      }
+      /* NaN in out; the same infinity in both; an infinity against a
+      ** finite value; -0 against +0 */
+      static const uint64_t nan_[3] = {0x7fc00000u, 0x7ff8000000000000ULL, 0x7e00},
+                            inf_[3] = {0x7f800000u, 0x7ff0000000000000ULL, 0x7c00},
+                            nz_[3] = {0x80000000u, 0x8000000000000000ULL, 0x8000};
+      char *rf = malloc(bytes);
+      memcpy(rf, ref, bytes);
+      memcpy(out, ref, bytes);
+      memcpy(out + (size_t)at * es, &nan_[e], es);
+      bad += agree(&ck, s, (kn_elem)e, n, out, rf, tolmode, "NaN");
+      memcpy(out, ref, bytes);
+      memcpy(out + (size_t)at * es, &inf_[e], es);
+      memcpy(rf + (size_t)at * es, &inf_[e], es);
+      bad += agree(&ck, s, (kn_elem)e, n, out, rf, tolmode, "same infinity");
+      memcpy(rf, ref, bytes);
+      bad += agree(&ck, s, (kn_elem)e, n, out, rf, tolmode, "infinity against finite");
+      memset(rf + (size_t)at * es, 0, es);
+      memcpy(out, rf, bytes);
+      memcpy(out + (size_t)at * es, &nz_[e], es);
+      bad += agree(&ck, s, (kn_elem)e, n, out, rf, tolmode, "-0 against +0");
+      free(rf);
+    }
+    if (e == KN_F16) {   /* every half against every half's neighbour */
+      uint16_t *o16 = (uint16_t *)out, *r16 = (uint16_t *)ref;
+      for (int64_t j = 0; j < 65536; j++) r16[j] = (uint16_t)j, o16[j] = (uint16_t)(j ^ 1);
+      bad += agree(&ck, s, KN_F16, 65536, out, ref, 0, "all halves");
+      bad += agree(&ck, s, KN_F16, 65536, out, ref, 1, "all halves");
+    }
+    free(ref), free(out);
+  }
+  /* rt_same: equal, then one byte changed at the start, the middle, the tail */
+  static const size_t lens[] = {1, 7, 8, 9, 4096, 1000003};
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    size_t len = lens[li];
+    unsigned char *a = malloc(len);
+    for (size_t j = 0; j < len; j++) a[j] = (unsigned char)lcg(&seed);
+    CUdeviceptr da, db;
+    gd_cu.cuMemAlloc(&da, len), gd_cu.cuMemAlloc(&db, len);
+    gd_cu.cuMemcpyHtoD(da, a, len);
+    gd_cu.cuCtxSynchronize();
+    size_t where[] = {(size_t)-1, 0, len / 2, len - 1};
+    for (int wi = 0; wi < 4; wi++) {
+      if (wi) a[where[wi]] ^= 0x10;
+      gd_cu.cuMemcpyHtoD(db, a, len);
+      gd_cu.cuCtxSynchronize();
+      if (wi) a[where[wi]] ^= 0x10;
+      int same = -1;
+      if (gd_check_same(&ck, s, da, db, len, &same) || same != (wi == 0)) {
+        fprintf(stderr, "rt_same: %zu bytes, change at %d: same = %d\n", len, wi, same);
+        bad++;
+      }
+    }
+    gd_cu.cuMemFree(da), gd_cu.cuMemFree(db);
+    free(a);
+  }
+  _exit(bad > 99 ? 99 : bad);
+}
+
+static void device_checks_agree_with_host(void **state) {
+  (void)state;
+  need_device();
+  gd_props p;
+  rt_err err = {0};
+  assert_int_equal(gd_props_get(0, &p, &err), 0);
+  if (gd_check_build(p.cc_major, p.cc_minor, &err)) fail_msg("check kernels: %s", err.msg);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) check_child();
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* Without a GPU too: the check kernels compile with NVRTC (--fmad=false). */
+static void check_kernels_compile(void **state) {
+  (void)state;
+  const char *why;
+  if (!gd_nvrtc_available(&why)) {
+    printf("skipped: %s\n", why);
+    skip();
+  }
+  void *img = NULL;
+  size_t n = 0;
+  rt_str log = {0};
+  rt_err err = {0};
+  int rc = gd_nvrtc_compile(gd_check_source(), 9, 0, "--fmad=false", &img, &n, &log, &err);
+  if (rc) fail_msg("rc %d: %s %s", rc, err.msg, log.s ? log.s : "");
+  assert_true(n > 0);
+  free(img), free(log.s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(reference_verifies),
@@ -241,6 +445,8 @@ int main(void) {
     cmocka_unit_test(too_much_shared_memory),
     cmocka_unit_test(batch_like_one_by_one),
     cmocka_unit_test(batch_without_device),
+    cmocka_unit_test(device_checks_agree_with_host),
+    cmocka_unit_test(check_kernels_compile),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -14,7 +14,9 @@
 **     the device's description through gd_describe, which asks a child.
 **  2. Driver entry points come from cuGetProcAddress for the CUDA_VERSION
 **     of the headers built against, so the versioned symbols (_v2, _v3)
-**     are the ones the headers mean.
+**     are the ones the headers mean; an entry point whose newer version
+**     changed its signature without a header #define (CUDA 13's
+**     cuCtxSynchronize) is asked for at its declaration's version (gd.c).
 **  3. NVRTC needs no GPU: code generators' output compiles on any machine
 **     with the toolkit (tests do this).
 */
@@ -22,10 +24,12 @@
 #define GD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cuda.h>
 
 #include "../../common/rt.h"
+#include "../kn.h"
 #include "../tg_backend.h"
 
 /* ---- The driver (in a worker child only: invariant 1) ---- */
@@ -143,6 +147,41 @@ int gd_cupti_is_ratio(const char *name);
 void gd_cupti_reduce(const char *const *names, int n, const double *v, const double *w,
                      int nr, double *out);
 
+/* ---- Verification on the GPU (gd_check.c: its invariants) ---- */
+#define GD_CHECK_NELEM 11   /* one compare kernel per kn_elem */
+typedef struct gd_check {
+  CUmodule mod;
+  CUfunction cmp[GD_CHECK_NELEM], same;
+  CUdeviceptr res;   /* three 64-bit results */
+  int blocks;        /* the grid's cap: 8 per SM */
+} gd_check;
+/* ms__verify's per-output sums: elements failing the atol/rtol (or exact)
+** rule, max |out - ref| and max |ref|, as the host computes them. */
+typedef struct gd_check_res {
+  uint64_t nbad;
+  double emax, rmax;
+} gd_check_res;
+/* The CUDA C++ of the check kernels (tests compile it). */
+const char *gd_check_source(void);
+/* In the parent, before forking workers: build the check kernels for
+** sm_<maj><min> once per process. 0, or -1 with err saying why the host
+** path verifies instead (ROOFTUNE_HOST_VERIFY set, or NVRTC failed). */
+int gd_check_build(int cc_major, int cc_minor, rt_err *err);
+/* In the worker child, a context current: load the built image. 0, or -1
+** with err (ck zeroed). sms: the device's SM count (the grid's cap). */
+int gd_check_open(gd_check *ck, int sms, rt_err *err);
+void gd_check_close(gd_check *ck);
+/* *same = 1 when the bytes of a and b (device, bytes long) are equal. */
+CUresult gd_check_same(gd_check *ck, CUstream s, CUdeviceptr a, CUdeviceptr b, size_t bytes,
+                       int *same);
+/* The sums of n elements of type e of out against ref (device) into res;
+** tolmode: the kernel's tolerance rule (no per-element count). */
+CUresult gd_check_output(gd_check *ck, CUstream s, kn_elem e, CUdeviceptr out, CUdeviceptr ref,
+                         int64_t n, double atol, double rtol, int tolmode, gd_check_res *res);
+/* ms__verify's rule on res: *rel = max|out-ref| / max|ref| (NaN: INF);
+** 1 when the output fails (tolmode: *rel > tol; else any element). */
+int gd_check_verdict(const gd_check_res *res, int tolmode, double tol, double *rel);
+
 /* ---- The worker (gd_worker.c, on measure/ms_backend.h) ---- */
 struct ms_workload;
 struct ms_opts;
@@ -180,7 +219,9 @@ void gd_build_key(int dev, const char *src, char key[33]);
 ** path (cap bytes) and the entries' lowered names, into plan and into
 ** <key>.names beside it (written first; a cubin whose names file is
 ** missing or does not match the plan is rebuilt). 0; 1: compile error
-** (log); -1: NVRTC or the cache failed (log says). */
+** (log); -1: NVRTC or the cache failed (log says). A compile error's
+** log is kept as <key>.err and found again like a cubin (*hit, 1, the
+** same log); NVRTC's own failures (-1) are not kept. */
 struct gk_plan;
 int gd_cubin_build(const char *src, struct gk_plan *plan, int maj, int min, const char *cache_dir,
                    char *path, size_t cap, int *hit, rt_str *log);

@@ -22,8 +22,11 @@
 **      same child running the reference configuration and sending its
 **      outputs back (ms__ref_once, kept in the compile cache); it checks
 **      the launch and the synchronisation for errors (runtime_error, with
-**      CUDA's name of it), copies outputs back and verifies them (kn.h
-**      invariant 2), and checks that no input changed;
+**      CUDA's name of it), checks that no input changed and verifies the
+**      outputs (kn.h invariant 2): on the GPU (gd_check.c: against device
+**      copies of the initial contents and of the references, which also
+**      restore the vectors between a batch's candidates), else, and for
+**      an output that fails, copied back and on the host;
 **   3. times warmup + repeats with ms_time_loop, each sample one run of
 **      the plan between two CUDA events on one stream; with
 **      o->flush_cache, a buffer of twice the L2 is written (cuMemsetD32Async)
@@ -115,17 +118,41 @@ static int write_file(const char *path, const void *data, size_t n, rt_str *log)
   return 0;
 }
 
+/* The compiler's log of a source that did not compile, kept as <key>.err
+** (a compile error is the compiler's answer to the key, as a cubin is:
+** found again, it is not compiled again -- the batch's serial build used
+** to recompile every failure its parallel prebuild had just found). 1
+** with the log appended when path holds one; 0 when it does not. */
+static int read_error(const char *path, rt_str *log) {
+  FILE *f = fopen(path, "re");
+  if (!f) return 0;
+  char buf[4096];
+  size_t n;
+  rt_str text = {0};
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) rt_str_printf(&text, "%.*s", (int)n, buf);
+  fclose(f);
+  if (log && text.s) rt_str_printf(log, "%s", text.s);
+  int ok = text.s != NULL;   /* an empty file is not a log: build again */
+  free(text.s);
+  return ok;
+}
+
 int gd_cubin_build(const char *src, gk_plan *plan, int maj, int min, const char *cache_dir,
                    char *path, size_t cap, int *hit, rt_str *log) {
-  char dir[PATH_MAX], key[33], names[PATH_MAX + 64];
+  char dir[PATH_MAX], key[33], names[PATH_MAX + 64], errs[PATH_MAX + 64];
   ms_cache_path(cache_dir, dir, sizeof dir);
   key_for(src, maj, min, key);
   snprintf(path, cap, "%s/%s.cubin", dir, key);
   snprintf(names, sizeof names, "%s/%s.names", dir, key);
+  snprintf(errs, sizeof errs, "%s/%s.err", dir, key);
   struct stat sb;
   if (!stat(path, &sb) && sb.st_size > 0 && (!plan->nentry || !read_names(names, plan))) {
     if (hit) *hit = 1;
     return 0;
+  }
+  if (read_error(errs, log)) {
+    if (hit) *hit = 1;
+    return 1;
   }
   if (hit) *hit = 0;
   void *img = NULL;
@@ -134,12 +161,13 @@ int gd_cubin_build(const char *src, gk_plan *plan, int maj, int min, const char 
   const char *exprs[GK_MAXENTRY];
   char *lowered[GK_MAXENTRY] = {0};
   for (int i = 0; i < plan->nentry; i++) exprs[i] = plan->entry[i].expr;
+  size_t had = log && log->s ? strlen(log->s) : 0;
   int rc = gd_nvrtc_compile_names(src, maj, min, plan->options, exprs, plan->nentry, &img, &n,
                                   lowered, log, &err);
-  if (rc) {
-    if (rc < 0) rt_str_printf(log, "%s", err.msg);
-    return rc;
-  }
+  if (rc < 0) rt_str_printf(log, "%s", err.msg);
+  if (rc > 0 && log && log->s && log->s[had] && !ms_mkdirs(dir))   /* NVRTC's failures are not kept */
+    write_file(errs, log->s + had, strlen(log->s + had), log);
+  if (rc) return rc;
   rt_str text = {0};
   for (int i = 0; i < plan->nentry; i++) {
     snprintf(plan->entry[i].lowered, sizeof plan->entry[i].lowered, "%s", lowered[i]);
@@ -210,6 +238,12 @@ typedef struct cuda_child {
   CUdeviceptr buf[KN_MAXBUF], refbuf[KN_MAXBUF], flush;
   void *out[KN_MAXBUF];                /* the candidate's vectors, copied back */
   void *refout[KN_MAXBUF];             /* the reference plan's outputs, copied back */
+  /* Verification on the GPU (gd_check.c), when checks: every vector's
+  ** contents before the checked run (pristine: restored from there, and
+  ** the inputs compared with it) and each output's reference (devref). */
+  int checks, pristine;
+  gd_check ck;
+  CUdeviceptr init[KN_MAXBUF], devref[KN_MAXBUF];
   size_t flush_words;
   unsigned flush_val;
   dev_plan cand, ref;
@@ -413,6 +447,40 @@ static double timed_sample(void *ctx) {
   return 1e-3 * (double)ms;
 }
 
+/* With checks: a device copy of every vector's initial contents (c->init,
+** c->pristine); a device without room for them keeps the host path. */
+static void keep_pristine(cuda_child *c) {
+  const ms_workload *w = c->w;
+  if (!c->checks) return;
+  CUresult r = CUDA_SUCCESS;
+  for (int i = 0; i < w->nbuf && !r; i++)
+    if (w->b[i].kind == KN_VECTOR &&
+        !(r = gd_cu.cuMemAlloc(&c->init[i], ms__buf_bytes(&w->b[i]))))
+      r = gd_cu.cuMemcpyDtoD(c->init[i], c->buf[i], ms__buf_bytes(&w->b[i]));
+  if (!r) r = gd_cu.cuCtxSynchronize();   /* DtoD is not ordered with c->s */
+  c->pristine = !r;
+  for (int i = 0; i < w->nbuf && r; i++) {
+    if (c->init[i]) gd_cu.cuMemFree(c->init[i]);
+    c->init[i] = 0;
+  }
+}
+
+/* With checks: each output's reference on the device (c->devref): the
+** reference plan's (built-ins), else w->ref's copied in once; an output
+** without one, or no room, turns the checks off. */
+static void device_refs(cuda_child *c) {
+  const ms_workload *w = c->w;
+  for (int i = 0; c->checks && i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR || !w->b[i].out) continue;
+    size_t bytes = ms__buf_bytes(&w->b[i]);
+    if (c->ref_cubin[0]) c->devref[i] = c->refbuf[i];
+    else if (!w->ref[i] || gd_cu.cuMemAlloc(&c->devref[i], bytes) ||
+             gd_cu.cuMemcpyHtoD(c->devref[i], w->ref[i], bytes))
+      c->checks = 0;
+  }
+  if (c->checks && gd_cu.cuCtxSynchronize()) c->checks = 0;
+}
+
 /* Allocate the vectors (the reference's outputs apart when there is a
 ** reference plan) and copy in the inputs and the outputs' initial
 ** contents. 0 or -1 with rep. */
@@ -434,6 +502,9 @@ static int load_buffers(cuda_child *c, ms__report *rep) {
     if (init != w->in[i]) free(init);
     if (r) return fail(rep, MS_RUNTIME_ERROR, "harness: cuMemcpyHtoD", r);
   }
+  r = gd_cu.cuCtxSynchronize();   /* as write_vectors: c->s does not wait */
+  if (r) return fail(rep, MS_RUNTIME_ERROR, "harness: writing the vectors", r);
+  keep_pristine(c);
   return 0;
 }
 
@@ -445,13 +516,21 @@ static int write_vectors(cuda_child *c, int inputs, ms__report *rep) {
   for (int i = 0; i < w->nbuf; i++) {
     if (w->b[i].kind != KN_VECTOR || (!inputs && !w->b[i].out)) continue;
     size_t bytes = ms__buf_bytes(&w->b[i]);
+    if (c->pristine) {
+      CUresult r = gd_cu.cuMemcpyDtoD(c->buf[i], c->init[i], bytes);
+      if (r) return fail(rep, MS_RUNTIME_ERROR, "harness: cuMemcpyDtoD", r);
+      continue;
+    }
     void *init = w->b[i].out ? NULL : w->in[i];
     if (!init) ms__buf_init(w, i, init = rt_malloc(bytes));
     CUresult r = gd_cu.cuMemcpyHtoD(c->buf[i], init, bytes);
     if (init != w->in[i]) free(init);
     if (r) return fail(rep, MS_RUNTIME_ERROR, "harness: cuMemcpyHtoD", r);
   }
-  return 0;
+  /* the copies are on the legacy stream, which c->s does not wait for (and
+  ** a pageable HtoD may return before its last bytes land) */
+  CUresult r = gd_cu.cuCtxSynchronize();
+  return r ? fail(rep, MS_RUNTIME_ERROR, "harness: restoring the vectors", r) : 0;
 }
 
 /* The child's device: a context, the stream and events, every vector
@@ -477,8 +556,12 @@ static int open_device(cuda_child *c, gd_props *p, ms__report *rep) {
       (r = gd_cu.cuEventCreate(&ev0, CU_EVENT_DEFAULT)) ||
       (r = gd_cu.cuEventCreate(&ev1, CU_EVENT_DEFAULT)))
     return fail(rep, MS_RUNTIME_ERROR, "harness: stream/events", r);
+  c->checks = !c->reference && !gd_check_open(&c->ck, p->sms, &err);
   if (load_buffers(c, rep)) return -1;
-  if (!c->ref_cubin[0]) return 0;
+  if (!c->ref_cubin[0]) {
+    device_refs(c);
+    return 0;
+  }
   char msg[200] = "";
   if ((r = run_plan(&c->ref, c->refbuf, c->s, w, msg, sizeof msg)) ||
       (r = gd_cu.cuStreamSynchronize(c->s))) {
@@ -505,7 +588,47 @@ static int open_device(cuda_child *c, gd_props *p, ms__report *rep) {
     rep->status = MS_RUNTIME_ERROR;
     return -1;
   }
+  device_refs(c);
   return 0;
+}
+
+/* Verification on the GPU (gd_check.c) after the checked run: a changed
+** input is the candidate's wrong_result, outputs that pass set
+** rep->max_err. 1: decided (or a CUDA error, rep runtime_error); 0: the
+** host path decides (no checks, or an output fails: invariant 2). */
+static int device_verify(cuda_child *c, ms__report *rep) {
+  const ms_workload *w = c->w;
+  if (!c->checks || !c->pristine) return 0;
+  const kn_kernel *k = w->k;
+  CUresult r;
+  for (int i = 0; i < w->nbuf; i++) {
+    if (w->b[i].kind != KN_VECTOR || w->b[i].out || !w->in[i]) continue;
+    int same;
+    if ((r = gd_check_same(&c->ck, c->s, c->buf[i], c->init[i], ms__buf_bytes(&w->b[i]), &same))) {
+      fail(rep, MS_RUNTIME_ERROR, "harness: the input check on the device", r);
+      return 1;
+    }
+    if (!same) {
+      rep->status = MS_WRONG_RESULT;
+      snprintf(rep->msg, sizeof rep->msg, "the candidate wrote to its input %s", w->b[i].name);
+      return 1;
+    }
+  }
+  double worst = 0;
+  for (int i = 0; i < w->nbuf; i++) {
+    if (!w->b[i].out) continue;
+    gd_check_res res;
+    double rel;
+    if ((r = gd_check_output(&c->ck, c->s, w->b[i].elem, c->buf[i], c->devref[i], w->b[i].n,
+                             k->atol, k->rtol, k->tolerance != NULL, &res))) {
+      fail(rep, MS_RUNTIME_ERROR, "harness: verification on the device", r);
+      return 1;
+    }
+    if (gd_check_verdict(&res, k->tolerance != NULL, w->tol, &rel)) return 0;
+    if (rel > worst) worst = rel;
+  }
+  rep->max_err = worst;
+  return 1;
 }
 
 /* Measure the candidate (c->cand_plan, c->cand_cubin) on the open device,
@@ -534,6 +657,11 @@ static void measure_one(cuda_child *c, const gd_props *p, ms__report *rep) {
     fail(rep, MS_RUNTIME_ERROR, c->bad_msg[0] ? c->bad_msg : "run", c->bad);
     goto out;
   }
+  if (device_verify(c, rep)) {
+    rep->verify_s = rt_now() - t0;
+    if (rep->status != MS_OK) goto out;
+    goto timed;
+  }
   for (int i = 0; i < w->nbuf; i++) {
     if (w->b[i].kind != KN_VECTOR) continue;
     size_t bytes = ms__buf_bytes(&w->b[i]);
@@ -554,6 +682,7 @@ static void measure_one(cuda_child *c, const gd_props *p, ms__report *rep) {
     rep->status = MS_WRONG_RESULT;
   rep->verify_s = rt_now() - t0;
   if (rep->status != MS_OK) goto out;
+timed:
   if (c->pass == 0) {
     if (c->o->flush_cache && !c->flush) {
       c->flush_words = (size_t)2 * (size_t)p->l2_bytes / 4;
@@ -615,6 +744,7 @@ typedef struct cuda_batch {
 ** 5). */
 static void batch_child(int fd, void *ctx, int start, int n) {
   cuda_batch *b = ctx;
+
   cuda_child *c = &b->c;
   ms__report rep;
   memset(&rep, 0, sizeof rep);
@@ -728,6 +858,7 @@ int gd_measure(int dev, ms_workload *w, const char *src, const ms_opts *o, ms_re
     snprintf(r->msg, sizeof r->msg, "no CUDA device: %.480s", err.msg);
     return -1;
   }
+  gd_check_build(p.cc_major, p.cc_minor, &err);   /* else the host path verifies */
   /* Metrics: CUPTI's names (the PAPI parser checks the shape). */
   char ev[MS_MAXEV][MS_EVNAME];
   const char *evp[MS_MAXEV];
@@ -818,6 +949,8 @@ int gd_measure_batch(int dev, ms_workload *w, const char *const *srcs, int n, co
     rt_err_prefix(err, "no CUDA device");
     return -1;
   }
+  rt_err e2 = {0};
+  gd_check_build(p.cc_major, p.cc_minor, &e2);   /* else the host path verifies */
   int once = !k->reference;   /* as gd_measure: the reference once, or beside the candidates */
   if (once && ensure_reference(dev, w, o, &p, &r[0])) {
     rt_err_set(err, "%s", r[0].msg);
