@@ -26,13 +26,20 @@
 #          (test_gd, test_ms_cuda, test_uk), the ceilings, our fir kernel
 #          (every configuration) and small random samples of the hub's
 #          convolution and dedispersion and of our pnpoly, into t1.db
+#   vcheck  verification on the GPU (targets/cuda/gd_check.c): the GPU
+#          tests, then VSAMPLE (100) random configurations of the hub's
+#          convolution and of our pnpoly verified on the host (cold compile
+#          cache), then on the device, into vconvN.db and vpnpolyN.db (each
+#          trial's verify_s compared)
 #   t1conv, t1pnpoly, t1dedisp  the experiment t1 on cuda:0 (label H200) for
 #          the hub's convolution (every valid configuration, portability
 #          against the A100 and A4000 recordings), our pnpoly (every valid
 #          configuration, against the RTX 3090 recording of the hub's
 #          pnpoly: another implementation of the same space) and the hub's
 #          dedispersion (SAMPLE configurations at random, default 600,
-#          against the A100 recording)
+#          against the A100 recording); DBIN=FILE starts from a copy of
+#          FILE (the previous call's t1.db: its trials are reused), so that
+#          a brute force longer than one call is finished over several
 #   ktconv  Kernel Tuner 1.5.0 (cuda-python) timing the convolution's
 #          configurations of t1conv's T4 export (KT_SAMPLE, default 300)
 # The T1 phases read the hub's kernels from .dev/hub and Debian's sqlite3
@@ -77,7 +84,9 @@ t1exp() {   # t1exp NAME ARGS...: rooftune experiment run t1 into $out/NAME
   cp -r experiments/lib.sh experiments/t1 experiments/portability "$B/experiments/"
   n=$1
   shift
-  step "${T1_LIMIT:-540}" "t1 $n" "$RT" experiment run t1 --out "$out/$n" --force -- --target cuda:0 --label H200 --batch "${BATCH:-256}" "$@"
+  step "${T1_LIMIT:-540}" "t1 $n" "$RT" experiment run t1 --out "$out/$n" --force -- --target cuda:0 --label H200 --batch "${BATCH:-256}" ${DBIN:+--db "$DBIN"} "$@"
+  # the campaign's database through SQLite's backup (a stopped step may leave its -wal)
+  [ -r "$out/$n/t1.db" ] && "$RT" db copy --db "$out/$n/t1.db" --out "$out/$n.db" >/dev/null
 }
 case $phase in
 smoke)
@@ -167,6 +176,19 @@ t1smoke)
   step 60 "dedispersion sample" "$RT" tune --t1 "$R/data/t1k/dedispersion_milo.json" --kernel-dir "$H" --strategy random --budget 8 --seed 1 --db "$DB"
   step 30 "explain fir" "$RT" model explain --t1 "$R/examples/t1/fir.json" --db "$DB" --config "$("$RT" db lookup --db "$DB" --target cuda:0 --kernel fir --json | sed -n 's/.*"config": *\({[^}]*}\).*/\1/p')"
   ;;
+vcheck)   # verification on the GPU against the host path, in one call
+  for t in test_ms_cuda test_gd test_uk; do
+    step 150 "$t" "$B/tests/$t"
+  done
+  i=0
+  for v in 1 0; do   # host (cold compile cache), device (warm: its verify_s and framework)
+    i=$((i + 1))
+    step 120 "convolution ROOFTUNE_HOST_VERIFY=$v" env ROOFTUNE_HOST_VERIFY=$v "$RT" tune --t1 "$R/data/t1k/convolution_milo.json" \
+      --kernel-dir "$H" --strategy random --budget "${VSAMPLE:-100}" --seed 3 --batch 256 --no-pin --db "$out/vconv$i.db"
+    step 120 "pnpoly ROOFTUNE_HOST_VERIFY=$v" env ROOFTUNE_HOST_VERIFY=$v "$RT" tune --t1 "$R/examples/t1/pnpoly.json" \
+      --strategy random --budget "${VSAMPLE:-100}" --seed 3 --batch 256 --no-pin --db "$out/vpnpoly$i.db"
+  done
+  ;;
 t1conv)
   t1exp convolution --t1 "$R/data/t1k/convolution_milo.json" --kernel-dir "$H" ${SAMPLE:+--strategy random --budget "$SAMPLE"} \
     --space-t1 "$R/data/t1/convolution_milo.json" \
@@ -188,7 +210,7 @@ ktconv)
   step 560 "kernel tuner" env PYTHONUNBUFFERED=1 python3 experiments/h200/kt_compare.py tune --kernel-dir "$H" \
     --configs "$T4" --sample "${KT_SAMPLE:-300}" ${KT_NOVERIFY:+--no-verify} --out "$out/kt_convolution.json"
   ;;
-*) echo "usage: $0 smoke|main|gemm|mem|finish|pins|backends|t1smoke|t1conv|t1pnpoly|t1dedisp|ktconv OUT" >&2; exit 2 ;;
+*) echo "usage: $0 smoke|main|gemm|mem|finish|pins|backends|t1smoke|vcheck|t1conv|t1pnpoly|t1dedisp|ktconv OUT" >&2; exit 2 ;;
 esac
 # the database back through SQLite's backup: a step killed at its deadline
 # can leave committed trials in the -wal, which a plain cp would drop

@@ -17,6 +17,11 @@
 #   --seed S           (default 1)            --atol A  --rtol R
 #   --batch B          candidates built and measured together (tune --batch;
 #                      on a GPU a few hundred spread the worker's start)
+#   --db FILE          start from a copy of FILE instead of an empty
+#                      database: configurations measured there on the same
+#                      target and workload are copied, not measured again
+#                      (tune's reuse): a brute force stopped at the end of
+#                      one session is finished by the next
 #   --label L          the target's name in file names and the matrix
 #                      (default: the target's name, ':' and '.' as '_')
 #   --compare T4       a recording of the same space on another machine
@@ -24,12 +29,12 @@
 #                      recordings name (default --t1's)
 . "$RT_ROOT/experiments/lib.sh"
 
-T1= KDIR= TARGET= SET= STRATEGY=exhaustive BUDGET=100% SEED=1 ATOL= RTOL= LABEL= SPACE_T1= BATCH=
+T1= KDIR= TARGET= SET= STRATEGY=exhaustive BUDGET=100% SEED=1 ATOL= RTOL= LABEL= SPACE_T1= BATCH= DBIN=
 COMPARE=
 die() { echo "t1: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --t1|--kernel-dir|--target|--set|--strategy|--budget|--seed|--atol|--rtol|--label|--compare|--space-t1|--batch)
+    --t1|--kernel-dir|--target|--set|--strategy|--budget|--seed|--atol|--rtol|--label|--compare|--space-t1|--batch|--db)
       [ $# -ge 2 ] || die "$1 needs a value" ;;
   esac
   case $1 in
@@ -46,6 +51,7 @@ while [ $# -gt 0 ]; do
     --compare) COMPARE="$COMPARE $2" ;;
     --space-t1) SPACE_T1=$2 ;;
     --batch) BATCH=$2 ;;
+    --db) DBIN=$2 ;;
     --) shift; continue ;;
     *) die "unknown argument '$1' (experiments/t1/README.md)" ;;
   esac
@@ -71,7 +77,12 @@ ENV_FIXED="LC_ALL=C"
 export LC_ALL=C
 report_begin "A kernel of your own from a T1 file, tuned end to end"
 DB="$RT_OUT/t1.db"
-rt db init --db "$DB" > /dev/null
+if [ -n "$DBIN" ]; then
+  [ -r "$DBIN" ] || die "$DBIN: not readable"
+  rt db copy --db "$DBIN" --out "$DB" > /dev/null
+else
+  rt db init --db "$DB" > /dev/null
+fi
 
 # 1. The campaign: its report names the kernel, the target and the workload.
 rt tune "$@" --db "$DB" --strategy "$STRATEGY" --budget "$BUDGET" --seed "$SEED" ${BATCH:+--batch "$BATCH"} \
@@ -108,7 +119,7 @@ num() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.4g", x }';
 {
   echo "| | |"
   echo "|---|---|"
-  echo "| strategy, budget | $STRATEGY, $BUDGET: $n configurations evaluated |"
+  echo "| strategy, budget | $STRATEGY, $BUDGET: $n configurations evaluated, $(jget "$RT_OUT/tune.json" '$.measured') measured here, $(jget "$RT_OUT/tune.json" '$.reused') reused${DBIN:+ (from --db $(basename "$DBIN"))} |"
   for s in ok compile_error runtime_error timeout wrong_result invalid; do
     echo "| $s | $(jget "$RT_OUT/tune.json" "\$.status.$s") |"
   done
