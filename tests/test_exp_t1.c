@@ -12,7 +12,9 @@
 **  - the pin db lookup reads is the campaign's decision (its config);
 **  - the explanation names the limiting bound and places the measured time
 **    ("achieved", the nearest roof marked);
-**  - the report holds the decision's reason and the exact commands.
+**  - the report holds the decision's reason and the exact commands;
+**  - run again with --db on the first run's database, every configuration
+**    is reused (none measured) and the best time is the same.
 ** Skipped with a message without an OpenCL device.
 */
 #include <setjmp.h>
@@ -111,7 +113,25 @@ static void t1(void **state) {
       !strstr(cmds, "--strategy exhaustive --budget 100% --seed 1 --json"))
     fail_msg("commands.txt: %s", cmds);
   free(ex), free(rep), free(cmds), free(pinned), free(dec), free(camp_cfg), free(best_cfg);
-  json_decref(tune), json_decref(t4), json_decref(pin);
+  json_decref(t4), json_decref(pin);
+
+  /* --db: a copy of that database; every configuration is reused, none
+  ** measured again, and the best is the same trial's time */
+  char d2[] = "/tmp/rt_exp_t1db_XXXXXX", db[64];
+  assert_non_null(mkdtemp(d2));
+  snprintf(db, sizeof db, "%s/t1.db", d);
+  const char *args[] = {"--db", db, NULL};
+  assert_int_equal(tk_exp_run(rooftune, "t1", d2, args), 0);
+  json_t *again = load_json(d2, "tune.json");
+  assert_int_equal(json_integer_value(json_object_get(again, "evaluations")), 44);
+  assert_int_equal(json_integer_value(json_object_get(again, "measured")), 0);
+  assert_int_equal(json_integer_value(json_object_get(again, "reused")), 44);
+  assert_true(json_number_value(json_object_get(json_object_get(again, "best"), "time_s")) == best_s);
+  char *summary = tk_exp_file(d2, "summary.md");
+  if (!strstr(summary, "0 measured here, 44 reused (from --db t1.db)")) fail_msg("summary.md: %s", summary);
+  free(summary);
+  json_decref(again), json_decref(tune);
+  tk_rm_rf(d2);
   tk_rm_rf(d);
 }
 
