@@ -3,7 +3,7 @@ code generator calls it, from Python.
 
 The one mirror of `rtdb_result` is RESULT_FIELDS below: db/rtdb.h is the
 contract, and fields appended there are appended here (in the same order);
-tests/test_python_pkg.py compiles a C program that prints the struct's size
+python/tests/test_lookup.py compiles a C program that prints the struct's size
 and offsets and compares them with this mirror, so a difference fails the
 tests instead of corrupting memory.
 

@@ -16,7 +16,7 @@ import sqlite3
 import urllib.parse
 
 # The schema versions this package reads (db/db.h's DB_SCHEMA_VERSION is the
-# newest; tests/test_python_pkg.py checks that SCHEMA_MAX is it).
+# newest; python/tests/test_records.py checks that SCHEMA_MAX is it).
 SCHEMA_MIN = 7
 SCHEMA_MAX = 7
 
