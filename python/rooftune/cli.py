@@ -26,14 +26,15 @@ class CLIError(Exception):
 
 
 def _set_text(values):
-    """--set text from a dict ({"M": 1024} -> "M=1024") or a str as given."""
+    """--set text from a dict or a str as given. --set values are Python
+    literals: {"M": 1024, "layout": "nchw"} -> "M=1024,layout='nchw'"."""
     if values is None or isinstance(values, str):
         return values
     parts = []
     for k, v in values.items():
-        if isinstance(v, bool):
-            v = "True" if v else "False"
-        parts.append("%s=%s" % (k, v))
+        if not isinstance(v, (bool, int, float, str)):
+            raise TypeError("--set %s: %r is not an int, float, bool or str" % (k, v))
+        parts.append("%s=%r" % (k, v))
     return ",".join(parts)
 
 

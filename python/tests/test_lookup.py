@@ -130,9 +130,13 @@ def test_string_variables(tmp_path, exe, librtdb):
     cli = rooftune.CLI(db=db, exe=exe)
     cli.import_t4(t4, target="box", kernel="lay", set="N=64,layout='nh\\'wc'")
     cli.pin("box", "lay", set="N=64")
+    cli.import_t4(t4, target="box", kernel="lay2", set={"N": 64, "layout": "nchw"})
+    cli.pin("box", "lay2", set={"layout": "nchw"})
     with reader(db, librtdb) as r:
         got = r.lookup("box", "lay", {"N": 64, "layout": "nh'wc"})
         assert got.match == "exact" and got.config == best_config(WORKLOADS[4096])
+        got = r.lookup("box", "lay2", {"N": 64, "layout": "nchw"})
+        assert (got.match, got.workload) == ("exact", "lay2 f32 N=64 layout='nchw'")
         # another string value is not comparable: no pin applies, no default
         with pytest.raises(rooftune.NotFound):
             r.lookup("box", "lay", {"N": 64, "layout": "nchw"})
