@@ -51,6 +51,12 @@ def test_campaigns(toy_db):
             assert r["provenance"]["format"] == "t4"
         assert db.campaigns(state="done") == []
         assert [w["sizes"] for w in db.workloads(kernel="toy")] == [{"N": n} for n in WORKLOADS]
+        (t,) = db.targets(name="box")
+        # the first import made the target row, and says where it came from
+        assert (t["fingerprint"], t["description"]) == (
+            "external", {"imported_from": os.path.join(info["dir"], "toy_1024.json")})
+        (k,) = db.kernels(name="toy")
+        assert (k["template_version"], k["default_config"]) == ("external", None)
 
 
 def test_pins_current_history_and_tag(toy_db):
