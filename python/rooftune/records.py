@@ -9,6 +9,9 @@ come back parsed (dicts/lists), times in seconds (None when unknown),
 flags as bools. Schema versions read: SCHEMA_MIN..SCHEMA_MAX (a newer file
 is refused, as every rooftune reader refuses one: its meaning may have
 changed; an older one is migrated by `rooftune db init --db F`).
+Read-only places follow rtdb.h's rule (rtdb_open): a WAL-mode file whose
+-wal/-shm SQLite cannot make is read as immutable on read-only media when
+it has no -wal, and refused elsewhere with a message saying what to do.
 """
 import json
 import os
@@ -55,6 +58,23 @@ def flatten(records, column):
     return out
 
 
+def _wal_header(path):
+    """Whether the file's header says WAL mode (bytes 18 and 19 are 2)."""
+    try:
+        with open(path, "rb") as f:
+            h = f.read(20)
+    except OSError:
+        return False
+    return len(h) == 20 and h[18] == 2 and h[19] == 2
+
+
+def _read_only_fs(path):
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 class Database:
     """A rooftune database opened read-only. Every method returns a list of
     dicts (as_frame=True: a pandas DataFrame) and filters by the keyword
@@ -64,11 +84,32 @@ class Database:
         if not os.path.exists(path):
             raise DatabaseError("%s: no such file ('rooftune db init --db %s' makes a "
                                 "database)" % (path, path))
-        uri = "file:%s?mode=ro" % urllib.parse.quote(os.path.abspath(path))
+        self._con = None
         try:
-            self._con = sqlite3.connect(uri, uri=True, check_same_thread=False)
-            version = self._con.execute("PRAGMA user_version").fetchone()[0]
-            tables = self._con.execute("SELECT count(*), min(name) FROM sqlite_schema").fetchone()
+            version, tables = self._connect(path, "mode=ro")
+        except sqlite3.OperationalError as e:
+            if not _wal_header(path):
+                raise DatabaseError("%s: %s" % (path, e)) from None
+            # rtdb.h's rule for WAL-mode files SQLite cannot make a -shm for:
+            # on read-only media, with no -wal, read the file as immutable
+            wal, shm = os.path.exists(path + "-wal"), os.path.exists(path + "-shm")
+            if wal or not _read_only_fs(path):
+                self.close()
+                raise DatabaseError(
+                    "%s: SQLite cannot read this WAL-mode database here: it needs its -wal "
+                    "and -shm files, %s (SQLite: %s). The last rooftune writer to close a "
+                    "file leaves it readable from read-only places: run 'rooftune db init "
+                    "--db %s' once where the directory is writable, or copy the file to a "
+                    "writable directory" % (
+                        path, "which exist but cannot be used" if wal and shm else
+                        "and the -shm is missing and cannot be created here" if wal else
+                        "which are missing and cannot be created (read-only directory)",
+                        e, path)) from None
+            self.close()
+            try:
+                version, tables = self._connect(path, "mode=ro&immutable=1")
+            except sqlite3.Error as e2:
+                raise DatabaseError("%s: %s" % (path, e2)) from None
         except sqlite3.Error as e:
             raise DatabaseError("%s: %s" % (path, e)) from None
         self.path = path
@@ -90,6 +131,16 @@ class Database:
             raise DatabaseError("%s: schema version %d is older than this package reads "
                                 "(%d..%d): 'rooftune db init --db %s' migrates it"
                                 % (path, version, SCHEMA_MIN, SCHEMA_MAX, path))
+
+    def _connect(self, path, params):
+        """Open path read-only with these URI parameters and read what says
+        whose it is: (user_version, (tables, the first name))."""
+        self.close()
+        uri = "file:%s?%s" % (urllib.parse.quote(os.path.abspath(path)), params)
+        self._con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        version = self._con.execute("PRAGMA user_version").fetchone()[0]
+        tables = self._con.execute("SELECT count(*), min(name) FROM sqlite_schema").fetchone()
+        return version, tables
 
     def close(self):
         if getattr(self, "_con", None) is not None:

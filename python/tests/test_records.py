@@ -144,3 +144,62 @@ def test_flatten_and_frame(toy_db):
         df = db.trials(workload="toy f32 N=4096", status="ok", as_frame=True, expand_config=True)
         assert list(df["config.bs"]) == [c[0] for c in CONFIGS]
         assert list(df["time_s"]) == pytest.approx([t / 1000 for t in WORKLOADS[4096]])
+
+
+MEDIA_CHILD = r"""
+import ctypes, json, os, shutil, sys
+src, mnt, pkg = sys.argv[1:4]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                       ctypes.c_void_p]
+CLONE_NEWNS, CLONE_NEWUSER, MS_RDONLY, MS_REMOUNT, MS_REC, MS_PRIVATE = \
+    0x20000, 0x10000000, 1, 32, 16384, 1 << 18
+def skip(what):
+    print(json.dumps({"skip": "%s: %s" % (what, os.strerror(ctypes.get_errno()))}))
+    sys.exit(0)
+if libc.unshare(CLONE_NEWNS if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNS):
+    skip("no mount namespace here")
+if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None):
+    skip("mount --make-rprivate /")
+if libc.mount(b"tmpfs", mnt.encode(), b"tmpfs", 0, None):
+    skip("mount tmpfs")
+db = os.path.join(mnt, "wal.db")
+shutil.copyfile(src, db)
+if libc.mount(None, mnt.encode(), None, MS_REMOUNT | MS_RDONLY, None):
+    skip("remount read-only")
+sys.path.insert(0, pkg)
+import rooftune
+with rooftune.Database(db) as d:
+    out = {"trials": len(d.trials()), "pins": sorted((p["workload"], p["version"]) for p in d.pins())}
+out["beside"] = sorted(os.listdir(mnt))
+print(json.dumps(out))
+"""
+
+
+def test_read_only_media(toy_db, tmp_path, copy_of):
+    """A WAL-mode file with no -wal on read-only media (a tmpfs remounted
+    read-only in a mount namespace of a child process) is read as
+    immutable, as rtdb_open reads it; in a writable place it reads as usual."""
+    import json
+    import subprocess
+    import sys
+    wal = copy_of(toy_db[0])
+    con = sqlite3.connect(wal)
+    assert con.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    con.close()
+    with open(wal, "rb") as f:
+        assert f.read(20)[18:20] == b"\x02\x02"   # WAL mode, and no -wal beside it
+    assert not os.path.exists(wal + "-wal")
+    with rooftune.Database(toy_db[0]) as d:
+        want = {"trials": len(d.trials()),
+                "pins": sorted([p["workload"], p["version"]] for p in d.pins())}
+    mnt = tmp_path / "media"
+    mnt.mkdir()
+    r = subprocess.run([sys.executable, "-c", MEDIA_CHILD, wal, str(mnt),
+                        os.path.join(ROOT, "python")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    assert r.returncode == 0, r.stderr.decode()
+    got = json.loads(r.stdout)
+    if "skip" in got:
+        pytest.skip("cannot test read-only media: " + got["skip"])
+    assert got == dict(want, beside=["wal.db"])
