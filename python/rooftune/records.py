@@ -78,7 +78,9 @@ def _read_only_fs(path):
 class Database:
     """A rooftune database opened read-only. Every method returns a list of
     dicts (as_frame=True: a pandas DataFrame) and filters by the keyword
-    arguments given (None: any)."""
+    arguments given (None: any). One connection: use a Database from one
+    thread at a time (open one per thread to read in parallel; the Reader
+    is the one to share between threads)."""
 
     def __init__(self, path):
         if not os.path.exists(path):
