@@ -72,6 +72,10 @@ $(BUILD)/tests/cuda_emu/emu_run.o: tests/cuda_emu/emu_run.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_EXTRA) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
 
+# The Python package's tests (python/tests/, pytest) use the program and the
+# reader library of their build.
+$(BUILD)/tests/test_python: | $(BUILD)/rooftune $(BUILD)/librtdb.so
+
 # The option-table parser is the CLI's own (not in librooftune).
 $(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.o $(BUILD)/cli/cli.o \
                              $(TEST_EXTRA) $(BUILD)/librooftune.a
