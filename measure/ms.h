@@ -193,4 +193,59 @@ void ms_stats_compute(double *x, int n, ms_stats *st);
 int ms_parse_events(const char *list, const char *const *defaults, char names[][MS_EVNAME], int max,
                     rt_err *err);
 
+/* ---- Load (ms_load.c): is something else using this machine? ----
+** Three signs over the interval since the guard's last look: other
+** processes' CPU time (/proc/stat's busy time minus rooftune's own and
+** its reaped children's, getrusage), the hypervisor's steal, and a
+** memory probe timed against its quiet time at the start. Over a
+** threshold below, the interval is busy. Intervals shorter than
+** MS_LOAD_MIN_WALL are not judged by CPU time (jiffies are 10 ms: too
+** coarse); they are added to the next one, the probe judges alone. */
+#define MS_LOAD_OTHERS 0.5        /* CPUs of other work over the interval */
+#define MS_LOAD_STEAL 0.05        /* share of the CPU time stolen */
+#define MS_LOAD_PROBE 1.15        /* the probe's time over its quiet time */
+#define MS_LOAD_MIN_WALL 0.5      /* seconds: shorter intervals wait */
+#define MS_LOAD_PROBE_BYTES (32u << 20)
+
+typedef struct ms_jiffies {
+  unsigned long long busy, idle, steal;   /* /proc/stat's cpu line, summed */
+  int running;                            /* procs_running (-1: absent) */
+} ms_jiffies;
+typedef struct ms_load_sample_t {
+  double t, own;                          /* rt_now(); our CPU seconds */
+  ms_jiffies j;
+} ms_load_sample_t;
+typedef struct ms_load_view {
+  double wall, others, steal, probe;      /* s; CPUs; share; ratio */
+  int running, busy;
+  char why[160];                          /* the first sign over its threshold */
+} ms_load_view;
+typedef struct ms_load_guard {
+  int on;
+  double hz, probe_base;
+  double max_others, max_steal, max_probe;  /* the thresholds (the defines above) */
+  ms_load_sample_t last;
+  unsigned long *probe_buf, probe_sink;
+} ms_load_guard;
+
+/* The aggregate "cpu" line and procs_running of /proc/stat's text. 0 or
+** -1 (no cpu line, or fewer than four numbers). */
+int ms_load_parse_stat(const char *text, ms_jiffies *j);
+/* This machine now. 0, or -1 with err. */
+int ms_load_sample(ms_load_sample_t *s, rt_err *err);
+/* The signs between samples a and b (hz: jiffies a second); busy unset. */
+void ms_load_between(const ms_load_sample_t *a, const ms_load_sample_t *b, double hz,
+                     ms_load_view *v);
+/* Busy or not by g's thresholds, into v->busy and v->why. */
+void ms_load_verdict(const ms_load_guard *g, ms_load_view *v);
+/* Start a guard: the probe's quiet time (the fastest of five: start it on
+** a quiet machine) and a first sample. 0, or -1 with err. */
+int ms_load_start(ms_load_guard *g, rt_err *err);
+/* Look now: 1 when the interval since the last look was busy (v says
+** why; a machine that cannot be read is busy), else 0. */
+int ms_load_check(ms_load_guard *g, ms_load_view *v);
+/* The probe once (the fastest of three), in seconds. */
+double ms_load_probe(ms_load_guard *g);
+void ms_load_end(ms_load_guard *g);
+
 #endif

@@ -1,0 +1,125 @@
+/*
+** test_load.c -- the load guard's eyes (measure/ms_load.c): /proc/stat's
+** text parsed against numbers written by hand (the aggregate line wherever
+** it is, kernels that stop at four columns, text without it refused); the
+** signs between two samples computed here by hand (others' CPUs, steal);
+** each threshold's verdict and its message; and on this machine, a child
+** spinning for 1.2 s seen as other work (the machine may be busier still:
+** the assertion only gets truer).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "measure/ms.h"
+
+static void parses_stat(void **state) {
+  (void)state;
+  const char *text = "intr 1 2 3\n"
+                     "cpu  100 20 30 4000 50 6 7 8 0 0\n"
+                     "cpu0 50 10 15 2000 25 3 3 4 0 0\n"
+                     "ctxt 99\nprocs_running 3\nprocs_blocked 0\n";
+  ms_jiffies j;
+  assert_int_equal(ms_load_parse_stat(text, &j), 0);
+  assert_true(j.busy == 100 + 20 + 30 + 6 + 7);   /* user nice system irq softirq */
+  assert_true(j.idle == 4000 + 50);               /* idle iowait */
+  assert_true(j.steal == 8);
+  assert_int_equal(j.running, 3);
+  assert_int_equal(ms_load_parse_stat("cpu  1 2 3 4\n", &j), 0);   /* a 2.4 kernel's four */
+  assert_true(j.busy == 6 && j.idle == 4 && j.steal == 0);
+  assert_int_equal(j.running, -1);
+  assert_int_equal(ms_load_parse_stat("cpu0 1 2 3 4\n", &j), -1);   /* no aggregate line */
+  assert_int_equal(ms_load_parse_stat("cpu  1 2\n", &j), -1);
+  assert_int_equal(ms_load_parse_stat("", &j), -1);
+}
+
+static void signs_between_samples(void **state) {
+  (void)state;
+  ms_load_sample_t a = {.t = 10, .own = 5, .j = {.busy = 1000, .idle = 5000, .steal = 0}};
+  ms_load_sample_t b = {.t = 12, .own = 6, .j = {.busy = 1300, .idle = 5100, .steal = 20, .running = 4}};
+  ms_load_view v;
+  ms_load_between(&a, &b, 100, &v);
+  /* 3 CPU-seconds busy, 1 of them ours, over 2 s: 1 CPU of others */
+  assert_true(fabs(v.others - 1.0) < 1e-12);
+  assert_true(fabs(v.steal - 20.0 / 400.0) < 1e-12);   /* 0.2 s of 4 CPU-seconds */
+  assert_true(fabs(v.wall - 2) < 1e-12);
+  assert_int_equal(v.running, 4);
+  b.own = 9;   /* more of ours than the CPUs' busy time (children reaped late): none */
+  ms_load_between(&a, &b, 100, &v);
+  assert_true(v.others == 0);
+  b.t = a.t;   /* no interval: no signs */
+  ms_load_between(&a, &b, 100, &v);
+  assert_true(v.others == 0 && v.steal == 0);
+}
+
+static void verdicts(void **state) {
+  (void)state;
+  ms_load_guard g = {.max_others = MS_LOAD_OTHERS, .max_steal = MS_LOAD_STEAL,
+                     .max_probe = MS_LOAD_PROBE};
+  ms_load_view v = {.wall = 2, .others = 0.49, .steal = 0.04, .probe = 1.14};
+  ms_load_verdict(&g, &v);
+  assert_int_equal(v.busy, 0);
+  assert_string_equal(v.why, "");
+  v.others = 0.6;
+  ms_load_verdict(&g, &v);
+  assert_int_equal(v.busy, 1);
+  assert_string_equal(v.why, "other work used 0.60 CPUs (over 0.50) for 2.0 s");
+  v.others = 0, v.steal = 0.1;
+  ms_load_verdict(&g, &v);
+  assert_string_equal(v.why, "the hypervisor stole 10.0% of the CPU time (over 5.0%)");
+  v.steal = 0, v.probe = 1.5;
+  ms_load_verdict(&g, &v);
+  assert_string_equal(v.why, "the memory probe ran 1.50x its quiet time (over 1.15x)");
+}
+
+/* A spinning child is other work: it is not reaped, so not ours yet. */
+static void sees_a_spinner(void **state) {
+  (void)state;
+  ms_load_guard g;
+  rt_err err = {0};
+  if (ms_load_start(&g, &err)) {
+    printf("skipped: %s\n", err.msg);
+    skip();
+  }
+  assert_true(g.probe_base > 0 && g.probe_base < 1);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    volatile unsigned long x = 0;
+    double t0 = rt_now();
+    while (rt_now() - t0 < 1.2) x++;
+    _exit(0);
+  }
+  struct timespec ts = {1, 200000000};
+  nanosleep(&ts, NULL);
+  ms_load_view v;
+  int busy = ms_load_check(&g, &v);
+  int st;
+  waitpid(pid, &st, 0);
+  if (!busy) fail_msg("not busy: others %.2f CPUs over %.2f s", v.others, v.wall);
+  assert_true(v.others >= 0.5);
+  assert_non_null(strstr(v.why, "other work used"));
+  ms_load_end(&g);
+  assert_null(g.probe_buf);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(parses_stat),
+    cmocka_unit_test(signs_between_samples),
+    cmocka_unit_test(verdicts),
+    cmocka_unit_test(sees_a_spinner),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
