@@ -82,6 +82,8 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     CLI_OPT_INT("batch", &o->batch, "N", 1, 0, "proposals asked for at once (default 16)", .given = &other),
     CLI_OPT_STRING("db", &o->db_path, "F", "the database (default rooftune.db, created when missing)"),
     CLI_OPT_FLAG("no-pin", &o->no_pin, "decide and report, but do not pin"),
+    CLI_OPT_FLAG("no-load-guard", &o->no_load_guard,
+                 "do not look at the machine's load after each measurement"),
     CLI_OPT_INT64("resume", &o->resume, "ID", 1, 0, "continue a stopped or killed campaign to its budget\n"
                   "(with its own options: only --db, --no-pin and --json\nmay accompany it)"),
     CLI_OPT_FLAG("json", json, "the report as JSON on stdout"),
@@ -216,6 +218,15 @@ static void print_report(const tu_report *r) {
   if (r->reason) printf("decision   %s\n", r->reason);
   printf("spent      compile %.1f s, verify %.1f s, measure %.1f s, framework %.1f s; elapsed %.1f s\n",
          r->compile_s, r->verify_s, r->bench_s, r->framework_s, r->elapsed_s);
+  if (r->load_on && r->load_busy)
+    printf("load       %lld of %lld measurements while the machine was busy (%s): their times are "
+           "suspect; measure on a quiet machine\n", (long long)r->load_busy,
+           (long long)r->load_looks, r->load_why);
+  else if (r->load_on)
+    printf("load       quiet: %lld measurements looked at (others' CPU, steal, a memory probe)\n",
+           (long long)r->load_looks);
+  else if (r->load_why)
+    printf("load       not looked at: %s\n", r->load_why);
   if (r->pin_version)
     printf("pinned     version %lld: %s (rooftune db history --target %s --kernel %s)\n",
            (long long)r->pin_version, strcmp(r->choice, "default") ? "the tuned schedule" : "the default schedule",

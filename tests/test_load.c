@@ -5,7 +5,10 @@
 ** signs between two samples computed here by hand (others' CPUs, steal);
 ** each threshold's verdict and its message; and on this machine, a child
 ** spinning for 1.2 s seen as other work (the machine may be busier still:
-** the assertion only gets truer).
+** the assertion only gets truer); a real host campaign with a spinner
+** running through it reports looks at every measurement (its trials, the
+** re-measurements and the baseline) and busy ones, and --no-load-guard
+** (an injected measurement too) none.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "measure/ms.h"
+#include "tuner/tu.h"
 
 static void parses_stat(void **state) {
   (void)state;
@@ -114,12 +119,69 @@ static void sees_a_spinner(void **state) {
   assert_null(g.probe_buf);
 }
 
+static pid_t spin(double seconds) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    volatile unsigned long x = 0;
+    double t0 = rt_now();
+    while (rt_now() - t0 < seconds) x++;
+    _exit(0);
+  }
+  return pid;
+}
+
+static void campaign_reports_load(void **state) {
+  (void)state;
+  char dbp[64];
+  snprintf(dbp, sizeof dbp, "/tmp/rt-load-%d.db", (int)getpid());
+  volatile sig_atomic_t stop = 0;
+  for (int off = 0; off < 2; off++) {
+    tu_campaign_opts o = {.db_path = dbp, .target = "host", .kernel = "reduction",
+                          .set = "N=1000000", .strategy = "random", .budget = "4", .seed = 1,
+                          .stop = &stop, .no_pin = 1, .no_load_guard = off};
+    ms_opts_default(&o.ms);
+    o.ms.time_cap = 0.2;
+    pid_t pid = spin(30);
+    tu_report rep;
+    rt_err err = {0};
+    int rc = tu_campaign(&o, &rep, &err);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    if (rc) fail_msg("%s", err.msg);
+    if (off) {
+      assert_int_equal(rep.load_on, 0);
+      assert_true(rep.load_looks == 0 && rep.load_busy == 0);
+      json_t *j = json_loads(rep.json, 0, NULL);
+      assert_true(json_is_null(json_object_get(j, "load")));
+      json_decref(j);
+    } else {
+      /* every measurement looked at: 4 trials, the re-measurements, the baseline */
+      assert_int_equal(rep.load_on, 1);
+      assert_true(rep.load_looks == 4 + rep.remeasured + (rep.baseline_repeats > 0));
+      if (rep.load_busy < 1) fail_msg("a spinner ran and no look saw it (%lld looks)",
+                                      (long long)rep.load_looks);
+      assert_non_null(rep.load_why);
+      json_t *j = json_loads(rep.json, 0, NULL);
+      json_t *l = json_object_get(j, "load");
+      assert_true(json_integer_value(json_object_get(l, "looks")) == rep.load_looks);
+      assert_true(json_integer_value(json_object_get(l, "busy")) == rep.load_busy);
+      json_decref(j);
+    }
+    tu_report_free(&rep);
+  }
+  char p[80];
+  const char *sfx[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; i++) snprintf(p, sizeof p, "%s%s", dbp, sfx[i]), unlink(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(parses_stat),
     cmocka_unit_test(signs_between_samples),
     cmocka_unit_test(verdicts),
     cmocka_unit_test(sees_a_spinner),
+    cmocka_unit_test(campaign_reports_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -368,6 +368,7 @@ typedef struct tu_campaign_opts {
   double time_limit;           /* seconds of measuring; 0: none */
   uint64_t seed;
   int batch, no_pin;
+  int no_load_guard;           /* 1: do not look at the machine's load (ms_load.c) */
   int no_recheck;              /* 1: no re-measurement and no pin decision at the
                                ** end (compare's reference sample); implies no pin */
   ms_opts ms;
@@ -427,6 +428,14 @@ typedef struct tu_report {
   int64_t cand_trial;
   double cand_s, cand_lo, cand_hi, def_s, def_lo, def_hi;
   char *remeasurements;
+  /* The load guard (measure/ms.h "Load"): after every measurement (a
+  ** batch counts its candidates) the machine was looked at; busy: how
+  ** many of them were measured while it was busy, why: the first busy
+  ** look's reason (NULL: none). load_on 0: not looked (--no-load-guard,
+  ** an injected measurement). */
+  int load_on;
+  int64_t load_looks, load_busy;
+  char *load_why;
 } tu_report;
 
 /* Run (or with o->resume, continue) a tuning campaign: its first trial is

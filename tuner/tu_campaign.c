@@ -94,7 +94,22 @@ typedef struct camp {
   ms_result *bres;
   int *bused;
   char berr[512];              /* why the batch failed (bdone < nb, not stopped) */
+  /* the load guard: looks after measurements, and what they saw */
+  ms_load_guard guard;
+  int64_t load_looks, load_busy;
+  char load_why[160];
 } camp;
+
+/* The load guard's look after n measurements (tu_report.load_*). */
+static void look(camp *c, int n) {
+  ms_load_view v;
+  if (!c->guard.on || n <= 0) return;
+  c->load_looks += n;
+  if (ms_load_check(&c->guard, &v)) {
+    c->load_busy += n;
+    if (!c->load_why[0]) snprintf(c->load_why, sizeof c->load_why, "%s", v.why);
+  }
+}
 
 /* Measure src (generated from cfg; NULL cfg: the baseline) with the
 ** harness or the injected function, counting the time it spent. */
@@ -104,6 +119,7 @@ static int measure(camp *c, const int *cfg, const char *src, const char *ldflags
   c->compile_s += nz(r->compile_s);
   c->verify_s += nz(r->verify_s);
   c->bench_s += nz(r->bench_s);
+  look(c, 1);
   return rc;
 }
 
@@ -259,6 +275,7 @@ static void batch_measure(camp *c, const int *cfgs, char *const *src, int n) {
                                          c->o->stop, &err)
                    : tg_measure_batch(&c->tg, c->w, bsrc, m, &c->ms, c->bres, c->o->stop, &err);
     if (done < 0) snprintf(c->berr, sizeof c->berr, "%s", err.msg[0] ? err.msg : "batch failed");
+    look(c, done);
     c->nb = m, c->bdone = done < 0 ? 0 : done;
     for (int k = 0; k < c->bdone; k++) {
       c->compile_s += nz(c->bres[k].compile_s);
@@ -924,6 +941,12 @@ static char *report_json(const tu_report *r) {
                                               "verify", r->verify_s, "measure", r->bench_s,
                                               "framework", r->framework_s, "elapsed", r->elapsed_s,
                                               "remeasure", r->remeasure_s, "strategy", r->search_s));
+  json_object_set_new(j, "load", r->load_on ? json_pack("{s:I, s:I, s:o}", "looks",
+                                                        (json_int_t)r->load_looks, "busy",
+                                                        (json_int_t)r->load_busy, "why",
+                                                        r->load_why ? json_string(r->load_why)
+                                                                    : json_null())
+                                            : json_null());
   json_object_set_new(j, "pin_version", r->pin_version ? json_integer(r->pin_version) : json_null());
   if (r->pin_note) json_object_set_new(j, "pin_note", json_string(r->pin_note));
 #undef NUM
@@ -989,6 +1012,10 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
   c.ms.guard = o.db_path;   /* no candidate may touch the database */
+  if (!o.no_load_guard && !o.measure && !o.measure_batch) {
+    rt_err lerr = {0};   /* a machine that cannot be read: no guard, and the report says so */
+    if (ms_load_start(&c.guard, &lerr)) snprintf(c.load_why, sizeof c.load_why, "%.150s", lerr.msg);
+  }
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
   int np = sp_nparams(c.sp);
@@ -1083,6 +1110,8 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   rep->elapsed_s = rt_now() - c.t0;
   rep->compile_s = c.compile_s, rep->verify_s = c.verify_s, rep->bench_s = c.bench_s;
   rep->framework_s = fmax(0, rep->elapsed_s - c.compile_s - c.verify_s - c.bench_s);
+  rep->load_on = c.guard.on, rep->load_looks = c.load_looks, rep->load_busy = c.load_busy;
+  rep->load_why = c.load_why[0] ? rt_strdup(c.load_why) : NULL;
   rep->json = report_json(rep);
   if (db_campaign_set_report(c.d, c.id, rep->json, err) || db_campaign_end(c.d, c.id, state, err))
     goto out;
@@ -1103,6 +1132,7 @@ out:
   free(c.cfg_tmp);
   free(def);
   cm_tmodel_free(c.model);
+  ms_load_end(&c.guard);
   db_campaign_info_free(&info);
   json_decref(keep);
   db_close(c.d);
@@ -1112,7 +1142,8 @@ out:
 void tu_report_free(tu_report *r) {
   char **s[] = {&r->kernel, &r->workload, &r->target, &r->fingerprint, &r->strategy, &r->state,
                 &r->end, &r->best_config, &r->default_config, &r->baseline_what, &r->pin_note,
-                &r->json, &r->choice, &r->reason, &r->choice_config, &r->remeasurements};
+                &r->json, &r->choice, &r->reason, &r->choice_config, &r->remeasurements,
+                &r->load_why};
   for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
     free(*s[i]);
     *s[i] = NULL;
