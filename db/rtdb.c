@@ -771,12 +771,14 @@ static int scan_level(rtdb *db, const chain *c, int L, const char *kernel, sqlit
   sqlite3_stmt *k = db->st[tag_id ? ST_KID_TAG : ST_KID_CUR], *pins;
   int rc, code = RTDB_OK;
   *kid = 0;
+  sqlite3_reset(k);   /* the level before stepped it */
   bind_chain(k, c, kernel, tag_id);
   sqlite3_bind_int(k, 2, L);
   if ((rc = step(db, k, &code)) < 0) return code;
   if (rc == SQLITE_DONE) return RTDB_OK;
   *kid = sqlite3_column_int64(k, 0);
   pins = db->st[tag_id ? ST_LEVEL_TAG : ST_LEVEL_CUR];
+  sqlite3_reset(pins);
   bind_chain(pins, c, kernel, tag_id);
   sqlite3_bind_int64(pins, 1, *kid);
   sqlite3_bind_int(pins, 2, L);
