@@ -100,8 +100,8 @@ enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME,
     [ST_KERNEL] = "SELECT 1 FROM kernels WHERE name = ?9",                              \
     /* the caller's named row (rtdb_target): with pins in scope first */               \
     [ST_ROW] = "SELECT g.fingerprint, " F("g.model") ", " F("g.arch") ", " F("g.backend") \
-               " FROM targets g WHERE g.name = ?5 AND (?4 IS NULL OR g.fingerprint = ?4)" \
-               " ORDER BY EXISTS(SELECT 1 FROM pins p JOIN workloads w ON w.id = p.workload_id" \
+               ", ?4 IS NULL OR g.fingerprint = ?4 FROM targets g WHERE g.name = ?5"   \
+               " ORDER BY 5 DESC, EXISTS(SELECT 1 FROM pins p JOIN workloads w ON w.id = p.workload_id" \
                " JOIN kernels k ON k.id = w.kernel_id WHERE p.target_id = g.id AND k.name = ?9" \
                " AND " IN_SCOPE ") DESC, g.id DESC LIMIT 1",                            \
     /* the kernel row of a level (?2): the most recent with pins there */             \
@@ -748,7 +748,9 @@ static void bind_chain(sqlite3_stmt *st, const chain *c, const char *kernel, sql
   if (tag_id) sqlite3_bind_int64(st, 3, tag_id);
 }
 
-/* Fill the chain's unknown parts from the row named c->name (ST_ROW). */
+/* Fill the chain's unknown parts from the row named c->name (ST_ROW):
+** the row of the caller's fingerprint, else (the backend only) the one
+** rtdb_lookup would pick. */
 static int named_row(rtdb *db, chain *c, const rtdb_target *on, const char *kernel, sqlite3_int64 tag_id) {
   sqlite3_stmt *st = db->st[ST_ROW];
   const char **part[] = {&c->fp, &c->model, &c->arch, &c->backend};
@@ -757,7 +759,9 @@ static int named_row(rtdb *db, chain *c, const rtdb_target *on, const char *kern
   bind_chain(st, c, kernel, tag_id);
   if ((rc = step(db, st, &code)) == SQLITE_ROW)
     for (int i = 0; i < 4 && !code; i++) {
-      if (given[i] || sqlite3_column_type(st, i) == SQLITE_NULL) continue;
+      /* a row of another fingerprint tells the backend only */
+      if (given[i] || sqlite3_column_type(st, i) == SQLITE_NULL || (i < 3 && !sqlite3_column_int(st, 4)))
+        continue;
       const char *t;
       if (!(code = text_col(db, st, i, &t, RTDB_MAXKEY))) *part[i] = known(strcpy(c->buf[i], t));
     }

@@ -95,9 +95,11 @@ typedef struct rtdb_result {
 ** MODEL > ARCH > BACKEND"; `--json` gives the same strings). A code
 ** generator that knows only its device can give model and arch itself
 ** (CUDA: the device's name and "sm_" with its compute capability's two
-** digits). NULL fields are taken from the stored target row named name
-** (the one rtdb_lookup would pick: the most recent row of that name with
-** pins in scope); "" means unknown, and its level is skipped. */
+** digits). NULL fields are taken from the stored target row named name:
+** with a fingerprint given, the row of that name and fingerprint (when
+** there is none, only the backend is taken, from the row below); without,
+** the one rtdb_lookup picks (the most recent row of that name with pins
+** in scope). "" means unknown, and its level is skipped. */
 typedef struct rtdb_target {
   const char *name;         /* a target name as given to rooftune ("host", "cuda:0"); may be NULL */
   const char *fingerprint;  /* 32 hex digits (level 1 needs it; with name, both must match) */

@@ -27,6 +27,7 @@
 
 #include "db/db.h"
 #include "db/rtdb.h"
+#include "tk_exe.h"
 #include "tk_run.h"
 
 static char dir[64], dbpath[96];
@@ -471,13 +472,61 @@ static void test_migration_and_old_files(void **state) {
   rtdb_close(rd);
 }
 
-int main(void) {
+/* `rooftune db lookup` says the level and the target that answered, with
+** the chain from the stored row, from options, and --here (this
+** machine's chain: its host row is not in the database, so at most the
+** default or a pin of the same model or architecture as described here). */
+static char exe[4096];
+
+static tk_result lookup(const char *const *extra) {
+  const char *argv[32] = {exe, "db", "lookup", "--db", dbpath, "--kernel", "gemm"};
+  int n = 7;
+  for (; *extra; extra++) argv[n++] = *extra;
+  argv[n] = NULL;
+  return tk_capture(argv, NULL, NULL);
+}
+
+static void test_cli_lookup(void **state) {
+  (void)state;
+  if (!exe[0]) skip();
+  tk_result r = lookup((const char *const[]){"--target", "cuda:1", "--set", "M=1024,N=1024", NULL});
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "exact from gemm f32 M=1024 N=1024 (pin version 1)\n{\"c\":\"H1\"}\n"
+                                "level arch: pinned on cuda:0 (fingerprint fpH)\n"));
+  tk_result_free(&r);
+  r = lookup((const char *const[]){"--target", "host", "--fingerprint", "fpNEW", "--model", "Xeon A", "--set",
+                                   "M=256,N=256", "--json", NULL});
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "\"level\":\"model\",\"target\":\"host\",\"fingerprint\":\"fpB\""));
+  tk_result_free(&r);
+  r = lookup((const char *const[]){"--target", "host", "--fingerprint", "fpNEW", "--model", "", "--arch", "",
+                                   "--max-level", "4", "--set", "M=8192,N=64", NULL});
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "{\"c\":\"D2\"}\nlevel backend: pinned on host (fingerprint fpD)\n"));
+  tk_result_free(&r);
+  r = lookup((const char *const[]){"--target", "host", "--here", "--max-level", "1", "--set", "M=1,N=1", NULL});
+  assert_int_equal(r.rc, 0);   /* this machine's fingerprint is none of the crafted ones */
+  assert_non_null(strstr(r.out, "level default: nothing comparable pinned along the family\n"));
+  tk_result_free(&r);
+  r = lookup((const char *const[]){"--target", "host", "--here", "--fingerprint", "x", "--set", "M=1", NULL});
+  assert_int_equal(r.rc, 2);
+  assert_non_null(strstr(r.err, "--here and --fingerprint exclude each other"));
+  tk_result_free(&r);
+  r = lookup((const char *const[]){"--target", "host", "--max-level", "5", "--set", "M=1", NULL});
+  assert_int_equal(r.rc, 2);
+  tk_result_free(&r);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  if (find_rooftune(argv[0], exe, sizeof exe)) exe[0] = 0;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_family_columns),
     cmocka_unit_test(test_levels_by_hand),
     cmocka_unit_test(test_random_against_oracle),
     cmocka_unit_test(test_tag_pins_whole_answer),
     cmocka_unit_test(test_migration_and_old_files),
+    cmocka_unit_test(test_cli_lookup),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
