@@ -70,14 +70,17 @@ enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME,
   " WHEN " F("g.backend") " = ?8 AND " F("g.model") " = ?6 THEN 2"                     \
   " WHEN " F("g.backend") " = ?8 AND " F("g.arch") " = ?7 THEN 3"                      \
   " WHEN " F("g.backend") " = ?8 THEN 4 ELSE 9 END)"
-/* The current pins (c) and a tag's (tp) with their targets (g). */
+/* The current pins (c) and a tag's (tp) with their targets (g). The
+** targets first (CROSS JOINs keep SQLite's order): a level is a
+** test on the few target rows, and each target's pins are then a prefix
+** of pin_current's key or of pins' UNIQUE(target_id, ...) index. */
 #define FROM_CURRENT                                                                    \
-  " FROM pin_current c JOIN pins p ON p.id = c.pin_id JOIN workloads w ON w.id = c.workload_id" \
-  " JOIN targets g ON g.id = c.target_id WHERE p.target_id = c.target_id"               \
-  " AND p.workload_id = c.workload_id"
+  " FROM targets g CROSS JOIN pin_current c ON c.target_id = g.id CROSS JOIN pins p"    \
+  " ON p.id = c.pin_id CROSS JOIN workloads w ON w.id = c.workload_id"                  \
+  " WHERE p.target_id = c.target_id AND p.workload_id = c.workload_id"
 #define FROM_TAGGED                                                                     \
-  " FROM tag_pins tp JOIN pins p ON p.id = tp.pin_id JOIN workloads w ON w.id = p.workload_id" \
-  " JOIN targets g ON g.id = p.target_id WHERE tp.tag_id = ?3"
+  " FROM targets g CROSS JOIN pins p ON p.target_id = g.id CROSS JOIN tag_pins tp"      \
+  " ON tp.tag_id = ?3 AND tp.pin_id = p.id CROSS JOIN workloads w ON w.id = p.workload_id WHERE 1"
 
 #define SQL_TABLE(F)                                                                    \
   {                                                                                     \
