@@ -984,10 +984,20 @@ int rtdb__check(sqlite3 *h, void (*fn)(void *ctx, const char *problem), void *ct
 
 /* ---- The memo ---- */
 
-static uint64_t fnv(const char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
+/* The memo's hash of a key: eight bytes at a time (a multiply and a
+** shift each; byte-wise FNV-1a made hashing the longer keys of families
+** the largest cost of a memo hit), the tail byte-wise, then mixed. */
+static uint64_t key_hash(const char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n, w;
+  for (; n >= 8; p += 8, n -= 8) {
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+  }
   while (n--) h = (h ^ (unsigned char)*p++) * 0x100000001b3ull;
-  return h;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
 }
 
 static memo **memo_find(rtdb *db, uint64_t h, const char *key, size_t klen) {
@@ -1077,7 +1087,7 @@ int rtdb_lookup_on(rtdb *db, const rtdb_target *on, const char *kernel, const ch
   if (memoise && (size_t)(e - p) > sizeof on->max_level) memcpy(p, &on->max_level, sizeof on->max_level), p += sizeof on->max_level;
   else memoise = 0;
   size_t klen = (size_t)(p - key);
-  uint64_t h = memoise ? fnv(key, klen) : 0;
+  uint64_t h = memoise ? key_hash(key, klen) : 0;
   pthread_mutex_lock(&db->mu);
   memo **m = memoise && db->cap ? memo_find(db, h, key, klen) : NULL;
   int rc;
