@@ -752,22 +752,27 @@ static void bind_chain(sqlite3_stmt *st, const chain *c, const char *kernel, sql
 }
 
 /* Fill the chain's unknown parts from the row named c->name (ST_ROW):
-** the row of the caller's fingerprint, else (the backend only) the one
-** rtdb_lookup would pick. */
+** the row of the caller's fingerprint, else the one rtdb_lookup would
+** pick; a row that disagrees with what the caller gave, the backend only. */
 static int named_row(rtdb *db, chain *c, const rtdb_target *on, const char *kernel, sqlite3_int64 tag_id) {
   sqlite3_stmt *st = db->st[ST_ROW];
   const char **part[] = {&c->fp, &c->model, &c->arch, &c->backend};
   const char *given[] = {on->fingerprint, on->model, on->arch, on->backend};
   int rc, code = RTDB_OK;
   bind_chain(st, c, kernel, tag_id);
-  if ((rc = step(db, st, &code)) == SQLITE_ROW)
+  if ((rc = step(db, st, &code)) == SQLITE_ROW) {
+    /* a row of another device (a part the caller gave differs) tells the backend only */
+    int same = sqlite3_column_int(st, 4);
+    for (int i = 1; i < 3; i++) {
+      const char *v = (const char *)sqlite3_column_text(st, i);
+      if (given[i] && *given[i] && (!v || strcmp(v, given[i]))) same = 0;
+    }
     for (int i = 0; i < 4 && !code; i++) {
-      /* a row of another fingerprint tells the backend only */
-      if (given[i] || sqlite3_column_type(st, i) == SQLITE_NULL || (i < 3 && !sqlite3_column_int(st, 4)))
-        continue;
+      if (given[i] || sqlite3_column_type(st, i) == SQLITE_NULL || (i < 3 && !same)) continue;
       const char *t;
       if (!(code = text_col(db, st, i, &t, RTDB_MAXKEY))) *part[i] = known(strcpy(c->buf[i], t));
     }
+  }
   (void)rc;   /* no row: nothing known but what the caller gave */
   return code;
 }

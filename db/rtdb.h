@@ -13,8 +13,9 @@
 ** Families (schema 8): every stored target has a chain from specific to
 ** general -- its fingerprint, its device model ("NVIDIA H200", a CPU's
 ** model name), its architecture ("sm_90", "x86-64 AVX-512"), its backend
-** (the row of rooftune's target table that runs it: "host", ...). When the caller's own target has no comparable pin,
-** the lookup falls back along the chain, level by level: at each level
+** (the row of rooftune's target table that runs it: "host", ...). When
+** the caller's own target has no comparable pin, the lookup falls back
+** along the chain, level by level: at each level
 ** the exact workload, then the nearest one, on the targets of that level;
 ** then the template default. The order, for the caller's chain C:
 **   1. RTDB_LEVEL_TARGET   the target row of C's fingerprint (and name)
@@ -95,11 +96,13 @@ typedef struct rtdb_result {
 ** MODEL > ARCH > BACKEND"; `--json` gives the same strings). A code
 ** generator that knows only its device can give model and arch itself
 ** (an NVIDIA GPU's: the device's name, and "sm_" with its compute
-** capability's two digits). NULL fields are taken from the stored target row named name:
-** with a fingerprint given, the row of that name and fingerprint (when
-** there is none, only the backend is taken, from the row below); without,
-** the one rtdb_lookup picks (the most recent row of that name with pins
-** in scope). "" means unknown, and its level is skipped. */
+** capability's two digits). NULL fields are taken from the stored
+** target row named name: with a fingerprint given, the row of that name
+** and fingerprint; without, the one rtdb_lookup picks (the most recent
+** row of that name with pins in scope). A row that disagrees with a part
+** the caller gave (another fingerprint, model or architecture: another
+** device under that name) gives the backend only. "" means unknown, and
+** its level is skipped. */
 typedef struct rtdb_target {
   const char *name;         /* a target name as given to rooftune ("host", ...); may be NULL */
   const char *fingerprint;  /* 32 hex digits (level 1 needs it; with name, both must match) */

@@ -252,6 +252,13 @@ static void test_levels_by_hand(void **state) {
   /* a name with a fingerprint it was never stored with: no row, no chain */
   rtdb_target wrong = {.name = "cuda:0", .fingerprint = "fpA"};
   expect(rd, &wrong, "M=1024,N=1024", NULL, DEF, RTDB_LEVEL_DEFAULT, RTDB_DEFAULT, "");
+  /* another device under a stored name (cuda:0 is an H100, the caller an
+  ** H200 of unknown fingerprint): the row gives the backend only, so the
+  ** H100's pin answers at the architecture, not as the caller's target */
+  rtdb_target other_dev = {.name = "cuda:0", .model = "NVIDIA H200", .arch = "sm_90"};
+  expect(rd, &other_dev, "M=1024,N=1024", NULL, "{\"c\":\"H1\"}", RTDB_LEVEL_ARCH, RTDB_EXACT, "fpH");
+  rtdb_target same_dev = {.name = "cuda:0", .model = "NVIDIA H100"};
+  expect(rd, &same_dev, "M=1024,N=1024", NULL, "{\"c\":\"H1\"}", RTDB_LEVEL_TARGET, RTDB_EXACT, "fpH");
   /* the name's row fills only what the caller left NULL */
   rtdb_target named = {.name = "cuda:1", .arch = ""};
   expect(rd, &named, "M=1024,N=1024", NULL, DEF, RTDB_LEVEL_DEFAULT, RTDB_DEFAULT, "");
