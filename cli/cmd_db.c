@@ -13,6 +13,7 @@
 #include "../db/db.h"
 #include "../db/db_header.h"
 #include "../db/rtdb.h"
+#include "../targets/tg.h"
 #include "cli.h"
 
 /* The subcommands, as bits: each option row names those that accept it
@@ -26,6 +27,8 @@ enum {
 typedef struct dopts {
   const char *db, *t4, *space, *target, *kernel, *set, *reason, *by, *name, *note, *show,
       *format, *out, *tag, *kt, *dtype;
+  const char *fingerprint, *model, *arch, *backend;   /* lookup: the caller's family chain */
+  int here, max_level;
   db_import *import;   /* import: its input, read before the database is opened */
   int json, limit, best, list, fmt;
   int64_t trial, version;
@@ -99,8 +102,11 @@ static const db_cmd subcommands[] = {
   {{"export-header", "[--db F] --target T --kernel K [--tag R] [--out FILE]",
     "a self-contained C header with the pinned schedules and a lookup function"},
    dc_export_header, D_HEADER, VIA_RTDB, NULL},
-  {{"lookup", "[--db F] --target T --kernel K --set VAR=VAL,... [--tag R] [--json]",
-    "what a code generator gets from the reader library: exact, nearest or default"},
+  {{"lookup",
+    "[--db F] --target T --kernel K --set VAR=VAL,... [--tag R] [--here | --fingerprint FP]\n"
+    "       [--model M] [--arch A] [--backend B] [--max-level N] [--json]",
+    "what a code generator gets from the reader library: exact, nearest or default, and\n"
+    "from which level of the target's family"},
    dc_lookup, D_LOOKUP, VIA_RTDB, NULL},
   {{NULL, NULL, NULL}, NULL, 0, 0, NULL},
 };
@@ -150,6 +156,15 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
                    .mask = D_EXPORT | D_HEADER | D_COPY, .required = D_COPY),
     CLI_OPT_STRING("tag", &o->tag, "R", "the pins of release R (default: the current pins)",
                    .mask = D_HEADER | D_LOOKUP),
+    CLI_OPT_FLAG("here", &o->here, "the family chain of the target on this machine (its fingerprint,\n"
+                 "model, architecture and backend as `rooftune targets` shows them)", .mask = D_LOOKUP),
+    CLI_OPT_STRING("fingerprint", &o->fingerprint, "FP", "the caller's fingerprint (default: the stored\n"
+                   "target's of that name)", .mask = D_LOOKUP),
+    CLI_OPT_STRING("model", &o->model, "M", "the caller's device model (\"\": unknown)", .mask = D_LOOKUP),
+    CLI_OPT_STRING("arch", &o->arch, "A", "the caller's architecture (\"\": unknown)", .mask = D_LOOKUP),
+    CLI_OPT_STRING("backend", &o->backend, "B", "the caller's backend (\"\": unknown)", .mask = D_LOOKUP),
+    CLI_OPT_INT("max-level", &o->max_level, "N", 1, 4, "the last family level tried before the default\n"
+                "(1 target, 2 model, 3 architecture (the default), 4 backend)", .mask = D_LOOKUP),
     CLI_OPT_END,
   };
   cli_spec spec = {.cmd = cmd, .usage = c->sub.usage, .about = c->sub.summary, .opts = opts, .mask = c->bit,
@@ -163,6 +178,7 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
   if (c->bit == D_TAG && !!o->name + !!o->list + !!o->show != 1)
     return cli_usage(&spec, "expected exactly one of --name, --list, --show");
   if (o->note && !o->name) return cli_usage(&spec, "--note goes with --name");
+  if (o->here && o->fingerprint) return cli_usage(&spec, "--here and --fingerprint exclude each other");
   if (c->bit == D_IMPORT && !!o->t4 + !!o->kt != 1)
     return cli_usage(&spec, "expected exactly one of --t4 and --kt-cache");
   return 0;
@@ -614,15 +630,29 @@ static int dc_export_header(db *d, const dopts *o, const char *cmd) {
 }
 
 static const char *const match_names[] = {"", "exact", "nearest", "default"};
+static const char *const level_names[] = {"", "target", "model", "arch", "backend", "default"};
 
 static int dc_lookup(db *d, const dopts *o, const char *cmd) {
   (void)d;
   rtdb *r;
   char why[1024];
+  /* the caller's chain: the options, else (--here) this machine's, else
+  ** the stored target's of that name (rtdb_target) */
+  rtdb_target on = {.name = o->target, .fingerprint = o->fingerprint, .model = o->model, .arch = o->arch,
+                    .backend = o->backend, .max_level = o->max_level};
+  tg_desc here;
+  if (o->here) {
+    rt_err err = {0};
+    if (tg_describe_name(o->target, &here, &err)) return cli_fail(cmd, "--here: %s", err.msg);
+    on.fingerprint = here.fingerprint;
+    if (!on.model) on.model = here.family.model;
+    if (!on.arch) on.arch = here.family.arch;
+    if (!on.backend) on.backend = here.family.backend;
+  }
   int rc = rtdb_open_msg(o->db, &r, why, sizeof why);
   if (rc) return cli_fail(cmd, "%s (%s)", why, rtdb_errstr(rc));
   rtdb_result res;
-  rc = rtdb_lookup(r, o->target, o->kernel, o->set ? o->set : "", o->tag, &res);
+  rc = rtdb_lookup_on(r, &on, o->kernel, o->set ? o->set : "", o->tag, &res);
   if (rc) {
     rc = cli_fail(cmd, "%s (%s)", rtdb_errmsg(r), rtdb_errstr(rc));
     rtdb_close(r);
@@ -641,11 +671,17 @@ static int dc_lookup(db *d, const dopts *o, const char *cmd) {
     if (res.time_s >= 0) jw_double(&w, res.time_s);
     else jw_raw(&w, "null");
     if (res.match == RTDB_NEAREST) { jw_key(&w, "distance"); jw_double(&w, res.distance); }
+    jw_key(&w, "level"); jw_str(&w, level_names[res.level]);
+    jw_key(&w, "target"); jw_str(&w, res.target);
+    jw_key(&w, "fingerprint"); jw_str(&w, res.fingerprint);
     jw_end(&w, '}');
   } else {
     printf("%s %s%s%s (pin version %d)\n%s\n", match_names[res.match],
            res.workload[0] ? "from " : "", res.workload, res.match == RTDB_DEFAULT ? "template default" : "",
            res.pin_version, res.config);
+    if (res.level == RTDB_LEVEL_DEFAULT) printf("level default: nothing comparable pinned along the family\n");
+    else printf("level %s: pinned on %s (fingerprint %s)\n", level_names[res.level], res.target,
+                res.fingerprint);
   }
   return EXIT_OK;
 }

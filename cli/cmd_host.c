@@ -306,6 +306,11 @@ int cmd_targets(int argc, char **argv) {
       jw_key(&w, "available"); jw_bool(&w, ok);
       if (ok) {
         jw_key(&w, "fingerprint"); jw_str(&w, d.fingerprint);
+        jw_key(&w, "family"); jw_begin(&w, '{');
+        jw_key(&w, "model"); jw_str(&w, d.family.model);
+        jw_key(&w, "arch"); jw_str(&w, d.family.arch);
+        jw_key(&w, "backend"); jw_str(&w, d.family.backend);
+        jw_end(&w, '}');
         jw_key(&w, "description"); jw_begin(&w, '{');
         for (int i = 0; i < d.n; i++) { jw_key(&w, d.key[i]); jw_str(&w, d.val[i]); }
         jw_end(&w, '}');
@@ -322,6 +327,9 @@ int cmd_targets(int argc, char **argv) {
     }
     for (int i = 0; i < d.n; i++) printf("  %-12s %s\n", d.key[i], d.val[i]);
     printf("  %-12s %s\n", "fingerprint", d.fingerprint);
+    printf("  %-12s %s > %s > %s (rtdb lookups fall back along it)\n", "family",
+           d.family.model[0] ? d.family.model : "?", d.family.arch[0] ? d.family.arch : "?",
+           d.family.backend);
   }
   if (json) jw_end(&w, ']');
   return EXIT_OK;

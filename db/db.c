@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "rtdb_int.h"
+#include "../targets/tg.h"
 
 struct db {
   sqlite3 *h;
@@ -134,10 +135,28 @@ static const char *const migrations[] = {
   "ALTER TABLE trials ADD COLUMN runtimes TEXT;"
   "ALTER TABLE trials ADD COLUMN strategy_s REAL;"
   "ALTER TABLE campaigns ADD COLUMN provenance TEXT;",
+  /* 7 -> 8: target families: every target's chain after its fingerprint
+  ** (device model, architecture, backend; NULL where unknown), which the
+  ** reader falls back along (rtdb.h). The rows already stored get theirs
+  ** from their stored descriptions (fills[] below); and what a release
+  ** tag answers when nothing is pinned: the template default of each
+  ** kernel when the tag was made (tag_defaults, tags.defaults = 1 for a
+  ** tag that recorded them) */
+  "ALTER TABLE targets ADD COLUMN model TEXT;"
+  "ALTER TABLE targets ADD COLUMN arch TEXT;"
+  "ALTER TABLE targets ADD COLUMN backend TEXT;"
+  "ALTER TABLE tags ADD COLUMN defaults INTEGER NOT NULL DEFAULT 0;"
+  "CREATE TABLE tag_defaults(tag_id INTEGER NOT NULL REFERENCES tags(id), kernel TEXT NOT NULL,"
+  "  config TEXT NOT NULL, PRIMARY KEY(tag_id, kernel));",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
 _Static_assert(NMIGRATIONS == DB_SCHEMA_VERSION, "one migration per schema version");
+
+/* What a migration step computes beyond its SQL, in its transaction:
+** fills[v] runs after migrations[v] (NULL: nothing). */
+static int fill_families(db *d, rt_err *err);
+static int (*const fills[NMIGRATIONS])(db *d, rt_err *err) = {[7] = fill_families};
 
 /* SQLite's message on h, with the system's reason for an I/O error ("disk
 ** I/O error (No space left on device)"). */
@@ -205,7 +224,7 @@ static int migrate(db *d, const char *path, int to, rt_err *err) {
   for (; v < to; v++) {
     char pragma[48];
     snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", v + 1);
-    if (exec(d, migrations[v], err) || exec(d, pragma, err)) {
+    if (exec(d, migrations[v], err) || (fills[v] && fills[v](d, err)) || exec(d, pragma, err)) {
       rt_err_prefix(err, "%s: migrating from schema %d", path, v);
       db_rollback(d);
       return -1;
@@ -501,12 +520,38 @@ static int run(db *d, sqlite3_stmt *st, int64_t *id, rt_err *err) {
   return out;
 }
 
+/* Families (schema 8): the chain of every target row whose backend is
+** unknown (NULL) from its name and stored description (targets/tg.h,
+** tg_family_of); what a row does not tell stays NULL. A row's known chain
+** is never changed. */
+static int fill_families(db *d, rt_err *err) {
+  sqlite3_stmt *st = query(d, err, "SELECT id, name, description FROM targets WHERE backend IS NULL"
+                                   " ORDER BY id", "");
+  int rc = 0, step;
+  while (st && !rc && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 1),
+               *desc = (const char *)sqlite3_column_text(st, 2);
+    tg_family f;
+    tg_family_of(name ? name : "", desc ? desc : "", &f);
+    if (f.backend[0])
+      rc = run(d, query(d, err, "UPDATE targets SET model = NULLIF(?1, ''), arch = NULLIF(?2, ''),"
+                                " backend = ?3 WHERE id = ?4", "sssi", f.model, f.arch, f.backend,
+                        (int64_t)sqlite3_column_int64(st, 0)), NULL, err) < 0;
+  }
+  if (st && !rc && step != SQLITE_DONE) rc = db__fail(d, err, "read") != 0;
+  sqlite3_finalize(st);
+  return st && !rc ? 0 : -1;
+}
+
+int db__fill_families(db *d, rt_err *err) { return fill_families(d, err); }
+
 int db_target_id(db *d, const char *name, const char *fingerprint,
                  const char *description_json, int64_t *id, rt_err *err) {
   int rc = db_target_find(d, name, fingerprint, id, err);
   if (rc <= 0) return rc;
   return run(d, query(d, err, "INSERT INTO targets(name, fingerprint, description) VALUES(?1, ?2, ?3)",
-                      "sss", name, fingerprint, description_json), id, err) < 0 ? -1 : 0;
+                      "sss", name, fingerprint, description_json), id, err) < 0 ||
+                 fill_families(d, err) ? -1 : 0;
 }
 
 int db_target_find(db *d, const char *name, const char *fingerprint, int64_t *id, rt_err *err) {

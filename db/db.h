@@ -35,6 +35,10 @@
 **     writer killed at any point leaves no hot journal, which a reader
 **     could not roll back. A writer that cannot make the WAL's -shm (a
 **     full disk) takes the file back to rollback-journal mode and fails.
+**  9. A target row's family chain (schema 8: model, arch, backend) is
+**     computed from its name and description when the row is stored,
+**     migrated or merged in (targets/tg.h, tg_family_of), NULL where they
+**     do not tell, and never changed once its backend is known.
 */
 #ifndef DB_H
 #define DB_H
@@ -45,7 +49,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 
 typedef struct db db;
 
@@ -88,6 +92,7 @@ int db_check(db *d, rt_str *report, rt_err *err);
 int db_stats(db *d, rt_str *out, rt_err *err);
 
 /* ---- Entities: get the id of a row, inserting it when new ---- */
+/* (A new target row gets its family chain: invariant 9.) */
 int db_target_id(db *d, const char *name, const char *fingerprint,
                  const char *description_json, int64_t *id, rt_err *err);
 int db_kernel_id(db *d, const char *name, const char *template_version,
@@ -470,5 +475,8 @@ struct sqlite3_stmt *db__query(db *d, rt_err *err, const char *sql, const char *
 ** of its first row; 0, or 1 when it has no row. A write: *id = the
 ** inserted rowid; 0, or 1 when it changed nothing. -1 on error. */
 int db__run(db *d, struct sqlite3_stmt *st, int64_t *id, rt_err *err);
+/* The family chain (schema 8) of every target row that has none yet,
+** from its name and description: after rows are copied in (merge). */
+int db__fill_families(db *d, rt_err *err);
 
 #endif

@@ -202,6 +202,7 @@ static int merge_in(db *d, int version, db_merge_stats *s, rt_err *err) {
     return -1;
   }
   if (version >= 5 && merge_model(d, s, err)) return -1;
+  if (db__fill_families(d, err)) return -1;
   return exec(d, "DROP TABLE temp.merge_new; DROP TABLE temp.merge_campaigns; DROP TABLE temp.merge_map", err);
 }
 

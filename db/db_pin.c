@@ -3,8 +3,9 @@
 ** chooses the schedule of one (target, workload): each pin adds version
 ** max + 1 (rows are never edited) and pin_current says which version
 ** is in force; rollback only moves pin_current. A tag binds the current
-** version of every pinned (target, workload) once and for all, so a
-** lookup against it is reproducible whatever is pinned later. A pin made
+** version of every pinned (target, workload) once and for all, and
+** (schema 8) every kernel's template default, so a lookup against it is
+** reproducible whatever is pinned or defaulted later. A pin made
 ** from a trial that came from another machine or tool (target fingerprint
 ** or kernel template_version "external") is marked foreign_origin: its
 ** schedule was never verified here.
@@ -219,10 +220,16 @@ static int tag_in(db *d, const char *name, const char *note, int *npins, rt_err 
     rt_err_set(err, "nothing is pinned: a tag of no pins would bind nothing");
     return -1;
   }
-  if (db__run(d, db__query(d, err, "INSERT INTO tags(name, note) VALUES(?1, ?2)", "ss", name, note),
-              &id, err) ||
+  /* the pins in force, and (schema 8) each kernel's template default as
+  ** the reader falls back to it now: the newest template version's */
+  if (db__run(d, db__query(d, err, "INSERT INTO tags(name, note, defaults) VALUES(?1, ?2, 1)", "ss",
+                           name, note), &id, err) ||
       db__run(d, db__query(d, err, "INSERT INTO tag_pins(tag_id, pin_id) SELECT ?1, pin_id FROM pin_current",
-                           "i", id), NULL, err))
+                           "i", id), NULL, err) < 0 ||
+      db__run(d, db__query(d, err, "INSERT INTO tag_defaults(tag_id, kernel, config)"
+                           " SELECT ?1, k.name, k.default_config FROM kernels k"
+                           " WHERE k.id = (SELECT max(k2.id) FROM kernels k2 WHERE k2.name = k.name"
+                           " AND k2.default_config IS NOT NULL)", "i", id), NULL, err) < 0)
     return -1;
   *npins = (int)n;
   return 0;

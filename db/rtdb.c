@@ -37,7 +37,7 @@
 #include "rtdb_int.h"
 
 #define RTDB_SCHEMA_MIN 2   /* the schema versions this library reads */
-#define RTDB_SCHEMA_MAX 7   /* 4 and 7 added columns, 5 and 6 tables, the reader does not read */
+#define RTDB_SCHEMA_MAX 8   /* 4 and 7 added columns, 5 and 6 tables, the reader does not read; 8 families */
 
 #define MAXVARS 32          /* variables of one workload */
 #define MAXNAME 64
@@ -47,7 +47,8 @@
 
 /* ---- Statements: prepared at open (a missing table is RTDB_NOTADB) ---- */
 
-enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME, NST };
+enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME,
+       ST_KERNEL, ST_ROW, ST_KID_CUR, ST_KID_TAG, ST_LEVEL_CUR, ST_LEVEL_TAG, ST_TAGDEF, NST };
 
 /* Pick one target row of the name (several fingerprints) and one kernel row
 ** of the name (several template versions): those with pins in scope
@@ -58,32 +59,84 @@ enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME, NST };
   " ELSE EXISTS(SELECT 1 FROM tag_pins tp WHERE tp.tag_id = ?3 AND tp.pin_id = p.id) END)"
 #define PIN_COLUMNS "w.key, w.sizes, w.dtype, p.version, p.config, p.trial_id"
 
-static const char *const sql[NST] = {
-  [ST_TAG] = "SELECT id FROM tags WHERE name = ?1",
-  [ST_PICK] = "SELECT g.id, k.id FROM kernels k LEFT JOIN targets g ON g.name = ?1"
-              " WHERE k.name = ?2 ORDER BY g.id IS NOT NULL AND EXISTS(SELECT 1 FROM pins p"
-              " JOIN workloads w ON w.id = p.workload_id WHERE p.target_id = g.id"
-              " AND w.kernel_id = k.id AND " IN_SCOPE ") DESC, g.id DESC, k.id DESC LIMIT 1",
-  [ST_CURRENT] = "SELECT " PIN_COLUMNS " FROM pin_current c JOIN pins p ON p.id = c.pin_id"
-                 " JOIN workloads w ON w.id = c.workload_id"
-                 " WHERE c.target_id = ?1 AND w.kernel_id = ?2 AND p.target_id = ?1"
-                 " AND p.workload_id = c.workload_id",
-  [ST_TAGGED] = "SELECT " PIN_COLUMNS " FROM tag_pins tp JOIN pins p ON p.id = tp.pin_id"
-                " JOIN workloads w ON w.id = p.workload_id"
-                " WHERE tp.tag_id = ?3 AND p.target_id = ?1 AND w.kernel_id = ?2",
-  [ST_DEFAULT] = ("SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL"
-                  " ORDER BY id = ?2 DESC, id DESC LIMIT 1"),   /* (): one string, says clang */
-  /* the pinned trial's time, read for the chosen pin only (trials is big) */
-  [ST_TIME] = "SELECT time FROM trials WHERE id = ?1",
-};
+/* Families (rtdb.h): the level of target row g for the caller's chain
+** (?4 fingerprint, ?5 name or NULL, ?6 model, ?7 arch, ?8 backend; NULL
+** where unknown, and NULL never equals): 1 to 4, 9 for none. F(column)
+** is the column where the file has it (schema 8), else NULL. */
+#define F8(col) col
+#define F7(col) "NULL"
+#define LEVEL_OF(F)                                                                     \
+  "(CASE WHEN g.fingerprint = ?4 AND (?5 IS NULL OR g.name = ?5) THEN 1"                \
+  " WHEN " F("g.backend") " = ?8 AND " F("g.model") " = ?6 THEN 2"                     \
+  " WHEN " F("g.backend") " = ?8 AND " F("g.arch") " = ?7 THEN 3"                      \
+  " WHEN " F("g.backend") " = ?8 THEN 4 ELSE 9 END)"
+/* The current pins (c) and a tag's (tp) with their targets (g). The
+** targets first (CROSS JOINs keep SQLite's order): a level is a
+** test on the few target rows, and each target's pins are then a prefix
+** of pin_current's key or of pins' UNIQUE(target_id, ...) index. */
+#define FROM_CURRENT                                                                    \
+  " FROM targets g CROSS JOIN pin_current c ON c.target_id = g.id CROSS JOIN pins p"    \
+  " ON p.id = c.pin_id CROSS JOIN workloads w ON w.id = c.workload_id"                  \
+  " WHERE p.target_id = c.target_id AND p.workload_id = c.workload_id"
+#define FROM_TAGGED                                                                     \
+  " FROM targets g CROSS JOIN pins p ON p.target_id = g.id CROSS JOIN tag_pins tp"      \
+  " ON tp.tag_id = ?3 AND tp.pin_id = p.id CROSS JOIN workloads w ON w.id = p.workload_id WHERE 1"
+
+#define SQL_TABLE(F)                                                                    \
+  {                                                                                     \
+    [ST_TAG] = "SELECT id FROM tags WHERE name = ?1",                                   \
+    [ST_PICK] = "SELECT g.id, k.id FROM kernels k LEFT JOIN targets g ON g.name = ?1"  \
+                " WHERE k.name = ?2 ORDER BY g.id IS NOT NULL AND EXISTS(SELECT 1 FROM pins p" \
+                " JOIN workloads w ON w.id = p.workload_id WHERE p.target_id = g.id"   \
+                " AND w.kernel_id = k.id AND " IN_SCOPE ") DESC, g.id DESC, k.id DESC LIMIT 1", \
+    [ST_CURRENT] = "SELECT " PIN_COLUMNS " FROM pin_current c JOIN pins p ON p.id = c.pin_id" \
+                   " JOIN workloads w ON w.id = c.workload_id"                          \
+                   " WHERE c.target_id = ?1 AND w.kernel_id = ?2 AND p.target_id = ?1"  \
+                   " AND p.workload_id = c.workload_id",                                \
+    [ST_TAGGED] = "SELECT " PIN_COLUMNS " FROM tag_pins tp JOIN pins p ON p.id = tp.pin_id" \
+                  " JOIN workloads w ON w.id = p.workload_id"                           \
+                  " WHERE tp.tag_id = ?3 AND p.target_id = ?1 AND w.kernel_id = ?2",   \
+    [ST_DEFAULT] = ("SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL" \
+                    " ORDER BY id = ?2 DESC, id DESC LIMIT 1"),                         \
+    /* the pinned trial's time, read for the chosen pin only (trials is big) */        \
+    [ST_TIME] = "SELECT time FROM trials WHERE id = ?1",                                \
+    [ST_KERNEL] = "SELECT 1 FROM kernels WHERE name = ?9",                              \
+    /* the caller's named row (rtdb_target): with pins in scope first */               \
+    [ST_ROW] = "SELECT g.fingerprint, " F("g.model") ", " F("g.arch") ", " F("g.backend") \
+               ", ?4 IS NULL OR g.fingerprint = ?4 FROM targets g WHERE g.name = ?5"   \
+               " ORDER BY 5 DESC, EXISTS(SELECT 1 FROM pins p JOIN workloads w ON w.id = p.workload_id" \
+               " JOIN kernels k ON k.id = w.kernel_id WHERE p.target_id = g.id AND k.name = ?9" \
+               " AND " IN_SCOPE ") DESC, g.id DESC LIMIT 1",                            \
+    /* the kernel row of a level (?2): the most recent with pins there */             \
+    [ST_KID_CUR] = "SELECT k.id FROM kernels k WHERE k.name = ?9 AND EXISTS(SELECT 1"   \
+                   FROM_CURRENT " AND w.kernel_id = k.id AND " LEVEL_OF(F) " = ?2)"     \
+                   " ORDER BY k.id DESC LIMIT 1",                                       \
+    [ST_KID_TAG] = "SELECT k.id FROM kernels k WHERE k.name = ?9 AND EXISTS(SELECT 1"   \
+                   FROM_TAGGED " AND w.kernel_id = k.id AND " LEVEL_OF(F) " = ?2)"      \
+                   " ORDER BY k.id DESC LIMIT 1",                                       \
+    /* the pinned workloads of kernel row ?1 on the targets of level ?2 */            \
+    [ST_LEVEL_CUR] = "SELECT " PIN_COLUMNS ", g.id, g.name, g.fingerprint" FROM_CURRENT \
+                     " AND w.kernel_id = ?1 AND " LEVEL_OF(F) " = ?2",                  \
+    [ST_LEVEL_TAG] = "SELECT " PIN_COLUMNS ", g.id, g.name, g.fingerprint" FROM_TAGGED  \
+                     " AND w.kernel_id = ?1 AND " LEVEL_OF(F) " = ?2",                  \
+    /* whether tag ?3 recorded defaults, and kernel ?9's */                           \
+    [ST_TAGDEF] = F##_TAGDEF,                                                           \
+  }
+#define F8_TAGDEF "SELECT t.defaults, d.config FROM tags t LEFT JOIN tag_defaults d ON d.tag_id = t.id" \
+                  " AND d.kernel = ?9 WHERE t.id = ?3"
+#define F7_TAGDEF "SELECT 0, NULL"
+
+/* The statements for files before schema 8 (sql[0]) and since (sql[1]). */
+static const char *const sql[2][NST] = {SQL_TABLE(F7), SQL_TABLE(F8)};
 
 /* A memoised answer: rc, the result's fields, and (after the struct) the
 ** key bytes, then config (or the error message), then the workload key. */
 typedef struct memo {
   uint64_t hash;
-  size_t klen, clen, wlen;
+  size_t klen, clen, wlen, tlen, flen;   /* key, config, workload, target, fingerprint */
   int rc, version;
   rtdb_match match;
+  rtdb_level level;
   double time_s, distance;
 } memo;
 
@@ -281,7 +334,7 @@ int rtdb_open_msg(const char *path, rtdb **out, char *msg, size_t cap) {
                   version, RTDB_SCHEMA_MIN, RTDB_SCHEMA_MAX);
   } else {
     for (int i = 0; i < NST && !code; i++)
-      if (sqlite3_prepare_v3(db->h, sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL) !=
+      if (sqlite3_prepare_v3(db->h, sql[version >= 8][i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i], NULL) !=
           SQLITE_OK)
         code = sqlerr(db, path);
   }
@@ -499,6 +552,7 @@ typedef struct scan {
   int nfree, nrows, have;
   double best;        /* distance of out's workload */
   sqlite3_int64 trial; /* its pinned trial, 0 if none */
+  sqlite3_int64 tid;   /* its target row (family levels), 0 if not read */
 } scan;
 
 /* The distance from the given vars to row, or -1 when row is no
@@ -567,27 +621,36 @@ static int read_row(rtdb *db, sqlite3_stmt *st, vars *row, const char **key, con
   return RTDB_OK;
 }
 
-/* One pinned workload (a row of ST_CURRENT/ST_TAGGED): read, judged;
-** copied into out when it beats the best so far (distance, then key, then
-** the higher version). */
+/* One pinned workload (a row of ST_CURRENT/ST_TAGGED, or of
+** ST_LEVEL_*, whose columns 6-8 name its target): read, judged; copied
+** into out when it beats the best so far (distance, then key, then the
+** more recent target, then the higher version). */
 static int take_row(rtdb *db, sqlite3_stmt *st, scan *s, rtdb_result *out) {
-  const char *key, *config;
-  int rc = read_row(db, st, &s->row, &key, &config);
+  const char *key, *config, *tname = "", *tfp = "";
+  int rc = read_row(db, st, &s->row, &key, &config), family = sqlite3_column_count(st) > 6;
   if (rc) return rc;
+  if (family && ((rc = text_col(db, st, 7, &tname, RTDB_MAXKEY)) ||
+                 (rc = text_col(db, st, 8, &tfp, RTDB_MAXKEY))))
+    return rc;
   s->nrows++;
   double d = judge(s);
   if (d == -2) return seterr(db, RTDB_NOTADB, "too many variables in '%.200s'", key);
   int version = sqlite3_column_int(st, 3), cmp = s->have ? strcmp(key, out->workload) : 0;
-  if (d < 0 || (s->have && (d > s->best || (d == s->best && (cmp > 0 || (cmp == 0 && version <= out->pin_version))))))
+  sqlite3_int64 tid = family ? sqlite3_column_int64(st, 6) : 0;
+  if (d < 0 || (s->have && (d > s->best || (d == s->best && (cmp > 0 || (cmp == 0 && (tid < s->tid ||
+      (tid == s->tid && version <= out->pin_version))))))))
     return RTDB_OK;
   s->have = 1;
   s->best = d;
+  s->tid = tid;
   out->match = d == 0 ? RTDB_EXACT : RTDB_NEAREST;
   out->distance = d;
   out->pin_version = version;
   s->trial = sqlite3_column_int64(st, 5);
   strcpy(out->workload, key);
   strcpy(out->config, config);
+  strcpy(out->target, tname);
+  strcpy(out->fingerprint, tfp);
   return RTDB_OK;
 }
 
@@ -670,37 +733,155 @@ static int get_default(rtdb *db, const char *kernel, sqlite3_int64 kid, char *ou
   return RTDB_OK;
 }
 
-/* The uncached lookup; the caller holds the mutex. */
-static int resolve(rtdb *db, const char *target, const char *kernel, const char *vs,
+/* The caller's chain (rtdb_target) as bound to the family statements:
+** NULL where unknown; the named row's values copied into buf. */
+typedef struct chain {
+  const char *name, *fp, *model, *arch, *backend;
+  int max;
+  char buf[4][RTDB_MAXKEY];
+} chain;
+
+static const char *known(const char *s) { return s && *s ? s : NULL; }
+
+static void bind_chain(sqlite3_stmt *st, const chain *c, const char *kernel, sqlite3_int64 tag_id) {
+  const char *v[] = {c->fp, c->name, c->model, c->arch, c->backend};
+  for (int i = 0; i < 5; i++)
+    if (v[i]) sqlite3_bind_text(st, 4 + i, v[i], -1, SQLITE_STATIC);   /* unbound: NULL */
+  sqlite3_bind_text(st, 9, kernel, -1, SQLITE_STATIC);
+  if (tag_id) sqlite3_bind_int64(st, 3, tag_id);
+}
+
+/* Fill the chain's unknown parts from the row named c->name (ST_ROW):
+** the row of the caller's fingerprint, else the one rtdb_lookup would
+** pick; a row that disagrees with what the caller gave, the backend only. */
+static int named_row(rtdb *db, chain *c, const rtdb_target *on, const char *kernel, sqlite3_int64 tag_id) {
+  sqlite3_stmt *st = db->st[ST_ROW];
+  const char **part[] = {&c->fp, &c->model, &c->arch, &c->backend};
+  const char *given[] = {on->fingerprint, on->model, on->arch, on->backend};
+  int rc, code = RTDB_OK;
+  bind_chain(st, c, kernel, tag_id);
+  if ((rc = step(db, st, &code)) == SQLITE_ROW) {
+    /* a row of another device (a part the caller gave differs) tells the backend only */
+    int same = sqlite3_column_int(st, 4);
+    for (int i = 1; i < 3; i++) {
+      const char *v = (const char *)sqlite3_column_text(st, i);
+      if (given[i] && *given[i] && (!v || strcmp(v, given[i]))) same = 0;
+    }
+    for (int i = 0; i < 4 && !code; i++) {
+      if (given[i] || sqlite3_column_type(st, i) == SQLITE_NULL || (i < 3 && !same)) continue;
+      const char *t;
+      if (!(code = text_col(db, st, i, &t, RTDB_MAXKEY))) *part[i] = known(strcpy(c->buf[i], t));
+    }
+  }
+  (void)rc;   /* no row: nothing known but what the caller gave */
+  return code;
+}
+
+/* The answer at level L of the chain into out (s->have says whether
+** there is one); *kid gets the level's kernel row (0: none). */
+static int scan_level(rtdb *db, const chain *c, int L, const char *kernel, sqlite3_int64 tag_id, scan *s, rtdb_result *out, sqlite3_int64 *kid) {
+  sqlite3_stmt *k = db->st[tag_id ? ST_KID_TAG : ST_KID_CUR], *pins;
+  int rc, code = RTDB_OK;
+  *kid = 0;
+  sqlite3_reset(k);   /* the level before stepped it */
+  bind_chain(k, c, kernel, tag_id);
+  sqlite3_bind_int(k, 2, L);
+  if ((rc = step(db, k, &code)) < 0) return code;
+  if (rc == SQLITE_DONE) return RTDB_OK;
+  *kid = sqlite3_column_int64(k, 0);
+  pins = db->st[tag_id ? ST_LEVEL_TAG : ST_LEVEL_CUR];
+  sqlite3_reset(pins);
+  bind_chain(pins, c, kernel, tag_id);
+  sqlite3_bind_int64(pins, 1, *kid);
+  sqlite3_bind_int(pins, 2, L);
+  s->nfree = s->nrows = s->have = 0;
+  while (!code && (rc = step(db, pins, &code)) == SQLITE_ROW) code = take_row(db, pins, s, out);
+  for (int i = 0; i < s->nfree && !code; i++)
+    if (s->fv[i].conflict || s->fv[i].count != s->nrows)
+      code = seterr(db, RTDB_MISUSE, "vars leave out '%s', which distinguishes the pinned "
+                    "workloads of %.100s", s->fv[i].v.name, kernel);
+  return code;
+}
+
+/* The default a lookup falls back to: the tag's recorded one when it
+** recorded defaults (schema 8), else the template's (kernel row kid
+** preferred). */
+static int level_default(rtdb *db, const char *kernel, sqlite3_int64 kid, sqlite3_int64 tag_id,
+                         char *config_out, int *by_tag) {
+  int rc, code = RTDB_OK;
+  if (tag_id) {
+    sqlite3_stmt *st = db->st[ST_TAGDEF];
+    const char *config;
+    sqlite3_bind_int64(st, 3, tag_id);
+    sqlite3_bind_text(st, 9, kernel, -1, SQLITE_STATIC);
+    if ((rc = step(db, st, &code)) < 0) return code;
+    if (rc == SQLITE_ROW && sqlite3_column_int(st, 0) == 1) {
+      *by_tag = 1;
+      if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+        return seterr(db, RTDB_NOTFOUND, "the tag recorded no template default for %.100s", kernel);
+      if ((code = read_default(db, st, 1, &config, kernel))) return code;
+      strcpy(config_out, config);
+      return RTDB_OK;
+    }
+  }
+  return get_default(db, kernel, kid, config_out);
+}
+
+/* The uncached lookup (rtdb.h: families); the caller holds the mutex. */
+static int resolve(rtdb *db, const rtdb_target *on, const char *kernel, const char *vs,
                    const char *tag, rtdb_result *out) {
-  scan *s = malloc(sizeof *s + sizeof(vars));
+  scan *s = malloc(sizeof *s + sizeof(vars) + sizeof(chain));
   if (!s) return seterr(db, RTDB_NOMEM, "out of memory");
   vars *g = (vars *)(s + 1);
+  chain *c = (chain *)(g + 1);
   *s = (scan){.given = g};
-  sqlite3_stmt *pins;
-  sqlite3_int64 kid;
-  int code, rc = 0;
-  if (parse_vars(vs, g)) {
-    code = seterr(db, RTDB_MISUSE, "malformed vars '%.200s' (want NAME=VALUE,...)", vs);
-  } else if (!(code = open_pins(db, target, kernel, tag, &pins, &kid))) {
-    while (!code && (rc = step(db, pins, &code)) == SQLITE_ROW) code = take_row(db, pins, s, out);
-    for (int i = 0; i < s->nfree && !code; i++)
-      if (s->fv[i].conflict || s->fv[i].count != s->nrows)
-        code = seterr(db, RTDB_MISUSE, "vars leave out '%s', which distinguishes the pinned "
-                      "workloads of %.100s", s->fv[i].v.name, kernel);
-    if (!code && s->have) code = trial_time(db, s->trial, &out->time_s);
-    if (!code && !s->have) {
-      code = get_default(db, kernel, kid, out->config);
-      if (code == RTDB_NOTFOUND)
-        seterr(db, code, "nothing pinned near '%.200s' for %.100s on %.100s and no template "
-               "default", vs, kernel, target);
-      if (!code) {
-        out->match = RTDB_DEFAULT;
-        out->workload[0] = 0;
-        out->pin_version = 0;
-        out->time_s = -1;
-        out->distance = 0;
-      }
+  *c = (chain){.name = known(on->name), .fp = known(on->fingerprint), .model = known(on->model),
+               .arch = known(on->arch), .backend = known(on->backend),
+               .max = on->max_level ? on->max_level : RTDB_LEVEL_ARCH};
+  sqlite3_int64 tag_id = 0, kid = 0, kid0 = 0;
+  int code = RTDB_OK, rc;
+  if (parse_vars(vs, g)) code = seterr(db, RTDB_MISUSE, "malformed vars '%.200s' (want NAME=VALUE,...)", vs);
+  else if (on->max_level < 0 || on->max_level > RTDB_LEVEL_BACKEND)
+    code = seterr(db, RTDB_MISUSE, "max_level %d: want 0 (levels up to the architecture) or 1 to 4",
+                  on->max_level);
+  if (!code && tag) {
+    sqlite3_bind_text(db->st[ST_TAG], 1, tag, -1, SQLITE_STATIC);
+    if ((rc = step(db, db->st[ST_TAG], &code)) == SQLITE_DONE)
+      code = seterr(db, RTDB_NOTFOUND, "no tag named '%.200s'", tag);
+    else if (rc == SQLITE_ROW) tag_id = sqlite3_column_int64(db->st[ST_TAG], 0);
+  }
+  if (!code) {
+    sqlite3_bind_text(db->st[ST_KERNEL], 9, kernel, -1, SQLITE_STATIC);
+    if ((rc = step(db, db->st[ST_KERNEL], &code)) == SQLITE_DONE)
+      code = seterr(db, RTDB_NOTFOUND, "no kernel named '%.200s'", kernel);
+  }
+  if (!code && c->name && (!on->fingerprint || !on->model || !on->arch || !on->backend))
+    code = named_row(db, c, on, kernel, tag_id);
+  /* a level needs its part of the chain (and, past 1, the backend) */
+  const int need[] = {0, c->fp != NULL, c->backend && c->model, c->backend && c->arch, c->backend != NULL};
+  for (int L = RTDB_LEVEL_TARGET; !code && !s->have && L <= c->max; L++) {
+    if (!need[L]) continue;
+    code = scan_level(db, c, L, kernel, tag_id, s, out, &kid);
+    if (L == RTDB_LEVEL_TARGET) kid0 = kid;
+    if (!code && s->have) {
+      out->level = (rtdb_level)L;
+      code = trial_time(db, s->trial, &out->time_s);
+    }
+  }
+  if (!code && !s->have) {
+    int by_tag = 0;
+    code = level_default(db, kernel, kid0, tag_id, out->config, &by_tag);
+    if (code == RTDB_NOTFOUND)
+      seterr(db, code, "nothing pinned near '%.200s' for %.100s on %.100s and %s", vs, kernel,
+             c->name ? c->name : c->fp ? c->fp : "the given target",
+             by_tag ? "the tag recorded no template default for it" : "no template default");
+    if (!code) {
+      out->match = RTDB_DEFAULT;
+      out->level = RTDB_LEVEL_DEFAULT;
+      out->workload[0] = out->target[0] = out->fingerprint[0] = 0;
+      out->pin_version = 0;
+      out->time_s = -1;
+      out->distance = 0;
     }
   }
   reset_all(db);
@@ -713,8 +894,8 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
   if (!db) return RTDB_MISUSE;
   if (!target || !kernel || !fn || !default_config) return RTDB_MISUSE;
   pthread_mutex_lock(&db->mu);
-  sqlite3_stmt *pins;
-  sqlite3_int64 kid;
+  sqlite3_stmt *pins = NULL;
+  sqlite3_int64 kid = 0;
   int code = open_pins(db, target, kernel, tag, &pins, &kid), rc;
   while (!code && (rc = step(db, pins, &code)) == SQLITE_ROW) {
     const char *key, *sizes, *dtype, *config;
@@ -770,8 +951,10 @@ int rtdb__check(sqlite3 *h, void (*fn)(void *ctx, const char *problem), void *ct
     return report(fn, ctx, "reader: out of memory");
   }
   db->h = h;   /* borrowed: never closed here */
+  int version = 0;
+  probe(h, &version);
   for (int i = 0; i < NST; i++)
-    if (sqlite3_prepare_v2(h, sql[i], -1, &db->st[i], NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(h, sql[version >= 8][i], -1, &db->st[i], NULL) != SQLITE_OK)
       bad += report(fn, ctx, "reader: its query cannot run on this file: %s", sqlite3_errmsg(h));
   for (size_t q = 0; !bad && q < sizeof check_sql / sizeof *check_sql; q++) {
     sqlite3_stmt *st;
@@ -806,10 +989,20 @@ int rtdb__check(sqlite3 *h, void (*fn)(void *ctx, const char *problem), void *ct
 
 /* ---- The memo ---- */
 
-static uint64_t fnv(const char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
+/* The memo's hash of a key: eight bytes at a time (a multiply and a
+** shift each; byte-wise FNV-1a made hashing the longer keys of families
+** the largest cost of a memo hit), the tail byte-wise, then mixed. */
+static uint64_t key_hash(const char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n, w;
+  for (; n >= 8; p += 8, n -= 8) {
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+  }
   while (n--) h = (h ^ (unsigned char)*p++) * 0x100000001b3ull;
-  return h;
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
 }
 
 static memo **memo_find(rtdb *db, uint64_t h, const char *key, size_t klen) {
@@ -833,16 +1026,20 @@ static void memo_put(rtdb *db, uint64_t h, const char *key, size_t klen, int rc,
       if (old[i]) *memo_find(db, old[i]->hash, (const char *)(old[i] + 1), old[i]->klen) = old[i];
     free(old);
   }
-  const char *c = rc ? db->msg : r->config, *w = rc ? "" : r->workload;
-  size_t clen = strlen(c), wlen = strlen(w);
-  memo *m = malloc(sizeof *m + klen + clen + wlen + 2);
+  const char *c = rc ? db->msg : r->config, *w = rc ? "" : r->workload, *t = rc ? "" : r->target,
+             *f = rc ? "" : r->fingerprint;
+  size_t clen = strlen(c), wlen = strlen(w), tlen = strlen(t), flen = strlen(f);
+  memo *m = malloc(sizeof *m + klen + clen + wlen + tlen + flen + 4);
   if (!m) return;
-  *m = rc ? (memo){h, klen, clen, wlen, rc, 0, 0, 0, 0}
-          : (memo){h, klen, clen, wlen, rc, r->pin_version, r->match, r->time_s, r->distance};
+  *m = rc ? (memo){h, klen, clen, wlen, tlen, flen, rc, 0, 0, 0, 0, 0}
+          : (memo){h, klen, clen, wlen, tlen, flen, rc, r->pin_version, r->match, r->level,
+                   r->time_s, r->distance};
   char *p = (char *)(m + 1);
-  memcpy(p, key, klen);
-  memcpy(p + klen, c, clen + 1);
-  memcpy(p + klen + clen + 1, w, wlen + 1);
+  memcpy(p, key, klen), p += klen;
+  memcpy(p, c, clen + 1), p += clen + 1;
+  memcpy(p, w, wlen + 1), p += wlen + 1;
+  memcpy(p, t, tlen + 1), p += tlen + 1;
+  memcpy(p, f, flen + 1);
   *memo_find(db, h, key, klen) = m;
   db->n++;
 }
@@ -854,49 +1051,69 @@ static int memo_get(rtdb *db, const memo *m, rtdb_result *out) {
     return m->rc;
   }
   out->match = m->match;
+  out->level = m->level;
   out->pin_version = m->version;
   out->time_s = m->time_s;
   out->distance = m->distance;
-  memcpy(out->config, p, m->clen + 1);
-  memcpy(out->workload, p + m->clen + 1, m->wlen + 1);
+  memcpy(out->config, p, m->clen + 1), p += m->clen + 1;
+  memcpy(out->workload, p, m->wlen + 1), p += m->wlen + 1;
+  memcpy(out->target, p, m->tlen + 1), p += m->tlen + 1;
+  memcpy(out->fingerprint, p, m->flen + 1);
   return RTDB_OK;
 }
 
 /* ---- Lookup ---- */
 
-int rtdb_lookup(rtdb *db, const char *target, const char *kernel, const char *vs,
-                const char *tag, rtdb_result *out) {
+/* Append field f to the memo key at *p (end e): a mark ('-' NULL, '+'
+** text) then the text and its NUL. 0, or -1 when it does not fit. */
+static int key_put(char **p, const char *e, const char *f) {
+  size_t n = f ? strlen(f) + 1 : 0;
+  if ((size_t)(e - *p) < n + 1) return -1;
+  *(*p)++ = f ? '+' : '-';
+  if (f) memcpy(*p, f, n), *p += n;
+  return 0;
+}
+
+int rtdb_lookup_on(rtdb *db, const rtdb_target *on, const char *kernel, const char *vs,
+                   const char *tag, rtdb_result *out) {
   if (!db) return RTDB_MISUSE;
-  if (!target || !kernel || !vs || !out) {
+  if (!on || !kernel || !vs || !out) {
     pthread_mutex_lock(&db->mu);
     seterr(db, RTDB_MISUSE, "rtdb_lookup: NULL target, kernel, vars or result");
     pthread_mutex_unlock(&db->mu);
     return RTDB_MISUSE;
   }
-  /* the memo key: the four texts, NUL-separated; a tag's marks it present */
-  char key[MEMO_KEY];
-  size_t lt = strlen(target), lk = strlen(kernel), lv = strlen(vs), lg = tag ? strlen(tag) + 1 : 0;
-  size_t klen = lt + lk + lv + lg + 3;
-  int memoise = klen <= sizeof key;
-  uint64_t h = 0;
-  if (memoise) {
-    char *p = key;
-    memcpy(p, target, lt + 1), p += lt + 1;
-    memcpy(p, kernel, lk + 1), p += lk + 1;
-    memcpy(p, vs, lv + 1), p += lv + 1;
-    if (tag) *p++ = 't', memcpy(p, tag, lg - 1);
-    h = fnv(key, klen);
-  }
+  /* the memo key: every field, marked (key_put), then max_level */
+  char key[MEMO_KEY], *p = key, *e = key + sizeof key;
+  const char *fields[] = {on->name, on->fingerprint, on->model, on->arch, on->backend, kernel, vs, tag};
+  int memoise = 1;
+  for (size_t i = 0; i < sizeof fields / sizeof *fields && memoise; i++)
+    memoise = !key_put(&p, e, fields[i]);
+  if (memoise && (size_t)(e - p) > sizeof on->max_level) memcpy(p, &on->max_level, sizeof on->max_level), p += sizeof on->max_level;
+  else memoise = 0;
+  size_t klen = (size_t)(p - key);
+  uint64_t h = memoise ? key_hash(key, klen) : 0;
   pthread_mutex_lock(&db->mu);
   memo **m = memoise && db->cap ? memo_find(db, h, key, klen) : NULL;
   int rc;
   if (m && *m) {
     rc = memo_get(db, *m, out);
   } else {
-    rc = resolve(db, target, kernel, vs, tag, out);
+    rc = resolve(db, on, kernel, vs, tag, out);
     if (memoise && (rc == RTDB_OK || rc == RTDB_NOTFOUND || rc == RTDB_MISUSE))
       memo_put(db, h, key, klen, rc, out);
   }
   pthread_mutex_unlock(&db->mu);
   return rc;
+}
+
+int rtdb_lookup(rtdb *db, const char *target, const char *kernel, const char *vs,
+                const char *tag, rtdb_result *out) {
+  if (db && !target) {
+    pthread_mutex_lock(&db->mu);
+    seterr(db, RTDB_MISUSE, "rtdb_lookup: NULL target, kernel, vars or result");
+    pthread_mutex_unlock(&db->mu);
+    return RTDB_MISUSE;
+  }
+  return rtdb_lookup_on(db, &(rtdb_target){.name = target}, kernel, vs, tag, out);
 }

@@ -10,6 +10,24 @@
 ** three it is. Lookups against a release tag are reproducible: they see
 ** the pin versions the tag names, whatever was pinned since.
 **
+** Families (schema 8): every stored target has a chain from specific to
+** general -- its fingerprint, its device model ("NVIDIA H200", a CPU's
+** model name), its architecture ("sm_90", "x86-64 AVX-512"), its backend
+** (the row of rooftune's target table that runs it: "host", ...). When
+** the caller's own target has no comparable pin, the lookup falls back
+** along the chain, level by level: at each level
+** the exact workload, then the nearest one, on the targets of that level;
+** then the template default. The order, for the caller's chain C:
+**   1. RTDB_LEVEL_TARGET   the target row of C's fingerprint (and name)
+**   2. RTDB_LEVEL_MODEL    other targets of C's backend and device model
+**   3. RTDB_LEVEL_ARCH     other targets of C's backend and architecture
+**   4. RTDB_LEVEL_BACKEND  other targets of C's backend (only when asked:
+**                          rtdb_target.max_level)
+**   5. RTDB_LEVEL_DEFAULT  the kernel template's default
+** A fallback never leaves the caller's backend, and a level whose part of
+** C is unknown ("" or NULL in the database) is skipped. The result says
+** which level answered and from which target (name and fingerprint).
+**
 ** Guarantees:
 **  1. The file is opened read-only; nothing is ever written to it. (SQLite
 **     itself makes a WAL-mode file's -wal/-shm beside it when the
@@ -43,6 +61,14 @@ enum {
 };
 
 typedef enum {
+  RTDB_LEVEL_TARGET = 1,   /* a pin of the caller's own target */
+  RTDB_LEVEL_MODEL = 2,    /* a pin of another target of the same device model */
+  RTDB_LEVEL_ARCH = 3,     /* ... of the same architecture */
+  RTDB_LEVEL_BACKEND = 4,  /* ... of the same backend */
+  RTDB_LEVEL_DEFAULT = 5,  /* the template default (match RTDB_DEFAULT) */
+} rtdb_level;
+
+typedef enum {
   RTDB_EXACT = 1,      /* the pinned schedule of this very workload */
   RTDB_NEAREST = 2,    /* the pin of the nearest tuned workload */
   RTDB_DEFAULT = 3,    /* the kernel template's default schedule */
@@ -58,7 +84,34 @@ typedef struct rtdb_result {
   int pin_version;              /* 0 for defaults */
   double time_s;                /* measured time of the pinned trial; < 0 if unknown */
   double distance;              /* RTDB_NEAREST: the distance (see rtdb_lookup) */
+  /* Appended with families (schema 8); older files answer at levels 1
+  ** and 5 only. */
+  rtdb_level level;             /* which level of the family chain answered */
+  char target[RTDB_MAXKEY];     /* the name of the target whose pin it is ("" for defaults) */
+  char fingerprint[RTDB_MAXKEY];/* and its fingerprint ("" for defaults) */
 } rtdb_result;
+
+/* What the caller runs on: its place in the family chain, as `rooftune
+** targets` prints it for each target here (its fingerprint, and "family
+** MODEL > ARCH > BACKEND"; `--json` gives the same strings). A code
+** generator that knows only its device can give model and arch itself
+** (an NVIDIA GPU's: the device's name, and "sm_" with its compute
+** capability's two digits). NULL fields are taken from the stored
+** target row named name: with a fingerprint given, the row of that name
+** and fingerprint; without, the one rtdb_lookup picks (the most recent
+** row of that name with pins in scope). A row that disagrees with a part
+** the caller gave (another fingerprint, model or architecture: another
+** device under that name) gives the backend only. "" means unknown, and
+** its level is skipped. */
+typedef struct rtdb_target {
+  const char *name;         /* a target name as given to rooftune ("host", ...); may be NULL */
+  const char *fingerprint;  /* 32 hex digits (level 1 needs it; with name, both must match) */
+  const char *model;        /* level 2 */
+  const char *arch;         /* level 3 */
+  const char *backend;      /* levels 2-4 need it: the fallback never leaves it */
+  int max_level;            /* the last level tried before the default:
+                            ** 0 = RTDB_LEVEL_ARCH, else 1..4 */
+} rtdb_target;
 
 typedef struct rtdb rtdb;
 
@@ -96,9 +149,24 @@ const char *rtdb_errstr(int code);
 ** or tag, or no default: RTDB_NOTFOUND. Several target rows of the name
 ** (fingerprints) or kernel rows (template versions): the most recent one
 ** with pins in scope. Answers are memoised per (target, kernel, vars, tag)
-** text for the handle's lifetime. */
+** text for the handle's lifetime.
+** Families: rtdb_lookup(db, T, ...) is rtdb_lookup_on with {.name = T}:
+** the named row's chain, levels 1 to 3 (rtdb.h's top comment). */
 int rtdb_lookup(rtdb *db, const char *target, const char *kernel, const char *vars,
                 const char *tag, rtdb_result *out);
+
+/* rtdb_lookup for the caller's chain *on (rtdb_target), falling back
+** along it. At each level: of the kernel rows (template versions) with
+** pins in scope on that level's targets, the most recent; the exact
+** workload, else the nearest (as rtdb_lookup); ties between targets of a
+** level go to the most recently registered one. With a tag, every level
+** sees only the tag's pins, and the default is the one the tag recorded
+** when it was made (tags made before schema 8 recorded none: the
+** kernel's current default, as before); a tag that recorded defaults but
+** none for this kernel is RTDB_NOTFOUND. on->max_level outside 0..4 is
+** RTDB_MISUSE. Memoised like rtdb_lookup (all of *on is the key). */
+int rtdb_lookup_on(rtdb *db, const rtdb_target *on, const char *kernel, const char *vars,
+                   const char *tag, rtdb_result *out);
 
 /* For exporters (rooftune's C-header export): the pinned workloads that
 ** rtdb_lookup chooses among for (target, kernel, tag), in no particular

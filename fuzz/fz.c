@@ -91,10 +91,18 @@ void fz_check_result(int rc, const rtdb_result *r, const rtdb *rd, size_t i) {
   if (r->match == RTDB_DEFAULT)
     FZ_CHECK(r->pin_version == 0 && !r->workload[0], "lookup %zu: default with version %d", i,
              r->pin_version);
+  /* families: the level agrees with the match; a pin names its target */
+  FZ_CHECK(memchr(r->target, 0, sizeof r->target) && memchr(r->fingerprint, 0, sizeof r->fingerprint),
+           "lookup %zu: target texts not NUL-terminated", i);
+  FZ_CHECK(r->level >= RTDB_LEVEL_TARGET && r->level <= RTDB_LEVEL_DEFAULT &&
+               (r->level == RTDB_LEVEL_DEFAULT) == (r->match == RTDB_DEFAULT) &&
+               (r->match == RTDB_DEFAULT ? !r->target[0] && !r->fingerprint[0] : r->target[0] && r->fingerprint[0]),
+           "lookup %zu: level %d with match %d, target '%s'", i, r->level, r->match, r->target);
 }
 
 int fz_same_result(const rtdb_result *a, const rtdb_result *b) {
-  return a->match == b->match && !strcmp(a->config, b->config) &&
+  return a->match == b->match && a->level == b->level && !strcmp(a->target, b->target) &&
+         !strcmp(a->fingerprint, b->fingerprint) && !strcmp(a->config, b->config) &&
          !strcmp(a->workload, b->workload) && a->pin_version == b->pin_version &&
          !memcmp(&a->time_s, &b->time_s, sizeof a->time_s) &&
          !memcmp(&a->distance, &b->distance, sizeof a->distance);

@@ -17,7 +17,9 @@
 ** asked again (the memo), and taken from the rows: a pin's config and
 ** workload are those of one stored row, a default's is the default; an
 ** unknown target gets the default or NOTFOUND; rtdb_pins visits only
-** stored rows.
+** stored rows. Families: the target has model "m", arch "a", backend
+** "host"; a caller of another fingerprint and that model gets a pin at
+** level 2 from it or the default, one of another backend the default.
 ** Caps: at most MAXROWS rows; inputs at most libFuzzer's -max_len.
 */
 #include <sqlite3.h>
@@ -91,7 +93,8 @@ static void fill(const char *path, input *in) {
   sqlite3 *h;
   FZ_CHECK(sqlite3_open(path, &h) == SQLITE_OK, "open %s", path);
   exec(h, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
-          "INSERT INTO targets(id, name, fingerprint, description) VALUES(1, 'host', 'fp', '{}');"
+          "INSERT INTO targets(id, name, fingerprint, description, model, arch, backend)"
+          " VALUES(1, 'host', 'fp', '{}', 'm', 'a', 'host');"
           "INSERT INTO spaces(id, spec, hash) VALUES(1, '{}', '0');"
           "INSERT INTO tags(id, name, note) VALUES(1, 'v1', '')");
   sqlite3_stmt *st;
@@ -184,6 +187,19 @@ FZ_TARGET(lookup) {
     int rc2 = rtdb_lookup(rd, targets[i], "gemm", in.vars, tags[i], &again);
     FZ_CHECK(rc2 == rc1 && (rc1 || fz_same_result(&r, &again)), "lookup %zu: a second answer differs",
              i);
+  }
+  static const rtdb_target chains[] = {{.fingerprint = "fp2", .model = "m", .backend = "host"},
+                                       {.fingerprint = "fp2", .model = "m", .backend = "cuda"}};
+  for (size_t i = 0; i < 2; i++) {
+    rtdb_result r, again;
+    int rc1 = rtdb_lookup_on(rd, &chains[i], "gemm", in.vars, NULL, &r);
+    fz_check_result(rc1, &r, rd, 3 + i);
+    check_source(&in, rc1, &r, 3 + i);
+    FZ_CHECK(rc1 != RTDB_OK || r.level == (i ? RTDB_LEVEL_DEFAULT : r.match == RTDB_DEFAULT ? RTDB_LEVEL_DEFAULT
+                                                                                           : RTDB_LEVEL_MODEL),
+             "family lookup %zu: level %d", i, r.level);
+    int rc2 = rtdb_lookup_on(rd, &chains[i], "gemm", in.vars, NULL, &again);
+    FZ_CHECK(rc2 == rc1 && (rc1 || fz_same_result(&r, &again)), "family lookup %zu: a second answer differs", i);
   }
   for (size_t i = 0; i < 2; i++) {
     char def[RTDB_MAXCONFIG];

@@ -72,10 +72,30 @@ static void fingerprint_of(const tg_desc *d, char out[33]) {
   rt_hash_hex(h, out);
 }
 
+/* The family chain of a description of row be's (tg.h: "Families"). */
+static void family_of(const tg_backend *be, const tg_desc *d, tg_family *f) {
+  memset(f, 0, sizeof *f);
+  snprintf(f->backend, sizeof f->backend, "%s", be->name);
+  if (be->family) be->family(d, f);
+}
+
+int tg_family_of(const char *name, const char *description_json, tg_family *f) {
+  memset(f, 0, sizeof *f);
+  const tg_backend *be = tg_backend_of(name);
+  if (!be) return -1;
+  tg_desc *d = rt_malloc(sizeof *d);
+  int rc = tg_desc_parse(description_json, d);
+  if (rc) snprintf(f->backend, sizeof f->backend, "%s", be->name);
+  else family_of(be, d, f);
+  free(d);
+  return rc;
+}
+
 int tg_describe(const tg_target *t, tg_desc *d, rt_err *err) {
   memset(d, 0, sizeof *d);
   if (t->be->describe(t, d, err)) return -1;
   fingerprint_of(d, d->fingerprint);
+  family_of(t->be, d, &d->family);
   const char *env = t->be->test_fingerprint_env;
   const char *forced = env ? getenv(env) : NULL;
   if (forced && *forced) {   /* test-only: tg_backend.h */

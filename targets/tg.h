@@ -14,6 +14,14 @@
 ** its description): a CUDA database recorded before is a different target
 ** to a new campaign, but commands on recorded data take the target from
 ** the data (cli_data_target), so old databases still read.
+**
+** Families: after its fingerprint, a target belongs to a device model,
+** an architecture and a backend (tg_family), from specific to general;
+** the reader falls back along that chain (db/rtdb.h). Each row's family
+** function computes the model and architecture from the description's
+** pairs alone (tg_backend.h invariant 4), so the database computes the
+** same chain for a description stored before families existed
+** (tg_family_of). The chain is not hashed: fingerprints are unchanged.
 */
 #ifndef TG_H
 #define TG_H
@@ -46,6 +54,12 @@ const char *tg_syntaxes(char *buf, size_t cap);
 ** row's test_fingerprint_env overrides it, adding the pair
 ** fingerprint_override). -1 with err. */
 int tg_describe(const tg_target *t, tg_desc *d, rt_err *err);
+/* The family chain of a stored target: its name's row (NULL family:
+** "" model and arch) applied to the description's JSON pairs. 0; -1
+** when no row parses the name (an imported target's own name) or the
+** description is not a flat object of strings: then f is all "" but for
+** what is known (the backend when a row parses the name). */
+int tg_family_of(const char *name, const char *description_json, tg_family *f);
 /* tg_resolve then tg_describe. */
 int tg_describe_name(const char *name, tg_desc *d, rt_err *err);
 

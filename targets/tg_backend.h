@@ -13,7 +13,8 @@
 **     (then tg.c says what happens).
 **  3. describe fills the key/value pairs only; the fingerprint is tg.c's
 **     (one recipe: tg.h).
-**  4. measure runs every candidate in the harness's isolated worker
+**  4. family reads the description's pairs only, never the hardware.
+**  5. measure runs every candidate in the harness's isolated worker
 **     (ms_backend.h: ms__run_worker), measure_batch a batch of them in
 **     isolated batch workers (ms__run_batch): nothing a candidate does
 **     takes the caller down, and each candidate of a batch gets the
@@ -73,6 +74,10 @@ typedef struct tg_backend {
   /* The description's pairs (invariant 3); -1 with err when the instance
   ** is not available here. */
   int (*describe)(const tg_target *t, tg_desc *d, rt_err *err);
+  /* The family chain's device model and architecture (tg.h: "Families")
+  ** from the description's pairs alone, so that a stored description
+  ** gives what describing the device gives. NULL: none ("" both). */
+  void (*family)(const tg_desc *d, tg_family *f);
   /* TEST-ONLY: an environment variable whose value (32 lower-case hex
   ** digits) replaces the fingerprint (tg.h), or NULL. */
   const char *test_fingerprint_env;

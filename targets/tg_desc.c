@@ -36,6 +36,22 @@ char *tg_desc_json(const tg_desc *d) {
   return s;
 }
 
+int tg_desc_parse(const char *text, tg_desc *d) {
+  memset(d, 0, sizeof *d);
+  json_t *j = json_loads(text, 0, NULL), *v;
+  const char *k;
+  int rc = json_is_object(j) ? 0 : -1;
+  json_object_foreach(j, k, v) {
+    if (!json_is_string(v) || d->n == TG_MAXKV) {
+      rc = -1;
+      break;
+    }
+    tg_desc_add(d, k, "%s", json_string_value(v));
+  }
+  json_decref(j);
+  return rc;
+}
+
 /* ---- for the rows' limit bindings ---- */
 
 int tg_binds(const char *set, const char *var) {

@@ -129,6 +129,16 @@ static int cuda_limits(const tg_target *t, const char *user_set, rt_str *out, rt
   return 0;
 }
 
+/* Family (tg_backend.h): the device's name; the architecture sm_XY of its
+** compute capability X.Y. */
+static void cuda_family(const tg_desc *d, tg_family *f) {
+  int major, minor;
+  snprintf(f->model, sizeof f->model, "%s", tg_desc_get(d, "device"));
+  if (sscanf(tg_desc_get(d, "compute_capability"), "%d.%d", &major, &minor) == 2 && major >= 0 &&
+      minor >= 0 && major < 100 && minor < 10)
+    snprintf(f->arch, sizeof f->arch, "sm_%d%d", major, minor);
+}
+
 const tg_backend gd_backend = {
   .name = "cuda",
   .summary = "NVIDIA GPUs through the CUDA driver: CUDA C++ compiled with NVRTC",
@@ -137,6 +147,7 @@ const tg_backend gd_backend = {
   .parse = cuda_parse,
   .list = cuda_list,
   .describe = cuda_describe,
+  .family = cuda_family,
   .test_fingerprint_env = NULL,
   .compiler = cuda_compiler,
   .build_key = cuda_build_key,

@@ -180,6 +180,17 @@ static int usable_cpus(int online) {
   return n > 0 ? n : 1;
 }
 
+void hw_family(const tg_desc *d, tg_family *f) {
+  static const struct { const char *flag, *arch; } widest[] = {
+    {"avx512f", "x86-64 AVX-512"}, {"avx2", "x86-64 AVX2"}, {"avx", "x86-64 AVX"},
+    {"sse4_2", "x86-64 SSE4.2"},
+  };
+  const char *model = tg_desc_get(d, "model"), *isa = tg_desc_get(d, "isa");
+  if (strcmp(model, "unknown")) snprintf(f->model, sizeof f->model, "%s", model);
+  for (size_t i = 0; i < sizeof widest / sizeof *widest && !f->arch[0]; i++)
+    if (has_flag(isa, widest[i].flag)) snprintf(f->arch, sizeof f->arch, "%s", widest[i].arch);
+}
+
 int hw_describe(tg_desc *d, rt_err *err) {
   (void)err;
   char model[256], flags[8192], isa[512] = "", cc[256];

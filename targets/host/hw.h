@@ -64,6 +64,11 @@ int hw_count_papi(const kn_kernel *k, const kn_problem *pb, const char *src,
 ** simd_bits, the data/unified caches (L1d, L2, L3: size and sharing CPUs),
 ** compiler, cflags. The fingerprint is tg_describe's (tg.h). */
 int hw_describe(tg_desc *d, rt_err *err);
+/* The family's model and architecture from a host description's pairs
+** (tg_backend.h family): the CPU's model name ("" when unknown) and
+** "x86-64 " with the widest SIMD extension among its isa flags (AVX-512,
+** AVX2, AVX, SSE4.2; "" with none of them, as on other machines). */
+void hw_family(const tg_desc *d, tg_family *f);
 
 /* One of cpu0's caches as sysfs lists it (the text as sysfs writes it,
 ** and parsed: bytes 0 when unreadable, ways 0 when unknown). */

@@ -102,6 +102,7 @@ const tg_backend hw_backend = {
   .parse = host_parse,
   .list = host_list,
   .describe = host_describe,
+  .family = hw_family,
   .test_fingerprint_env = "ROOFTUNE_TEST_HOST_FINGERPRINT",
   .compiler = host_compiler,
   .build_key = host_build_key,

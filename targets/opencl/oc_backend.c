@@ -114,6 +114,17 @@ static int ocb_limits(const tg_target *t, const char *user_set, rt_str *out, rt_
   return oc_limit_bindings(t->idx[0], t->idx[1], user_set, out, err);
 }
 
+/* Family (tg_backend.h): the device's name; the architecture is its type
+** and vendor under its platform ("cpu GenuineIntel, Portable Computing
+** Language"): OpenCL names no instruction set. */
+static void ocb_family(const tg_desc *d, tg_family *f) {
+  const char *type = tg_desc_get(d, "type"), *vendor = tg_desc_get(d, "vendor"),
+             *platform = tg_desc_get(d, "platform");
+  snprintf(f->model, sizeof f->model, "%s", tg_desc_get(d, "device"));
+  if (*type && *vendor && *platform)
+    snprintf(f->arch, sizeof f->arch, "%.20s %.50s, %.50s", type, vendor, platform);
+}
+
 const tg_backend oc_backend = {
   .name = "opencl",
   .summary = "OpenCL devices through the ICD loader: OpenCL C built with clBuildProgram",
@@ -122,6 +133,7 @@ const tg_backend oc_backend = {
   .parse = ocb_parse,
   .list = ocb_list,
   .describe = ocb_describe,
+  .family = ocb_family,
   .test_fingerprint_env = NULL,
   .compiler = ocb_compiler,
   .build_key = ocb_build_key,
