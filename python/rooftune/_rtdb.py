@@ -28,6 +28,7 @@ ERRORS = {
 }
 RTDB_NOTFOUND = 5
 MATCHES = {1: "exact", 2: "nearest", 3: "default"}
+LEVELS = {1: "target", 2: "model", 3: "arch", 4: "backend", 5: "default"}   # rtdb_level
 
 # The mirror of struct rtdb_result, field by field (names as in rtdb.h).
 # APPEND new fields at the end, as rtdb.h appends them.
@@ -38,11 +39,22 @@ RESULT_FIELDS = [
     ("pin_version", ctypes.c_int),
     ("time_s", ctypes.c_double),
     ("distance", ctypes.c_double),
+    # appended with target families (schema 8)
+    ("level", ctypes.c_int),                       # rtdb_level (an enum: int)
+    ("target", ctypes.c_char * RTDB_MAXKEY),
+    ("fingerprint", ctypes.c_char * RTDB_MAXKEY),
 ]
 
 
 class RtdbResult(ctypes.Structure):
     _fields_ = RESULT_FIELDS
+
+
+class RtdbTarget(ctypes.Structure):
+    """struct rtdb_target: the caller's family chain (rtdb_lookup_on)."""
+    _fields_ = [("name", ctypes.c_char_p), ("fingerprint", ctypes.c_char_p),
+                ("model", ctypes.c_char_p), ("arch", ctypes.c_char_p),
+                ("backend", ctypes.c_char_p), ("max_level", ctypes.c_int)]
 
 
 class RtdbError(Exception):
@@ -90,6 +102,9 @@ def _load(library=None):
             lib.rtdb_errstr.restype = cp
             lib.rtdb_lookup.argtypes = [vp, cp, cp, cp, cp, ctypes.POINTER(RtdbResult)]
             lib.rtdb_lookup.restype = ctypes.c_int
+            lib.rtdb_lookup_on.argtypes = [vp, ctypes.POINTER(RtdbTarget), cp, cp, cp,
+                                           ctypes.POINTER(RtdbResult)]
+            lib.rtdb_lookup_on.restype = ctypes.c_int
             _libs[name] = lib
             return lib
         raise OSError("cannot load the rooftune reader library (librtdb): %s; build it "
@@ -127,7 +142,10 @@ class Lookup:
     schedule (config: a dict; config_json: its canonical text), the
     workload it was tuned for ("" for defaults), pin_version (0 for
     defaults), time_s (None when unknown) and distance (None unless
-    nearest). Fields rtdb.h appends are in .fields (name -> value)."""
+    nearest); the family level that answered ("target", "model", "arch",
+    "backend", "default") and the target whose pin it is (target and
+    fingerprint, "" for defaults). Every field of rtdb_result is in
+    .fields (name -> value)."""
 
     def __init__(self, r):
         self.fields = {}
@@ -141,11 +159,15 @@ class Lookup:
         self.pin_version = r.pin_version
         self.time_s = r.time_s if r.time_s >= 0 else None
         self.distance = r.distance if r.match == 2 else None
+        self.level = LEVELS.get(r.level, "unknown %d" % r.level)
+        self.target = self.fields["target"]
+        self.fingerprint = self.fields["fingerprint"]
 
     def as_dict(self):
         return {"match": self.match, "config": self.config, "workload": self.workload,
                 "pin_version": self.pin_version, "time_s": self.time_s,
-                "distance": self.distance}
+                "distance": self.distance, "level": self.level, "target": self.target,
+                "fingerprint": self.fingerprint}
 
     def __repr__(self):
         return "Lookup(%r)" % (self.as_dict(),)
@@ -166,18 +188,33 @@ class Reader:
             raise RtdbError(rc, msg.value.decode("utf-8", "replace"))
         self.path = path
 
-    def lookup(self, target, kernel, variables, tag=None):
+    def lookup(self, target, kernel, variables, tag=None, on=None):
         """The schedule of kernel on target for these problem variables
         (a dict or rtdb's "VAR=VALUE,..." text); tag: a release, or None
-        for the current pins. Raises NotFound for an unknown kernel or tag
-        (or nothing to fall back to), RtdbError for other failures."""
+        for the current pins. on: the caller's family chain, a dict with
+        any of fingerprint, model, arch, backend (str) and max_level (int,
+        0 = up to the architecture): rtdb_lookup_on falls back along it
+        (db/rtdb.h); target may then be None. Raises NotFound for an
+        unknown kernel or tag (or nothing to fall back to), RtdbError for
+        other failures."""
         if self._h is None:
             raise RtdbError(6, "the reader is closed")
         out = RtdbResult()
-        rc = self._lib.rtdb_lookup(self._h, target.encode(), kernel.encode(),
-                                   format_vars(variables).encode(),
-                                   tag.encode() if tag is not None else None,
-                                   ctypes.byref(out))
+        vars_ = format_vars(variables).encode()
+        tag_ = tag.encode() if tag is not None else None
+        if on is None:
+            rc = self._lib.rtdb_lookup(self._h, target.encode(), kernel.encode(), vars_, tag_,
+                                       ctypes.byref(out))
+        else:
+            unknown = set(on) - {"fingerprint", "model", "arch", "backend", "max_level"}
+            if unknown:
+                raise TypeError("on: unknown keys %s" % sorted(unknown))
+            enc = lambda k: on[k].encode() if on.get(k) is not None else None
+            t = RtdbTarget(target.encode() if target is not None else None, enc("fingerprint"),
+                           enc("model"), enc("arch"), enc("backend"),
+                           int(on.get("max_level", 0)))
+            rc = self._lib.rtdb_lookup_on(self._h, ctypes.byref(t), kernel.encode(), vars_,
+                                          tag_, ctypes.byref(out))
         if rc:
             msg = (self._lib.rtdb_errmsg(self._h) or b"").decode("utf-8", "replace")
             raise (NotFound if rc == RTDB_NOTFOUND else RtdbError)(rc, msg)

@@ -21,7 +21,7 @@ import urllib.parse
 # The schema versions this package reads (db/db.h's DB_SCHEMA_VERSION is the
 # newest; python/tests/test_records.py checks that SCHEMA_MAX is it).
 SCHEMA_MIN = 7
-SCHEMA_MAX = 7
+SCHEMA_MAX = 8
 
 
 class DatabaseError(Exception):
@@ -179,10 +179,14 @@ class Database:
         return frame(rows, expand) if as_frame else rows
 
     def targets(self, name=None, as_frame=False):
-        """Stored targets: id, name, fingerprint, description (dict), created."""
+        """Stored targets: id, name, fingerprint, description (dict), created,
+        and the family chain's model, arch and backend (None when unknown,
+        and in files before schema 8)."""
         w, a = self._where([("name = ?", name)])
-        rows = self._rows("SELECT id, name, fingerprint, description, created FROM targets"
-                          " WHERE 1" + w + " ORDER BY id", a)
+        fam = "model, arch, backend" if self.schema_version >= 8 else \
+            "NULL AS model, NULL AS arch, NULL AS backend"
+        rows = self._rows("SELECT id, name, fingerprint, description, created, " + fam +
+                          " FROM targets WHERE 1" + w + " ORDER BY id", a)
         for r in rows:
             r["description"] = _json(r["description"])
         return self._out(rows, as_frame)

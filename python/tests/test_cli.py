@@ -44,6 +44,48 @@ def test_tune_then_read(tmp_path, exe, librtdb):
     assert e.value.rc == 1 and "nothing to resume" in e.value.stderr
 
 
+def test_family_levels(tmp_path, exe, librtdb):
+    """Reader.lookup(on=...) walks the caller's family chain (rtdb_lookup_on):
+    the campaign's own fingerprint answers at the target level; another
+    machine of the same model, architecture or (when asked) backend gets the
+    same pin at that level, naming the host row; another backend gets the
+    default. Each answer as `rooftune db lookup` gives it for the same chain."""
+    db = str(tmp_path / "fam.db")
+    cli = rooftune.CLI(db=db, exe=exe)
+    rep = cli.tune(kernel="reduction", set={"N": 4096}, budget=3, seed=2, extra=HARNESS)
+    with rooftune.Database(db) as d:
+        (t,) = d.targets(name="host")
+    assert t["backend"] == "host" and t["model"] and t["arch"]
+    other = "0" * 32
+    cases = [("host", {"fingerprint": t["fingerprint"]}, "target"),
+             (None, {"fingerprint": other, "model": t["model"], "arch": t["arch"],
+                     "backend": "host"}, "model"),
+             (None, {"fingerprint": other, "arch": t["arch"], "backend": "host"}, "arch"),
+             (None, {"fingerprint": other, "backend": "host", "max_level": 4}, "backend"),
+             (None, {"fingerprint": other, "backend": "host"}, "default"),
+             (None, {"fingerprint": other, "arch": t["arch"], "backend": "cuda"}, "default")]
+    flags = {"fingerprint": "--fingerprint", "model": "--model", "arch": "--arch",
+             "backend": "--backend", "max_level": "--max-level"}
+    with rooftune.Reader(db, library=librtdb) as r:
+        for name, on, level in cases:
+            got = r.lookup(name, "reduction", {"N": 4096}, on=on)
+            assert got.level == level, (on, got)
+            if level == "default":
+                assert (got.match, got.target, got.config) == \
+                    ("default", "", rep["default"]["config"])
+            else:
+                assert (got.match, got.target, got.fingerprint, got.config) == \
+                    ("exact", "host", t["fingerprint"], rep["decision"]["config"])
+            args = ["db", "lookup", "--db", db, "--target", name or "nowhere", "--kernel",
+                    "reduction", "--set", "N=4096", "--json"]
+            for k, v in on.items():
+                args += [flags[k], str(v)]
+            via_cli = cli.run(*args)
+            assert (via_cli["level"], via_cli["config"]) == (got.level, got.config)
+        with pytest.raises(TypeError):
+            r.lookup(None, "reduction", {"N": 4096}, on={"gpu": "h200"})
+
+
 def test_usage_error(tmp_path, exe):
     cli = rooftune.CLI(db=str(tmp_path / "u.db"), exe=exe)
     with pytest.raises(rooftune.CLIError) as e:
