@@ -565,7 +565,7 @@ typedef struct sample_set {
 
 static int sample_row(void *ctx, const db_trial_row *r) {
   sample_set *ss = ctx;
-  if (strcmp(r->status, "ok") || !(r->time_s > 0)) return 0;
+  if (strcmp(r->status, "ok") || !(r->time_s > 0) || r->loaded) return 0;   /* busy: not evidence */
   wl *w = &ss->w[ss->cur];
   int np = sp_nparams(w->sp);
   int *cfg = rt_malloc((size_t)np * sizeof *cfg);

@@ -148,6 +148,10 @@ static const char *const migrations[] = {
   "ALTER TABLE tags ADD COLUMN defaults INTEGER NOT NULL DEFAULT 0;"
   "CREATE TABLE tag_defaults(tag_id INTEGER NOT NULL REFERENCES tags(id), kernel TEXT NOT NULL,"
   "  config TEXT NOT NULL, PRIMARY KEY(tag_id, kernel));",
+  /* 8 -> 9: the load guard (measure/ms.h "Load"): a trial measured while
+  ** the machine was busy; such trials are not reused, calibrated on or
+  ** pinned from */
+  "ALTER TABLE trials ADD COLUMN loaded INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -676,7 +680,7 @@ void db_campaign_info_free(db_campaign_info *c) {
 static const char trials_select[] =
     "SELECT t.id, t.campaign_id, t.config, t.status, t.time, t.ci_lo, t.ci_hi, t.repeats,"
     " t.compile_s, t.verify_s, t.bench_s, t.framework_s, t.source_hash, t.origin, t.mean, t.sd,"
-    " t.min, t.noisy"
+    " t.min, t.noisy, t.loaded"
     " FROM trials t JOIN campaigns c ON c.id = t.campaign_id JOIN targets g ON g.id = c.target_id"
     " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id WHERE 1";
 
@@ -735,6 +739,7 @@ int db_trials(db *d, const db_trial_filter *f, db_row_fn fn, void *ctx, rt_err *
       .source_hash = (const char *)sqlite3_column_text(st, 12),
       .origin = (const char *)sqlite3_column_text(st, 13), .mean_s = col_num(st, 14),
       .sd_s = col_num(st, 15), .min_s = col_num(st, 16), .noisy = sqlite3_column_int(st, 17),
+      .loaded = sqlite3_column_int(st, 18),
     };
     n++;
     if (fn(ctx, &r)) break;
@@ -755,9 +760,9 @@ static const char trial_ins_sql[] =
     "INSERT INTO trials(campaign_id, config, config_hash, status, time, mean, sd,"
     " min, ci_lo, ci_hi, repeats, noisy, counters, predicted, compile_s,"
     " verify_s, bench_s, framework_s, created, source_hash, origin, measurements,"
-    " runtimes, strategy_s)"
+    " runtimes, strategy_s, loaded)"
     " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16, ?17, ?18, coalesce(?19, datetime('now')), ?20, ?21, ?22, ?23, ?24)";
+    " ?16, ?17, ?18, coalesce(?19, datetime('now')), ?20, ?21, ?22, ?23, ?24, ?25)";
 
 /* Bind through a va_list (bindv's types) on an already prepared statement. */
 static int bind_all(sqlite3_stmt *st, const char *types, ...) {
@@ -776,12 +781,12 @@ int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err) {
                                           &d->trial_ins, NULL) != SQLITE_OK)
     return db__fail(d, err, "prepare");
   sqlite3_stmt *st = d->trial_ins;
-  int rc = bind_all(st, "isssddddddiitdddddtttttd", t->campaign_id, t->config_json, hex, t->status,
+  int rc = bind_all(st, "isssddddddiitdddddtttttdi", t->campaign_id, t->config_json, hex, t->status,
                     t->time_s, t->mean_s, t->sd_s, t->min_s, t->ci_lo_s, t->ci_hi_s,
                     (int64_t)t->repeats, (int64_t)t->noisy, t->counters_json, t->predicted_s,
                     t->compile_s, t->verify_s, t->bench_s, t->framework_s, t->timestamp,
                     t->source_hash, t->origin, t->measurements_json, t->runtimes_json,
-                    t->strategy_s);
+                    t->strategy_s, (int64_t)t->loaded);
   rc = rc != SQLITE_OK ? db__fail(d, err, "bind")
        : sqlite3_step(st) != SQLITE_DONE ? db__fail(d, err, "write") : 0;
   if (!rc && id) *id = sqlite3_last_insert_rowid(d->h);

@@ -49,7 +49,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 8
+#define DB_SCHEMA_VERSION 9
 
 typedef struct db db;
 
@@ -175,6 +175,9 @@ typedef struct db_trial {
   const char *runtimes_json; /* the per-repeat run times in seconds: [...] */
   double strategy_s;         /* the search algorithm's time (T4's
                              ** times.search_algorithm) */
+  int loaded;                /* schema 9: measured while the machine was busy
+                             ** (the load guard): never reused, calibrated on
+                             ** or pinned from */
 } db_trial;
 /* Insert a trial; a config already in the campaign is an error. */
 int db_trial_add(db *d, const db_trial *t, int64_t *id, rt_err *err);
@@ -186,7 +189,7 @@ typedef struct db_trial_row {
   const char *config, *status, *source_hash, *origin;
   double time_s, mean_s, sd_s, min_s, ci_lo_s, ci_hi_s;      /* NAN: none */
   double compile_s, verify_s, bench_s, framework_s;          /* NAN: unknown */
-  int repeats, noisy;
+  int repeats, noisy, loaded;
 } db_trial_row;
 typedef int (*db_row_fn)(void *ctx, const db_trial_row *t);
 /* Which trials: every field left 0/NULL matches all. source_hash selects

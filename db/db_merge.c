@@ -151,19 +151,20 @@ static const char ins_campaign[] =
     " rooftune_version, source, compiler, flags, started, ended, state, rooftune_commit, report,"
     " provenance) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)";
 
-#define TRIALS_SQL(source_hash, origin, imported)                                            \
+#define TRIALS_SQL(source_hash, origin, imported, loaded)                                    \
     "INSERT INTO main.trials(campaign_id, config, config_hash, status, time, mean, sd, min, ci_lo," \
     " ci_hi, repeats, noisy, counters, predicted, compile_s, verify_s, bench_s, framework_s,"    \
-    " created, source_hash, origin, measurements, runtimes, strategy_s)"                      \
+    " created, source_hash, origin, measurements, runtimes, strategy_s, loaded)"              \
     " SELECT m.dst_id, t.config, t.config_hash, t.status, t.time, t.mean, t.sd, t.min, t.ci_lo," \
     " t.ci_hi, t.repeats, t.noisy, t.counters, t.predicted, t.compile_s, t.verify_s, t.bench_s," \
-    " t.framework_s, t.created, " source_hash ", " origin ", " imported                       \
+    " t.framework_s, t.created, " source_hash ", " origin ", " imported ", " loaded           \
     " FROM src.trials t JOIN temp.merge_new n ON n.id = t.id"                                 \
     " JOIN temp.merge_map m ON m.src_id = t.campaign_id ORDER BY t.id"
 static const char *const trials_sql[] = {
-  TRIALS_SQL("NULL", "NULL", "NULL, NULL, NULL"),
-  TRIALS_SQL("t.source_hash", "t.origin", "NULL, NULL, NULL"),
-  TRIALS_SQL("t.source_hash", "t.origin", "t.measurements, t.runtimes, t.strategy_s")};
+  TRIALS_SQL("NULL", "NULL", "NULL, NULL, NULL", "0"),
+  TRIALS_SQL("t.source_hash", "t.origin", "NULL, NULL, NULL", "0"),
+  TRIALS_SQL("t.source_hash", "t.origin", "t.measurements, t.runtimes, t.strategy_s", "0"),
+  TRIALS_SQL("t.source_hash", "t.origin", "t.measurements, t.runtimes, t.strategy_s", "t.loaded")};
 
 /* Copy each needed campaign, recording src id -> new id in merge_map. */
 static int copy_campaigns(db *d, int version, int *n, rt_err *err) {
@@ -192,7 +193,7 @@ static int merge_in(db *d, int version, db_merge_stats *s, rt_err *err) {
       db__run(d, db__query(d, err, "SELECT count(*) FROM src.trials", ""), &total, err) < 0 ||
       db__run(d, db__query(d, err, "SELECT count(*) FROM temp.merge_new", ""), &fresh, err) < 0 ||
       exec(d, entities_sql, err) || (version >= 2 && exec(d, defaults_sql, err)) ||
-      copy_campaigns(d, version, &s->campaigns, err) || db__run(d, db__query(d, err, trials_sql[(version >= 4) + (version >= 7)], ""), NULL, err) < 0)
+      copy_campaigns(d, version, &s->campaigns, err) || db__run(d, db__query(d, err, trials_sql[(version >= 4) + (version >= 7) + (version >= 9)], ""), NULL, err) < 0)
     return -1;
   s->trials = sqlite3_changes(db__sqlite(d));
   s->duplicates = (int)(total - fresh);

@@ -37,7 +37,7 @@
 #include "rtdb_int.h"
 
 #define RTDB_SCHEMA_MIN 2   /* the schema versions this library reads */
-#define RTDB_SCHEMA_MAX 8   /* 4 and 7 added columns, 5 and 6 tables, the reader does not read; 8 families */
+#define RTDB_SCHEMA_MAX 9   /* 4, 7 and 9 added columns, 5 and 6 tables, the reader does not read; 8 families */
 
 #define MAXVARS 32          /* variables of one workload */
 #define MAXNAME 64

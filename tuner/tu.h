@@ -368,7 +368,8 @@ typedef struct tu_campaign_opts {
   double time_limit;           /* seconds of measuring; 0: none */
   uint64_t seed;
   int batch, no_pin;
-  int no_load_guard;           /* 1: do not look at the machine's load (ms_load.c) */
+  int no_load_guard;           /* 1: do not look at the machine's load (ms_load.c);
+                               ** also $ROOFTUNE_LOAD_GUARD=off */
   int no_recheck;              /* 1: no re-measurement and no pin decision at the
                                ** end (compare's reference sample); implies no pin */
   ms_opts ms;

@@ -26,7 +26,8 @@
 **     configuration again. A campaign stored before the default came first
 **     (its options lack "default_first") is replayed without it.
 **  3. Reuse is keyed by ms_build_key (source, compiler, flags) plus the
-**     measurement options that change a time: a timeout is never reused.
+**     measurement options that change a time: a timeout is never reused,
+**     nor a trial measured while the machine was busy (db_trial.loaded).
 **     A sequence of re-measurements is reused whole, keyed by its ordered
 **     sources.
 **  4. One process at a time runs a campaign: it holds the campaign's
@@ -98,17 +99,21 @@ typedef struct camp {
   ms_load_guard guard;
   int64_t load_looks, load_busy;
   char load_why[160];
+  int last_busy, bbusy;        /* the last single measurement's look; the batch's */
+  char last_why[160];          /* the last busy look's reason */
 } camp;
 
-/* The load guard's look after n measurements (tu_report.load_*). */
-static void look(camp *c, int n) {
+/* The load guard's look after n measurements (tu_report.load_*): 1 when
+** they were made while the machine was busy. */
+static int look(camp *c, int n) {
   ms_load_view v;
-  if (!c->guard.on || n <= 0) return;
+  if (!c->guard.on || n <= 0) return 0;
   c->load_looks += n;
-  if (ms_load_check(&c->guard, &v)) {
-    c->load_busy += n;
-    if (!c->load_why[0]) snprintf(c->load_why, sizeof c->load_why, "%s", v.why);
-  }
+  if (!ms_load_check(&c->guard, &v)) return 0;
+  c->load_busy += n;
+  if (!c->load_why[0]) snprintf(c->load_why, sizeof c->load_why, "%s", v.why);
+  snprintf(c->last_why, sizeof c->last_why, "%s", v.why);
+  return 1;
 }
 
 /* Measure src (generated from cfg; NULL cfg: the baseline) with the
@@ -119,7 +124,7 @@ static int measure(camp *c, const int *cfg, const char *src, const char *ldflags
   c->compile_s += nz(r->compile_s);
   c->verify_s += nz(r->verify_s);
   c->bench_s += nz(r->bench_s);
-  look(c, 1);
+  c->last_busy = look(c, 1);
   return rc;
 }
 
@@ -150,7 +155,7 @@ typedef struct reuse_hit {
 
 static int reuse_row(void *ctx, const db_trial_row *r) {
   reuse_hit *h = ctx;
-  if (!strcmp(r->status, "timeout")) return 0;   /* invariant 3 */
+  if (!strcmp(r->status, "timeout") || r->loaded) return 0;   /* invariant 3 */
   h->found = 1;
   db_trial_init(&h->t);
   h->status = rt_strdup(r->status);
@@ -201,9 +206,10 @@ static int store(camp *c, const int *cfg, db_trial *t, const char *hash, const c
 /* A measured trial into the database (its counts and their traffic too);
 ** *id gets its id. 0 or -1 with err. */
 static int store_measured(camp *c, const int *cfg, const char *hash, const ms_result *r,
-                          int64_t *id, rt_err *err) {
+                          int loaded, int64_t *id, rt_err *err) {
   db_trial t;
   db_trial_init(&t);
+  t.loaded = loaded;
   t.status = ms_status_name(r->status);
   if (r->status == MS_OK) {
     t.time_s = r->t.median, t.mean_s = r->t.mean, t.sd_s = r->t.sd, t.min_s = r->t.min;
@@ -275,7 +281,7 @@ static void batch_measure(camp *c, const int *cfgs, char *const *src, int n) {
                                          c->o->stop, &err)
                    : tg_measure_batch(&c->tg, c->w, bsrc, m, &c->ms, c->bres, c->o->stop, &err);
     if (done < 0) snprintf(c->berr, sizeof c->berr, "%s", err.msg[0] ? err.msg : "batch failed");
-    look(c, done);
+    c->bbusy = look(c, done);
     c->nb = m, c->bdone = done < 0 ? 0 : done;
     for (int k = 0; k < c->bdone; k++) {
       c->compile_s += nz(c->bres[k].compile_s);
@@ -286,7 +292,8 @@ static void batch_measure(camp *c, const int *cfgs, char *const *src, int n) {
     for (int k = 0; done >= 0 && done < m && c->o->stop && *c->o->stop && k < done; k++) {
       int64_t id;
       rt_err e = {0};
-      if (!store_measured(c, bcfg + (size_t)k * np, c->bhash[k], &c->bres[k], &id, &e)) c->bused[k] = 1;
+      if (!store_measured(c, bcfg + (size_t)k * np, c->bhash[k], &c->bres[k], c->bbusy, &id, &e))
+        c->bused[k] = 1;
     }
   }
   free(bsrc);
@@ -367,7 +374,7 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
         rt_err_set(err, "interrupted");   /* invariant 1: not stored */
         rc = -1;
       } else {
-        rc = store_measured(c, cfg, hash, &r, &tr.id, err);
+        rc = store_measured(c, cfg, hash, &r, k >= 0 ? c->bbusy : c->last_busy, &tr.id, err);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
         tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
                          r.t.noisy};
@@ -677,7 +684,7 @@ static void choose(tu_report *rep, const char *choice, int64_t trial, char *conf
 /* The default's trial in this campaign for a default that is not in the
 ** run (a campaign stored before it came first): the one stored earlier,
 ** or its first re-measurement stored now as a trial. 0 or -1 with err. */
-static int default_trial(camp *c, rm_seq *q, const int *def, rt_err *err) {
+static int default_trial(camp *c, rm_seq *q, const int *def, int loaded, rt_err *err) {
   int64_t i = tu_cfgmap_get(&c->own, def);
   int64_t id = i >= 0 ? c->own_rec[i].id : 0;
   if (!id) {
@@ -688,6 +695,7 @@ static int default_trial(camp *c, rm_seq *q, const int *def, rt_err *err) {
     t.time_s = p->t.median, t.mean_s = p->t.mean, t.sd_s = p->t.sd, t.min_s = p->t.min;
     t.ci_lo_s = p->t.ci_lo, t.ci_hi_s = p->t.ci_hi, t.repeats = p->t.n, t.noisy = p->t.noisy;
     t.compile_s = p->compile_s, t.verify_s = p->verify_s, t.bench_s = p->bench_s;
+    t.loaded = loaded;
     if (store(c, def, &t, p->hash, strcmp(p->origin, "measured") ? "reused" : "measured", &id, err))
       return -1;
   }
@@ -754,6 +762,7 @@ static int decide(camp *c, tu_run *run, tu_report *rep, rt_err *err) {
   rt_hash_hex(h, q.hash);
   int found = rm_lookup(c, &q, err);
   if (found < 0) goto out;
+  int64_t busy0 = c->load_busy;
   if (!found) {
     int m = rm_measure(c, &q, err);
     if (m) {
@@ -761,15 +770,28 @@ static int decide(camp *c, tu_run *run, tu_report *rep, rt_err *err) {
       goto out;
     }
   }
+  /* re-measured on a busy machine: nothing to compare, nothing kept for reuse */
+  int busy_rm = c->load_busy > busy0;
   int first_def_ok = use_def && q.p[0].status == MS_OK;
-  if (use_def && di < 0 && first_def_ok && default_trial(c, &q, def, err)) goto out;
-  if ((!found || q.from != c->id) && rm_store(c, &q, err)) goto out;
+  if (use_def && di < 0 && first_def_ok && default_trial(c, &q, def, busy_rm, err)) goto out;
+  if ((!found || q.from != c->id) && !busy_rm && rm_store(c, &q, err)) goto out;
   rep->remeasured = q.n, rep->remeasured_candidates = nc;
   for (int k = 0; k < q.n; k++) {
     if (strcmp(q.p[k].origin, "measured")) rep->remeasured_reused++;
     else rep->remeasure_s += q.p[k].compile_s + q.p[k].verify_s + q.p[k].bench_s;
   }
   rep->remeasurements = rm_json(&q);
+  if (busy_rm) {   /* invariant 6: no pin from measurements made under load */
+    if (use_def)
+      choose(rep, "default", q.p[0].trial, sp_config_json(c->sp, def),
+             "kept the default: the machine was busy while the candidates were measured again "
+             "(%s)", c->last_why);
+    else
+      choose(rep, "none", 0, NULL, "nothing to pin: the machine was busy while the candidates "
+             "were measured again (%s)", c->last_why);
+    rc = 0;
+    goto out;
+  }
   /* the default's measurements must all be verified to compare with */
   const rm_pos *dfail = NULL;
   for (int k = 0; use_def && k < q.n && !dfail; k++)
@@ -1012,6 +1034,8 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
   c.ms.guard = o.db_path;   /* no candidate may touch the database */
+  const char *lg = getenv("ROOFTUNE_LOAD_GUARD");   /* "off": as --no-load-guard (the tests) */
+  if (lg && !strcmp(lg, "off")) o.no_load_guard = 1;
   if (!o.no_load_guard && !o.measure && !o.measure_batch) {
     rt_err lerr = {0};   /* a machine that cannot be read: no guard, and the report says so */
     if (ms_load_start(&c.guard, &lerr)) snprintf(c.load_why, sizeof c.load_why, "%.150s", lerr.msg);

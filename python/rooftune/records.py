@@ -21,7 +21,7 @@ import urllib.parse
 # The schema versions this package reads (db/db.h's DB_SCHEMA_VERSION is the
 # newest; python/tests/test_records.py checks that SCHEMA_MAX is it).
 SCHEMA_MIN = 7
-SCHEMA_MAX = 8
+SCHEMA_MAX = 9
 
 
 class DatabaseError(Exception):
@@ -244,7 +244,8 @@ class Database:
             " t.sd AS sd_s, t.min AS min_s, t.ci_lo AS ci_lo_s, t.ci_hi AS ci_hi_s, t.repeats,"
             " t.noisy, t.predicted AS predicted_s, t.compile_s, t.verify_s, t.bench_s,"
             " t.framework_s, t.strategy_s, t.created, t.source_hash, t.origin, t.counters,"
-            " t.measurements, t.runtimes"
+            " t.measurements, t.runtimes, " +
+            ("t.loaded" if self.schema_version >= 9 else "0 AS loaded") +
             " FROM trials t JOIN campaigns c ON c.id = t.campaign_id"
             " JOIN targets g ON g.id = c.target_id JOIN workloads w ON w.id = c.workload_id"
             " JOIN kernels k ON k.id = w.kernel_id WHERE 1" + w + " ORDER BY t.id", a)
@@ -252,6 +253,7 @@ class Database:
             for k in ("config", "counters", "measurements", "runtimes"):
                 r[k] = _json(r[k])
             r["noisy"] = bool(r["noisy"])
+            r["loaded"] = bool(r["loaded"])   # measured on a busy machine (schema 9)
         return self._out(rows, as_frame, "config" if expand_config else None)
 
     def pins(self, target=None, kernel=None, workload=None, tag=None, history=False,
