@@ -108,15 +108,16 @@ $(BUILD)/common/rt_commit.o: common/rt_commit.c $(BUILD)/commit.txt
 # The reader library for code generators: depends on SQLite only, shipped
 # as a static and a shared library with a pkg-config file.
 RTDB_SONAME = librtdb.so.1
-$(BUILD)/pic/db/rtdb.o: db/rtdb.c
+RTDB_SRC = db/rtdb.c db/rtdb_adapt.c
+$(BUILD)/pic/db/%.o: db/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
 
-$(BUILD)/librtdb.a: $(BUILD)/db/rtdb.o
+$(BUILD)/librtdb.a: $(RTDB_SRC:%.c=$(BUILD)/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/librtdb.so: $(BUILD)/pic/db/rtdb.o
+$(BUILD)/librtdb.so: $(RTDB_SRC:%.c=$(BUILD)/pic/%.o)
 	$(CC) $(SAN) $(LDFLAGS) -shared -Wl,-soname,$(RTDB_SONAME) -o $@ $^ -lsqlite3 -lpthread -lm
 
 PREFIX ?= /usr/local
