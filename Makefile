@@ -72,6 +72,9 @@ $(BUILD)/tests/cuda_emu/emu_run.o: tests/cuda_emu/emu_run.c
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_EXTRA) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
 
+# test_rtdb_adapt counts the allocations of the adapter's hot path.
+$(BUILD)/tests/test_rtdb_adapt: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 # The option-table parser is the CLI's own (not in librooftune).
 $(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.o $(BUILD)/cli/cli.o \
                              $(TEST_EXTRA) $(BUILD)/librooftune.a

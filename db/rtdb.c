@@ -905,7 +905,7 @@ int rtdb_lookup(rtdb *db, const char *target, const char *kernel, const char *vs
 
 struct sqlite3 *rtdb__sqlite(rtdb *db) { return db->h; }
 
-int rtdb__distance(const char *vs, const char *sizes_json, const char *dtype, double *d, int *covers) {
+int rtdb__distance(const char *vs, const char *sizes_json, const char *dtype, double *d) {
   scan *s = malloc(sizeof *s + sizeof(vars));
   if (!s) return RTDB_NOMEM;
   vars *g = (vars *)(s + 1);
@@ -926,7 +926,6 @@ int rtdb__distance(const char *vs, const char *sizes_json, const char *dtype, do
     if (!code) {
       *d = judge(s);
       if (*d == -2) code = RTDB_NOTADB;
-      *covers = s->nfree == 0;
     }
   }
   free(s);

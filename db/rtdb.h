@@ -146,7 +146,9 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
 **  A3. The confidence rule: an alternative is tested against the
 **      incumbent when its report count reaches min_samples * 2^i (i = 0,
 **      1, ... while <= max_samples) and the incumbent has min_samples: a
-**      one-sided Welch t-test on the reported times at level
+**      one-sided Welch t-test on the reported times (Welch's statistic
+**      with the conservative min(n1, n2) - 1 degrees of freedom, whose
+**      level never exceeds the nominal one for normal times) at level
 **      alpha_i = (1 - confidence) / (m * 2^(i+1)), m the site's number of
 **      alternatives. Faster: it becomes the incumbent (the old one is
 **      retired). Slower at the same level: it is dropped. At max_samples

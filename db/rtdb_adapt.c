@@ -144,8 +144,7 @@ static double t_upper(double t, double df) {
 double rtdb__welch_p(double na, double ma, double va, double nb, double mb, double vb) {
   double sa = va / na, sb = vb / nb, se2 = sa + sb;
   if (!(se2 > 0)) return ma > mb ? 0 : ma < mb ? 1 : 0.5;
-  double df = se2 * se2 / (sa * sa / (na - 1) + sb * sb / (nb - 1));
-  return t_upper((ma - mb) / sqrt(se2), df);
+  return t_upper((ma - mb) / sqrt(se2), fmin(na, nb) - 1);
 }
 
 /* ---- The log (A5) ---- */
@@ -444,7 +443,7 @@ static int near_fn(void *ctx, const char *key, const char *sizes, const char *dt
   (void)time_s;
   build *b = ctx;
   double d;
-  int covers, rc = rtdb__distance(b->vars, sizes, dtype, &d, &covers);
+  int rc = rtdb__distance(b->vars, sizes, dtype, &d);
   if (rc) {
     b->code = seterr(b->a, rc, "adapt: the pinned workload '%.200s' %s", key,
                      rc == RTDB_MISUSE ? "cannot be compared with these vars" : "is not what rooftune writes");
