@@ -131,10 +131,11 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
 ** Invariants:
 **  A1. Arm 0 of a site is rtdb_lookup's answer. The alternatives (at most
 **      max_arms) are, in this order, the top_k fastest trials of status ok
-**      of the answer's workload on the target (every target row of the
-**      name), then the pin and the top_k trials of each of the neighbours
-**      nearest other pinned workloads (rtdb_lookup's distance, ties by
-**      key); never a trial that failed, was not verified (status other
+**      on the target (every target row of the name) of the asked workload
+**      when it is stored without a pin (the one stored workload vars name
+**      exactly), then of the answer's workload, then the pin and the top_k
+**      trials of each of the neighbours nearest other pinned workloads
+**      (rtdb_lookup's distance, ties by key); never a trial that failed, was not verified (status other
 **      than ok) or came from another machine or tool (a target fingerprint
 **      or kernel template_version "external"); each schedule once (same
 **      text). A site whose answer is the default draws from the nearest

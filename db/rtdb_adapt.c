@@ -67,6 +67,7 @@ struct rtdb_adapt {
   rtdb *db;
   pthread_mutex_t mu;
   sqlite3_stmt *top;               /* the top-k verified trials of a workload */
+  sqlite3_stmt *wls;               /* the stored workloads of a kernel */
   rtdb_adapt_opts o;
   rtdb_adapt_site **slot;          /* open addressing, linear probing; cap a power of 2 */
   size_t cap, n;
@@ -85,6 +86,10 @@ static const char top_sql[] =
     " WHERE g.name = ?1 AND k.name = ?2 AND w.key = ?3 AND t.status = 'ok' AND t.time IS NOT NULL"
     " AND g.fingerprint <> 'external' AND k.template_version <> 'external'"
     " ORDER BY t.time, t.id LIMIT ?4";
+
+/* The stored workloads of a kernel, the newest template version first. */
+static const char wls_sql[] = "SELECT w.key, w.sizes, w.dtype FROM workloads w JOIN kernels k ON k.id = w.kernel_id"
+                              " WHERE k.name = ?1 ORDER BY k.id DESC, w.id";
 
 static int seterr(rtdb_adapt *a, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int seterr(rtdb_adapt *a, int code, const char *fmt, ...) {
@@ -312,7 +317,8 @@ int rtdb_adapt_open(rtdb *db, const rtdb_adapt_opts *given, rtdb_adapt **out, ch
   a->o.log_path = NULL;   /* not kept: the caller's string */
   pthread_mutex_init(&a->mu, NULL);
   int code = RTDB_OK;
-  if (sqlite3_prepare_v3(rtdb__sqlite(db), top_sql, -1, SQLITE_PREPARE_PERSISTENT, &a->top, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v3(rtdb__sqlite(db), top_sql, -1, SQLITE_PREPARE_PERSISTENT, &a->top, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(rtdb__sqlite(db), wls_sql, -1, SQLITE_PREPARE_PERSISTENT, &a->wls, NULL) != SQLITE_OK)
     code = seterr(a, RTDB_NOTADB, "adapt: %s", sqlite3_errmsg(rtdb__sqlite(db)));
   struct stat st;
   if (!code && o.log_path) {
@@ -361,6 +367,7 @@ int rtdb_adapt_close(rtdb_adapt *a) {
   for (size_t i = 0; i < a->cap; i++) free(a->slot[i]);
   free(a->slot);
   sqlite3_finalize(a->top);
+  sqlite3_finalize(a->wls);
   pthread_mutex_destroy(&a->mu);
   free(a);
   return rc;
@@ -436,6 +443,34 @@ static int add_top(build *b, const char *target, const char *kernel, const char 
   return code;
 }
 
+/* The key of the one stored workload of kernel that vars name (distance
+** 0), into key (RTDB_MAXKEY bytes; "" when none, or several tie). */
+static int exact_key(build *b, const char *kernel, char *key) {
+  rtdb_adapt *a = b->a;
+  sqlite3_stmt *st = a->wls;
+  int rc, code = RTDB_OK, found = 0;
+  key[0] = 0;
+  sqlite3_bind_text(st, 1, kernel, -1, SQLITE_STATIC);
+  while (!code && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *k = (const char *)sqlite3_column_text(st, 0), *sizes = (const char *)sqlite3_column_text(st, 1),
+               *dtype = (const char *)sqlite3_column_text(st, 2);
+    double d;
+    if (!k || !sizes || !dtype || (size_t)sqlite3_column_bytes(st, 0) >= RTDB_MAXKEY) {
+      code = seterr(a, RTDB_NOTADB, "adapt: unexpected workload row of %.100s", kernel);
+    } else if ((code = rtdb__distance(b->vars, sizes, dtype, &d))) {
+      seterr(a, code, "adapt: the workload '%.200s' %s", k,
+             code == RTDB_MISUSE ? "cannot be compared with these vars" : "is not what rooftune writes");
+    } else if (d == 0 && found++ == 0) {
+      strcpy(key, k);
+    }
+  }
+  if (!code && rc != SQLITE_DONE) code = seterr(a, RTDB_ERROR, "adapt: read: %s", sqlite3_errmsg(rtdb__sqlite(a->db)));
+  if (found > 1) key[0] = 0;
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  return code;
+}
+
 /* rtdb_pins' callback: keep the `neighbours` nearest other pinned
 ** workloads (distance, then key). */
 static int near_fn(void *ctx, const char *key, const char *sizes, const char *dtype, const char *config,
@@ -475,7 +510,7 @@ static int build_site(rtdb_adapt *a, const char *target, const char *kernel, con
                       const char *tag, const char *key, size_t klen, uint64_t h, rtdb_adapt_site **out) {
   rtdb_result *r = malloc(sizeof *r);
   build *b = calloc(1, sizeof *b);
-  char *def = malloc(RTDB_MAXCONFIG);
+  char *def = malloc(RTDB_MAXCONFIG + RTDB_MAXKEY), *self = def + RTDB_MAXCONFIG;
   int code = RTDB_OK;
   *out = NULL;
   if (!r || !b || !def) {
@@ -488,7 +523,9 @@ static int build_site(rtdb_adapt *a, const char *target, const char *kernel, con
   } else {
     b->self = r->workload;
     add_cand(b, r->config, r->workload, 0, r->pin_version);
-    if (r->match != RTDB_DEFAULT) code = add_top(b, target, kernel, r->workload);
+    if (r->match != RTDB_EXACT && !(code = exact_key(b, kernel, self)) && self[0])
+      code = add_top(b, target, kernel, self);   /* the asked workload's, stored but not pinned */
+    if (!code && r->match != RTDB_DEFAULT) code = add_top(b, target, kernel, r->workload);
     if (!code && a->o.neighbours) {
       int rc = rtdb_pins(a->db, target, kernel, tag, near_fn, b, def);
       if (b->code) code = b->code;

@@ -3,7 +3,7 @@
 ** "Online adaptation", A1-A5) and `rooftune db adapt-import`, on a
 ** database crafted here: gemm workloads M=N=K in {256, 512, 1024, 4096},
 ** each with six verified trials, a failed and a timed-out one, pinned to
-** its third fastest; a faster trial on an 'external' target row that must
+** its third fastest; 2048 the same, not pinned; a faster trial on an 'external' target row that must
 ** never be offered. Checked against expectations computed here: the arms
 ** in their order (A1); the cap against a ledger of every call (A2); the
 ** Welch p-value against GSL's Student t and a Monte Carlo of the
@@ -63,8 +63,9 @@ void *__wrap_realloc(void *p, size_t n) {
 /* ---- The crafted database ---- */
 
 static char dir[64], dbpath[96], exe[4096];
-static const int SIZES[] = {256, 512, 1024, 4096};
-#define NS 4
+static const int SIZES[] = {256, 512, 1024, 4096, 2048};
+#define NS 5
+#define NPINNED 4   /* 2048 is stored, not pinned */
 #define NTR 6
 
 static void sql(sqlite3 *h, const char *fmt, ...) {
@@ -130,7 +131,7 @@ static void build_db(void) {
   db_close(d);
   sqlite3 *h;
   assert_int_equal(sqlite3_open(dbpath, &h), SQLITE_OK);
-  for (int w = 0; w < NS; w++) {
+  for (int w = 0; w < NPINNED; w++) {
     char c[64];
     cfg(c, sizeof c, SIZES[w], 2);
     sql(h, "INSERT INTO pins(target_id, workload_id, version, trial_id, config, pinned_by, reason)"
@@ -213,6 +214,21 @@ static void test_arms(void **state) {
   for (int i = 0; i < 5; i++) {
     char c1[64];
     cfg(c1, sizeof c1, want2[i][0], want2[i][1]);
+    assert_string_equal(arms[i].config, c1);
+  }
+  rtdb_adapt_close(a);
+  /* stored without a pin: its own top 3 come before the nearest pin's
+  ** (1024 and 4096 at sqrt(3): 1024's key first; then 4096 the neighbour) */
+  a = open_ad(r, NULL);
+  assert_int_equal(rtdb_adapt_choose(a, "host", "gemm", "M=2048,N=2048,K=2048", NULL, &c), RTDB_OK);
+  assert_int_equal(c.match, RTDB_NEAREST);
+  assert_int_equal(rtdb_adapt_stats_of(a, &c, &st, arms, 16), RTDB_OK);
+  static const int want3[][2] = {{1024, 2}, {2048, 0}, {2048, 1}, {2048, 2}, {1024, 0}, {1024, 1},
+                                 {4096, 2}, {4096, 0}, {4096, 1}};
+  assert_int_equal(st.narms, 9);
+  for (int i = 0; i < 9; i++) {
+    char c1[64];
+    cfg(c1, sizeof c1, want3[i][0], want3[i][1]);
     assert_string_equal(arms[i].config, c1);
   }
   assert_int_equal(rtdb_adapt_choose(a, "host", "conv", "H=64", NULL, &c), RTDB_OK);
