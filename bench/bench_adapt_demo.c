@@ -2,19 +2,23 @@
 ** bench_adapt_demo.c -- online adaptation on this machine (rtdb.h, "Online
 ** adaptation"): the host gemm kernel run on a workload that was never
 ** tuned, with the pin of another workload. In a folder under /tmp:
-**   1. `rooftune tune` the host gemm at M=N=K=128 and 192 (random search,
-**      BUDGET evaluations each; the conservative rule pins each);
+**   1. `rooftune tune` the host gemm at M=N=K=64 and 96 (random search,
+**      BUDGET evaluations each; the conservative rule pins each), and a
+**      quick look at M=N=K=512 (4 random evaluations, --no-pin);
 **   2. the application's workload is M=N=K=512: rtdb_lookup answers the
-**      pin of the nearest tuned workload (192), and the adapter offers it
-**      with the verified alternatives of both tuned workloads;
+**      pin of the nearest tuned workload (96), and the adapter offers it
+**      with the verified alternatives (A1: 512's own four trials, then
+**      96's and 64's);
 **   3. every arm is measured on 512 with the harness's own stopping rule
 **      (the candidate set's truth: the pin's time and the best);
 **   4. CALLS application calls: each runs the adapter's choice once through
 **      the isolated harness (one timed repeat after one warm-up) and
 **      reports its time.
+** The adapter: cap 0.2, confidence 0.99, first test after 5 reports.
 ** Printed: the arms and their times, when the pin was replaced, the mean
-** time of the CALLS calls against the pin's and the best arm's, and the
-** share of calls spent exploring. Arguments: [CALLS [BUDGET]] (600, 24).
+** time of the CALLS calls against the pin's and the best arm's (timed
+** beforehand, and as the calls saw them), and the share of calls spent
+** exploring. Arguments: [CALLS [BUDGET]] (600, 24).
 ** Without the rooftune program beside the bench folder it says so and
 ** exits 0.
 */
@@ -87,16 +91,16 @@ int main(int argc, char **argv) {
   snprintf(logp, sizeof logp, "%s/adapt.log", dir);
   char bud[16];
   snprintf(bud, sizeof bud, "%d", budget);
-  static const char *const tuned[] = {"M=128,N=128,K=128", "M=192,N=192,K=192"};
+  static const char *const tuned[] = {"M=64,N=64,K=64", "M=96,N=96,K=96", "M=512,N=512,K=512"};
   double t0 = rt_now();
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     char *av[] = {exe, "tune", "--db", dbp, "--kernel", "gemm", "--set", (char *)tuned[i], "--strategy", "random",
-                  "--budget", bud, "--time-cap", "0.2", NULL};
+                  "--budget", i < 2 ? bud : "4", "--time-cap", "0.2", i < 2 ? NULL : "--no-pin", NULL};
     rt_str out = {0};
     int st = rt_capture(av, 1, 1 << 16, &out);
     if (st != 0) die("tune", out.s ? out.s : "failed");
     const char *pin = out.s ? strstr(out.s, "decision") : NULL;
-    printf("tuned gemm %s (%d evaluations): %.*s\n", tuned[i], budget, pin ? (int)strcspn(pin, "\n") : 0,
+    printf("tuned gemm %s (%d evaluations): %.*s\n", tuned[i], i < 2 ? budget : 4, pin ? (int)strcspn(pin, "\n") : 0,
            pin ? pin : "");
     free(out.s);
   }
@@ -107,7 +111,7 @@ int main(int argc, char **argv) {
   char msg[512];
   if (rtdb_open(dbp, &rd)) die("rtdb_open", dbp);
   rtdb_adapt *ad;
-  rtdb_adapt_opts ao = {.cap = 0.1, .confidence = 0.99, .log_path = logp};
+  rtdb_adapt_opts ao = {.cap = 0.2, .confidence = 0.99, .min_samples = 5, .log_path = logp};
   if (rtdb_adapt_open(rd, &ao, &ad, msg, sizeof msg)) die("rtdb_adapt_open", msg);
   rtdb_choice c;
   if (rtdb_adapt_choose(ad, "host", "gemm", vars, NULL, &c)) die("choose", rtdb_adapt_errmsg(ad));
@@ -138,8 +142,8 @@ int main(int argc, char **argv) {
   for (int j = 0; j < st.narms; j++) {
     truth_s[j] = measure(&t, k, sp, &pb, w, &truth, arms[j].config);
     if (truth_s[j] < best) best = truth_s[j], best_arm = j;
-    printf("  arm %d %-5s %-40.40s %s%s: %.4f ms\n", j, arms[j].pin_version ? "pin" : "trial", arms[j].workload,
-           arms[j].config, strlen(arms[j].config) > 60 ? "..." : "", truth_s[j] * 1e3);
+    printf("  arm %d: %.4f ms, %s of %.*s: %s\n", j, truth_s[j] * 1e3, arms[j].pin_version ? "the pin" : "a trial",
+           (int)strcspn(arms[j].workload, "t") - 1, arms[j].workload, arms[j].config);
   }
 
   double sum = 0, sum_after = 0;
@@ -162,8 +166,15 @@ int main(int argc, char **argv) {
   double wall = rt_now() - t0;
   rtdb_adapt_stats_of(ad, &c, &st, arms, 72);
   printf("%d calls in %.1f s: mean %.4f ms per call; the pin %.4f ms, the best arm (%d) %.4f ms "
-         "(truth: each arm timed to 1%% CI)\n", calls, wall, sum / (double)ran * 1e3, truth_s[0] * 1e3, best_arm,
-         best * 1e3);
+         "(each arm timed to 1%% CI beforehand)\n", calls, wall, sum / (double)ran * 1e3, truth_s[0] * 1e3,
+         best_arm, best * 1e3);
+  printf("the calls' own times (one timed run each, as the application sees them): the pin %.4f ms over %lld "
+         "calls, the best arm %.4f ms over %lld\n", arms[0].mean_s * 1e3, arms[0].n, arms[best_arm].mean_s * 1e3,
+         arms[best_arm].n);
+  for (int j = 0; j < st.narms; j++)
+    printf("  arm %d: %lld calls, mean %.4f ms, state %s%s\n", j, arms[j].n, arms[j].mean_s * 1e3,
+           (const char *[]){"live", "dropped (slower)", "retired", "replaced"}[arms[j].state],
+           arms[j].incumbent ? ", the incumbent" : "");
   printf("explored %lld of %lld calls (%.1f%%; cap %.0f%%); incumbent now arm %d (%.4f ms)", st.explored,
          st.calls - 1, 100.0 * (double)st.explored / (double)(st.calls - 1), ao.cap * 100, st.incumbent,
          truth_s[st.incumbent] * 1e3);
@@ -177,7 +188,7 @@ int main(int argc, char **argv) {
   ms_workload_free(w);
   sp_free(sp);
   /* what adapt-import makes of the log */
-  char *av[] = {exe, "db", "adapt-import", "--db", dbp, "--pin", logp, NULL};
+  char *av[] = {exe, "db", "adapt-import", "--db", dbp, "--pin", logp, NULL};   /* 512 is stored */
   rt_str out = {0};
   int rc = rt_capture(av, 1, 1 << 16, &out);
   printf("adapt-import --pin: %s", out.s ? out.s : "");
