@@ -11,14 +11,15 @@
 **      96's and 64's);
 **   3. every arm is measured on 512 with the harness's own stopping rule
 **      (the candidate set's truth: the pin's time and the best);
-**   4. CALLS application calls: each runs the adapter's choice once through
-**      the isolated harness (one timed repeat after one warm-up) and
+**   4. CALLS application calls: each runs the adapter's choice through the
+**      isolated harness (one warm-up, then the median of three timed runs:
+**      a single run is too noisy on a machine shared with builds) and
 **      reports its time.
 ** The adapter: cap 0.2, confidence 0.99, first test after 5 reports.
 ** Printed: the arms and their times, when the pin was replaced, the mean
 ** time of the CALLS calls against the pin's and the best arm's (timed
 ** beforehand, and as the calls saw them), and the share of calls spent
-** exploring. Arguments: [CALLS [BUDGET]] (600, 24).
+** exploring. Arguments: [CALLS [BUDGET]] (1500, 24).
 ** Without the rooftune program beside the bench folder it says so and
 ** exits 0.
 */
@@ -75,7 +76,7 @@ static double measure(const tg_target *t, const kn_kernel *k, sp_space *sp, cons
 }
 
 int main(int argc, char **argv) {
-  int calls = argc > 1 ? atoi(argv[1]) : 600, budget = argc > 2 ? atoi(argv[2]) : 24;
+  int calls = argc > 1 ? atoi(argv[1]) : 1500, budget = argc > 2 ? atoi(argv[2]) : 24;
   char self[4096], exe[4200], dir[64], dbp[128], logp[128];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) die("/proc/self/exe", "unreadable");
@@ -135,7 +136,7 @@ int main(int argc, char **argv) {
   ms_opts_default(&truth);
   truth.time_cap = 0.5;
   once = truth;
-  once.min_reps = once.max_reps = 1, once.warmup = 1;
+  once.min_reps = once.max_reps = 3, once.warmup = 1;
 
   double truth_s[72], best = INFINITY;
   int best_arm = 0;
@@ -168,7 +169,7 @@ int main(int argc, char **argv) {
   printf("%d calls in %.1f s: mean %.4f ms per call; the pin %.4f ms, the best arm (%d) %.4f ms "
          "(each arm timed to 1%% CI beforehand)\n", calls, wall, sum / (double)ran * 1e3, truth_s[0] * 1e3,
          best_arm, best * 1e3);
-  printf("the calls' own times (one timed run each, as the application sees them): the pin %.4f ms over %lld "
+  printf("the calls' own times (as the application sees them): the pin %.4f ms over %lld "
          "calls, the best arm %.4f ms over %lld\n", arms[0].mean_s * 1e3, arms[0].n, arms[best_arm].mean_s * 1e3,
          arms[best_arm].n);
   for (int j = 0; j < st.narms; j++)

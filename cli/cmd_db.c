@@ -106,8 +106,7 @@ static const db_cmd subcommands[] = {
     "what a code generator gets from the reader library: exact, nearest or default"},
    dc_lookup, D_LOOKUP, VIA_RTDB, NULL},
   {{"adapt-import", "[--db F] [--pin] [--skip-unmatched] [--json] LOG...",
-    "the reader's online-adaptation logs as trials (and with --pin, the schedules they proved faster\n"
-    "       as new pin versions), each log all or nothing"},
+    "online-adaptation logs as trials (--pin: proven-faster schedules pinned), each all or nothing"},
    dc_adapt_import, D_ADAPT, DB_WRITE, "LOG..."},
   {{NULL, NULL, NULL}, NULL, 0, 0, NULL},
 };
