@@ -19,7 +19,8 @@
 ** Printed: the arms and their times, when the pin was replaced, the mean
 ** time of the CALLS calls against the pin's and the best arm's (timed
 ** beforehand, and as the calls saw them), and the share of calls spent
-** exploring. Arguments: [CALLS [BUDGET]] (1500, 24).
+** exploring. Arguments: [CALLS [BUDGET [SEED]]] (1500, 24, 1: tune's
+** --seed).
 ** Without the rooftune program beside the bench folder it says so and
 ** exits 0.
 */
@@ -77,6 +78,7 @@ static double measure(const tg_target *t, const kn_kernel *k, sp_space *sp, cons
 
 int main(int argc, char **argv) {
   int calls = argc > 1 ? atoi(argv[1]) : 1500, budget = argc > 2 ? atoi(argv[2]) : 24;
+  const char *seed = argc > 3 ? argv[3] : "1";
   char self[4096], exe[4200], dir[64], dbp[128], logp[128];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) die("/proc/self/exe", "unreadable");
@@ -96,7 +98,8 @@ int main(int argc, char **argv) {
   double t0 = rt_now();
   for (int i = 0; i < 3; i++) {
     char *av[] = {exe, "tune", "--db", dbp, "--kernel", "gemm", "--set", (char *)tuned[i], "--strategy", "random",
-                  "--budget", i < 2 ? bud : "4", "--time-cap", "0.2", i < 2 ? NULL : "--no-pin", NULL};
+                  "--budget", i < 2 ? bud : "4", "--seed", (char *)seed, "--time-cap", "0.2",
+                  i < 2 ? NULL : "--no-pin", NULL};
     rt_str out = {0};
     int st = rt_capture(av, 1, 1 << 16, &out);
     if (st != 0) die("tune", out.s ? out.s : "failed");

@@ -626,8 +626,10 @@ static int decide(rtdb_adapt *a, rtdb_adapt_site *s, int j) {
     double vm = var_of(m), vi = var_of(inc);
     double p_faster = rtdb__welch_p((double)inc->n, inc->mean, vi, (double)m->n, m->mean, vm);
     double p_slower = rtdb__welch_p((double)m->n, m->mean, vm, (double)inc->n, inc->mean, vi);
-    const char *event = p_faster < alpha ? "replace" : p_slower < alpha ? "drop" : NULL;
+    /* a drop only forgoes an alternative: it is tested at the whole level */
+    const char *event = p_faster < alpha ? "replace" : p_slower < 1 - a->o.confidence ? "drop" : NULL;
     double p = p_faster < alpha ? p_faster : p_slower;
+    if (event && event[0] == 'd') alpha = 1 - a->o.confidence;
     if (!event && m->n * 2 > a->o.max_samples) event = "retire";
     if (event) {
       rc = log_printf(a, "{\"s\":%d,\"a\":%d,\"event\":\"%s\",\"n\":%lld,\"mean\":%.17g,\"vs\":%d,"

@@ -384,7 +384,7 @@ static void ref_report(ref *f, int j, double t) {
     double alpha = (1 - f->conf) / ((f->narms - 1) * pow(2, i + 1));
     if (ref_p(f, f->inc, j) < alpha) {
       f->state[f->inc] = 3, f->inc = j, f->replacements++;
-    } else if (ref_p(f, j, f->inc) < alpha) {
+    } else if (ref_p(f, j, f->inc) < 1 - f->conf) {
       f->state[j] = 1;
     } else if (2 * f->n[j] > f->max) {
       f->state[j] = 2;
