@@ -153,8 +153,9 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
 **      alpha_i = (1 - confidence) / (m * 2^(i+1)), m the site's number of
 **      alternatives. Faster: it becomes the incumbent (the old one is
 **      retired). Else slower at level 1 - confidence (a drop only forgoes
-**      an alternative, so its test is not split): it is dropped. At max_samples
-**      without a decision it is retired. The levels sum to at most
+**      an alternative, so its test is not split): it is dropped. Undecided
+**      at its last test within max_samples (or at max_samples reports), it
+**      is retired. The replacement levels sum to at most
 **      1 - confidence, so when no alternative is faster (times independent
 **      and normal) the incumbent is replaced with probability at most
 **      1 - confidence (tests/test_rtdb_adapt.c checks the rate by
