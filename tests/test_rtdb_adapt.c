@@ -698,6 +698,10 @@ static void test_import(void **state) {
                          " WHERE p.version = 2 AND p.config = '{\"i\":0,\"w\":1024}' AND p.pinned_by = 'adapt-import'"
                          " AND p.reason LIKE 'online adaptation: faster than the pin at confidence 0.99%'"),
                    1);
+  const char *check[] = {exe, "db", "check", "--db", dbpath, NULL};   /* rooftune's invariants hold */
+  x = tk_capture(check, NULL, NULL);
+  if (x.rc) fail_msg("db check: %s%s", x.out, x.err);
+  tk_result_free(&x);
   r = open_db();
   rtdb_result res;
   assert_int_equal(rtdb_lookup(r, "host", "gemm", V512, NULL, &res), RTDB_OK);
