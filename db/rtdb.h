@@ -177,7 +177,7 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
 **         "arms":[{"config":TEXT,"workload":W,"trial":ID,"pin_version":V}...]}
 **            a site at its warm-up (arm 0 first; config is the schedule's
 **            JSON as a string; trial 0 and workload "" for a default)
-**        {"s":I,"a":J,"t":SECONDS}        a report
+**        {"s":I,"a":J,"t":SECONDS}        a report (9 significant digits)
 **        {"s":I,"a":J,"fail":1}           a failure (rtdb_adapt_fail)
 **        {"s":I,"a":J,"event":"replace"|"drop"|"retire","n":N,"mean":X,"vs":K,"vs_n":N2,
 **         "vs_mean":Y,"p":P,"alpha":A}  a decision (vs: the incumbent)

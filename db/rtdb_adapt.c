@@ -721,7 +721,7 @@ int rtdb_adapt_report(rtdb_adapt *a, const rtdb_choice *c, double seconds) {
     double d = seconds - m->mean;
     m->mean += d / (double)m->n;
     m->m2 += d * (seconds - m->mean);
-    log_printf(a, "{\"s\":%d,\"a\":%d,\"t\":%.17g}\n", s->id, c->arm, seconds);
+    log_printf(a, "{\"s\":%d,\"a\":%d,\"t\":%.9g}\n", s->id, c->arm, seconds);
     decide(a, s, c->arm);
     code = RTDB_OK;
   }
