@@ -478,7 +478,8 @@ typedef void (*db_adapt_fn)(void *ctx, const db_adapt_site *s);
 ** failed); pin: the replacing arm of a site whose incumbent was replaced
 ** is pinned (next version) unless the workload's pin changed since. A site
 ** whose vars match no stored workload is an error, or skipped with
-** skip_unmatched. fn gets each site. 0, or -1 with err (nothing stored). */
+** skip_unmatched. fn gets each site once the log is stored (never for a
+** log rolled back). 0, or -1 with err (nothing stored). */
 int db_adapt_import(db *d, const char *path, int pin, int skip_unmatched, db_adapt_fn fn, void *ctx,
                     rt_err *err);
 /* db_pin's work inside the caller's transaction (db_pin.c). */

@@ -251,13 +251,25 @@ static int store_arm(db *d, int64_t cid, const arm *a, int64_t *id, rt_err *err)
 }
 
 /* One site: its campaign, trials and (pin) pin; the report through fn. */
-static int store_site(db *d, const char *path, const site *s, int pin, int skip, db_adapt_fn fn, void *ctx,
-                      rt_err *err) {
+/* What store_site did, told after the commit (the workload key copied). */
+typedef struct outcome {
+  db_adapt_site s;
+  char *workload;
+} outcome;
+
+/* Keep out (its workload copied) for the report after the commit. */
+static void keep(outcome *o, const db_adapt_site *out) {
+  o->s = *out;
+  o->workload = out->workload ? rt_strdup(out->workload) : NULL;
+  o->s.workload = o->workload;
+}
+
+static int store_site(db *d, const char *path, const site *s, int pin, int skip, outcome *done, rt_err *err) {
   long long reports = 0, fails = 0;
   for (int i = 0; i < s->narms; i++) reports += (long long)s->arms[i].n, fails += s->arms[i].fails;
   db_adapt_site out = {.target = s->target, .kernel = s->kernel, .vars = s->vars, .session = s->session,
                        .site = s->index, .reports = reports, .failures = fails};
-  if (!reports && !fails) return fn(ctx, &out), 0;
+  if (!reports && !fails) return keep(done, &out), 0;
   int64_t wid = 0, tid = 0, sid = 0, cid = 0;
   char *key = NULL;
   int rc = db__run(d, db__query(d, err, "SELECT id FROM campaigns WHERE strategy = 'adapt' AND"
@@ -266,10 +278,10 @@ static int store_site(db *d, const char *path, const site *s, int pin, int skip,
                                 (int64_t)s->index), &cid, err);
   if (rc < 0) return -1;
   if (!rc) return out.skipped = "imported before (campaign of the same session and site)", out.campaign = 0,
-               fn(ctx, &out), 0;
+               keep(done, &out), 0;
   rc = find_workload(d, s->kernel, s->vars, &wid, &key, err);
   if (rc > 0) {
-    if (skip) return out.skipped = "no stored workload matches its vars", fn(ctx, &out), 0;
+    if (skip) return out.skipped = "no stored workload matches its vars", keep(done, &out), 0;
     rt_err_set(err, "%s: site %d of session %s: no stored workload of %s matches vars '%s' (the adaptation "
                "ran on a workload never tuned here: tune it once, or --skip-unmatched)",
                path, s->index, s->session, s->kernel, s->vars);
@@ -333,7 +345,7 @@ static int store_site(db *d, const char *path, const site *s, int pin, int skip,
       if (!(rc = db__pin_in(d, &req, &version, err))) out.pin_version = version;
     }
   }
-  if (!rc) fn(ctx, &out);
+  if (!rc) keep(done, &out);
   free(oj), free(opts.s), free(reason.s), free(key);
   return rc;
 }
@@ -342,11 +354,17 @@ int db_adapt_import(db *d, const char *path, int pin, int skip_unmatched, db_ada
                     rt_err *err) {
   log_rd r = {.path = path, .err = err};
   int rc = read_log(&r);
+  outcome *done = rt_calloc((size_t)r.n + 1, sizeof *done);
   if (!rc && !(rc = db_begin(d, err))) {
-    for (int i = 0; !rc && i < r.n; i++) rc = store_site(d, path, &r.s[i], pin, skip_unmatched, fn, ctx, err);
+    for (int i = 0; !rc && i < r.n; i++) rc = store_site(d, path, &r.s[i], pin, skip_unmatched, &done[i], err);
     if (rc) db_rollback(d);
     else rc = db_commit(d, err);
   }
+  for (int i = 0; i < r.n; i++) {   /* told once stored: nothing is said of a rolled-back log */
+    if (!rc) fn(ctx, &done[i].s);
+    free(done[i].workload);
+  }
+  free(done);
   for (int i = 0; i < r.n; i++) site_free(&r.s[i]);
   free(r.s);
   return rc ? -1 : 0;

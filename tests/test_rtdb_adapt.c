@@ -641,6 +641,7 @@ static void test_import(void **state) {
   tk_result x = run_import(log, "--pin", NULL);
   assert_int_equal(x.rc, 1);
   if (!strstr(x.err, "matches vars 'M=600,N=600,K=600'")) fail_msg("%s", x.err);
+  if (strstr(x.out, "campaign")) fail_msg("a rolled-back site reported as stored: %s", x.out);
   tk_result_free(&x);
   assert_int_equal(count("SELECT count(*) FROM trials"), trials0);
   /* a garbled line: file and line named, nothing stored */
