@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
   rtdb_adapt_arm arms[72];
   rtdb_adapt_stats_of(ad, &c, &st, arms, 72);
   static const char *const match[] = {"", "exact", "nearest", "default"};
-  printf("application workload %s: the lookup answers %s (%s), %d arms\n", vars, match[c.match],
+  printf("application workload %s: the lookup answers %s (%s), %d arms\n", vars, match[c.match <= 3 ? c.match : 0],
          arms[0].workload, st.narms);
 
   tg_target t;

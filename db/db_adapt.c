@@ -71,7 +71,7 @@ static int read_site(log_rd *r, json_t *o, const char *session) {
   const char *match = str(o, "match");
   if (!json_is_integer(id) || json_integer_value(id) != r->n - r->first || !str(o, "target") || !str(o, "kernel") ||
       !str(o, "vars") || !(json_is_null(tag) || json_is_string(tag)) || !match ||
-      (strcmp(match, "exact") && strcmp(match, "nearest") && strcmp(match, "default")) || !json_is_array(arms) ||
+      !json_is_array(arms) ||
       json_array_size(arms) == 0 || json_array_size(arms) > 1000)
     return bad(r, "a site line without its number (the session's next), target, kernel, vars, tag, match or arms");
   if (r->n == r->cap) {

@@ -173,10 +173,11 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
 **      report go on; later lines are dropped). Lines:
 **        {"rtdb_adapt":1,"session":S,"cap":C,"confidence":P,"min_samples":N,"max_samples":M}
 **            opens a session; site numbers below are the session's
-**        {"site":I,"target":T,"kernel":K,"vars":V,"tag":R|null,"match":"exact"|"nearest"|"default",
+**        {"site":I,"target":T,"kernel":K,"vars":V,"tag":R|null,"match":"exact"|"nearest"|"default"|"other",
 **         "arms":[{"config":TEXT,"workload":W,"trial":ID,"pin_version":V}...]}
 **            a site at its warm-up (arm 0 first; config is the schedule's
-**            JSON as a string; trial 0 and workload "" for a default)
+**            JSON as a string; trial 0 and workload "" for a default;
+**            "other": a kind of answer this version does not name)
 **        {"s":I,"a":J,"t":SECONDS}        a report (9 significant digits)
 **        {"s":I,"a":J,"fail":1}           a failure (rtdb_adapt_fail)
 **        {"s":I,"a":J,"event":"replace"|"drop"|"retire","n":N,"mean":X,"vs":K,"vs_n":N2,

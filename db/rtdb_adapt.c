@@ -270,7 +270,7 @@ static int log_site(rtdb_adapt *a, const rtdb_adapt_site *s, const char *target,
   puts_(&t, ",\"tag\":");
   put_json(&t, tag);
   puts_(&t, ",\"match\":");
-  put_json(&t, match_name[s->match]);
+  put_json(&t, s->match >= RTDB_EXACT && s->match <= RTDB_DEFAULT ? match_name[s->match] : "other");
   puts_(&t, ",\"arms\":[");
   for (int i = 0; i < s->narms; i++) {
     puts_(&t, i ? ",{\"config\":" : "{\"config\":");
