@@ -76,6 +76,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_EXTRA) $(BUILD)/librooftune.a
 # reader library of their build.
 $(BUILD)/tests/test_python: | $(BUILD)/rooftune $(BUILD)/librtdb.so
 
+# test_rtdb_adapt counts the allocations of the adapter's hot path.
+$(BUILD)/tests/test_rtdb_adapt: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 # The option-table parser is the CLI's own (not in librooftune).
 $(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.o $(BUILD)/cli/cli.o \
                              $(TEST_EXTRA) $(BUILD)/librooftune.a
@@ -112,15 +115,16 @@ $(BUILD)/common/rt_commit.o: common/rt_commit.c $(BUILD)/commit.txt
 # The reader library for code generators: depends on SQLite only, shipped
 # as a static and a shared library with a pkg-config file.
 RTDB_SONAME = librtdb.so.1
-$(BUILD)/pic/db/rtdb.o: db/rtdb.c
+RTDB_SRC = db/rtdb.c db/rtdb_adapt.c
+$(BUILD)/pic/db/%.o: db/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
 
-$(BUILD)/librtdb.a: $(BUILD)/db/rtdb.o
+$(BUILD)/librtdb.a: $(RTDB_SRC:%.c=$(BUILD)/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/librtdb.so: $(BUILD)/pic/db/rtdb.o
+$(BUILD)/librtdb.so: $(RTDB_SRC:%.c=$(BUILD)/pic/%.o)
 	$(CC) $(SAN) $(LDFLAGS) -shared -Wl,-soname,$(RTDB_SONAME) -o $@ $^ -lsqlite3 -lpthread -lm
 
 PREFIX ?= /usr/local

@@ -22,6 +22,7 @@ enum {
   D_INIT = 1 << 0, D_CHECK = 1 << 1, D_STATS = 1 << 2, D_IMPORT = 1 << 3, D_BEST = 1 << 4,
   D_LIST = 1 << 5, D_PIN = 1 << 6, D_ROLLBACK = 1 << 7, D_HISTORY = 1 << 8, D_TAG = 1 << 9,
   D_EXPORT = 1 << 10, D_MERGE = 1 << 11, D_HEADER = 1 << 12, D_LOOKUP = 1 << 13, D_COPY = 1 << 14,
+  D_ADAPT = 1 << 15,
 };
 
 typedef struct dopts {
@@ -31,6 +32,7 @@ typedef struct dopts {
   int here, max_level;
   db_import *import;   /* import: its input, read before the database is opened */
   int json, limit, best, list, fmt;
+  int pin, skip_unmatched;   /* adapt-import */
   int64_t trial, version;
   char **files;   /* positional arguments (merge) */
   int nfiles;
@@ -59,6 +61,7 @@ static int dc_merge(db *d, const dopts *o, const char *cmd);
 static int dc_copy(db *d, const dopts *o, const char *cmd);
 static int dc_export_header(db *d, const dopts *o, const char *cmd);
 static int dc_lookup(db *d, const dopts *o, const char *cmd);
+static int dc_adapt_import(db *d, const dopts *o, const char *cmd);
 
 /* The subcommands on one workload (--target, --kernel, --set). */
 #define D_WORKLOAD (D_BEST | D_LIST | D_PIN | D_ROLLBACK | D_HISTORY | D_EXPORT | D_LOOKUP)
@@ -108,6 +111,9 @@ static const db_cmd subcommands[] = {
     "what a code generator gets from the reader library: exact, nearest or default, and\n"
     "from which level of the target's family"},
    dc_lookup, D_LOOKUP, VIA_RTDB, NULL},
+  {{"adapt-import", "[--db F] [--pin] [--skip-unmatched] [--json] LOG...",
+    "online-adaptation logs as trials (--pin: proven-faster schedules pinned), each all or nothing"},
+   dc_adapt_import, D_ADAPT, DB_WRITE, "LOG..."},
   {{NULL, NULL, NULL}, NULL, 0, 0, NULL},
 };
 const cli_group cmd_db_group = CLI_GROUP_OF(subcommands);
@@ -138,7 +144,10 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
     CLI_OPT_STRING("set", &o->set, "VAR=VAL,...", "problem variables of the workload", .check = cli_check_set,
                    .mask = D_IMPORT | D_WORKLOAD),
     CLI_OPT_FLAG("json", &o->json, "machine-readable output",
-                 .mask = D_CHECK | D_STATS | D_BEST | D_LIST | D_PIN | D_HISTORY | D_TAG | D_LOOKUP),
+                 .mask = D_CHECK | D_STATS | D_BEST | D_LIST | D_PIN | D_HISTORY | D_TAG | D_LOOKUP | D_ADAPT),
+    CLI_OPT_FLAG("pin", &o->pin, "pin each schedule that replaced a pin in the run (adapt-import)", .mask = D_ADAPT),
+    CLI_OPT_FLAG("skip-unmatched", &o->skip_unmatched, "skip sites whose vars match no stored workload\n"
+                 "(default: an error)", .mask = D_ADAPT),
     CLI_OPT_INT("limit", &o->limit, "N", 0, 1000000000, "at most N rows (default 20; 0: all)", .mask = D_LIST),
     CLI_OPT_INT64("trial", &o->trial, "ID", 1, 0, "pin this trial (an ok trial of the workload)", .mask = D_PIN,
                   .given = &trial),
@@ -179,6 +188,7 @@ static int parse(const db_cmd *c, int argc, char **argv, dopts *o, const char *c
     return cli_usage(&spec, "expected exactly one of --name, --list, --show");
   if (o->note && !o->name) return cli_usage(&spec, "--note goes with --name");
   if (o->here && o->fingerprint) return cli_usage(&spec, "--here and --fingerprint exclude each other");
+  if (c->bit == D_ADAPT && !nop) return cli_usage(&spec, "expected one or more LOG files");
   if (c->bit == D_IMPORT && !!o->t4 + !!o->kt != 1)
     return cli_usage(&spec, "expected exactly one of --t4 and --kt-cache");
   return 0;
@@ -217,6 +227,52 @@ static int dc_init(db *d, const dopts *o, const char *cmd) {
   (void)cmd;
   printf("%s: schema version %d\n", o->db, db_user_version(d));
   return EXIT_OK;
+}
+
+/* adapt-import: one line (or JSON object) per site of each log. */
+typedef struct adapt_out {
+  jw w;
+  int json;
+} adapt_out;
+
+static void adapt_site(void *ctx, const db_adapt_site *s) {
+  adapt_out *a = ctx;
+  if (!a->json) {
+    printf("session %s site %d: %s %s %s: %lld reports, %lld failures", s->session, s->site, s->target, s->kernel,
+           s->vars, s->reports, s->failures);
+    if (s->campaign) printf("; campaign %lld (%s), %d trials", (long long)s->campaign, s->workload, s->trials);
+    if (s->pin_version) printf("; pinned version %lld", (long long)s->pin_version);
+    printf("%s%s\n", s->skipped ? "; " : "", s->skipped ? s->skipped : "");
+    return;
+  }
+  jw *w = &a->w;
+  jw_begin(w, '{');
+  jw_key(w, "session"), jw_str(w, s->session);
+  jw_key(w, "site"), jw_int(w, s->site);
+  jw_key(w, "target"), jw_str(w, s->target);
+  jw_key(w, "kernel"), jw_str(w, s->kernel);
+  jw_key(w, "vars"), jw_str(w, s->vars);
+  jw_key(w, "workload"), s->workload ? jw_str(w, s->workload) : jw_raw(w, "null");
+  jw_key(w, "reports"), jw_int(w, s->reports);
+  jw_key(w, "failures"), jw_int(w, s->failures);
+  jw_key(w, "campaign"), jw_int(w, s->campaign);
+  jw_key(w, "trials"), jw_int(w, s->trials);
+  jw_key(w, "pin_version"), jw_int(w, s->pin_version);
+  jw_key(w, "skipped"), s->skipped ? jw_str(w, s->skipped) : jw_raw(w, "null");
+  jw_end(w, '}');
+}
+
+static int dc_adapt_import(db *d, const dopts *o, const char *cmd) {
+  adapt_out a = {.json = o->json};
+  if (a.json) jw_init(&a.w, stdout), jw_begin(&a.w, '[');
+  int rc = EXIT_OK;
+  for (int i = 0; i < o->nfiles && rc == EXIT_OK; i++) {
+    rt_err err = {0};
+    if (db_adapt_import(d, o->files[i], o->pin, o->skip_unmatched, adapt_site, &a, &err))
+      rc = cli_fail(cmd, "%s (nothing of this log stored)", err.msg);
+  }
+  if (a.json) jw_end(&a.w, ']');
+  return rc;
 }
 
 /* Print "name value" lines as text, or as a JSON object of numbers. */

@@ -465,6 +465,34 @@ int db_remeasurements_find(db *d, int64_t campaign, int64_t target_id, int64_t w
                            const char *sequence_hash, db_remeasurement_fn fn, void *ctx,
                            rt_err *err);
 
+/* ---- Online adaptation's side log (db_adapt.c) ---- */
+
+/* What adapt-import did with one site of the log (strings valid during
+** the callback). */
+typedef struct db_adapt_site {
+  const char *target, *kernel, *vars, *session, *workload;   /* workload NULL: not stored */
+  int site;
+  long long reports, failures;
+  int64_t campaign;          /* 0: none (no reports, or skipped) */
+  int trials;
+  int64_t pin_version;       /* > 0: the new pin */
+  const char *skipped;       /* why nothing (or no pin) was stored; NULL */
+} db_adapt_site;
+typedef void (*db_adapt_fn)(void *ctx, const db_adapt_site *s);
+/* Import the rtdb_adapt log at path (rtdb.h, A5): read and check it whole,
+** then in one transaction one campaign (strategy "adapt") per site with
+** reports, of the stored workload its vars name exactly, one trial per arm
+** that ran (ok with the reported times, or runtime_error when a run of it
+** failed); pin: the replacing arm of a site whose incumbent was replaced
+** is pinned (next version) unless the workload's pin changed since. A site
+** whose vars match no stored workload is an error, or skipped with
+** skip_unmatched. fn gets each site once the log is stored (never for a
+** log rolled back). 0, or -1 with err (nothing stored). */
+int db_adapt_import(db *d, const char *path, int pin, int skip_unmatched, db_adapt_fn fn, void *ctx,
+                    rt_err *err);
+/* db_pin's work inside the caller's transaction (db_pin.c). */
+int db__pin_in(db *d, const db_pin_req *r, int64_t *version, rt_err *err);
+
 /* ---- Internal: for the db/ files only (defined in db.c) ---- */
 struct sqlite3;
 struct sqlite3_stmt;

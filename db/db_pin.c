@@ -268,3 +268,5 @@ int db_tag_show(db *d, const char *name, db_pin_fn fn, void *ctx, rt_err *err) {
                                          " WHERE tp.tag_id = ?1 ORDER BY g.name, w.key, p.target_id",
                                  "i", id), fn, ctx, err);
 }
+
+int db__pin_in(db *d, const db_pin_req *r, int64_t *version, rt_err *err) { return pin_in(d, r, version, err); }

@@ -1117,3 +1117,34 @@ int rtdb_lookup(rtdb *db, const char *target, const char *kernel, const char *vs
   }
   return rtdb_lookup_on(db, &(rtdb_target){.name = target}, kernel, vs, tag, out);
 }
+
+/* ---- For the adapter (rtdb_int.h) ---- */
+
+struct sqlite3 *rtdb__sqlite(rtdb *db) { return db->h; }
+
+int rtdb__distance(const char *vs, const char *sizes_json, const char *dtype, double *d) {
+  scan *s = malloc(sizeof *s + sizeof(vars));
+  if (!s) return RTDB_NOMEM;
+  vars *g = (vars *)(s + 1);
+  *s = (scan){.given = g};
+  int code = RTDB_OK;
+  if (parse_vars(vs, g)) code = RTDB_MISUSE;
+  else if (parse_sizes(sizes_json, &s->row) || strlen(dtype) >= MAXSTR) code = RTDB_NOTADB;
+  else {
+    if (!find(&s->row, "dtype")) {
+      if (s->row.n == MAXVARS) code = RTDB_NOTADB;
+      else {
+        val *v = &s->row.v[s->row.n++];
+        strcpy(v->name, "dtype");
+        strcpy(v->s, dtype);
+        v->num = 0;
+      }
+    }
+    if (!code) {
+      *d = judge(s);
+      if (*d == -2) code = RTDB_NOTADB;
+    }
+  }
+  free(s);
+  return code;
+}

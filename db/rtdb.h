@@ -182,6 +182,142 @@ typedef int (*rtdb_pin_fn)(void *ctx, const char *workload, const char *sizes_js
 int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
               rtdb_pin_fn fn, void *ctx, char *default_config);
 
+
+/* ---- Online adaptation (db/rtdb_adapt.c) ----
+**
+** An application asks an adapter (rtdb_adapt_choose) for the schedule of a
+** workload -- a *site*: one (target, kernel, vars, tag) text, as
+** rtdb_lookup takes it -- runs it, and reports the time it measured
+** (rtdb_adapt_report). The adapter mostly answers the *incumbent* (at
+** first rtdb_lookup's answer: the pin, the nearest pin or the default)
+** and, within a stated share of calls, a few verified alternatives; an
+** alternative replaces the incumbent only when it is faster with a stated
+** confidence. The database stays read-only: what was measured and decided
+** goes to a side log that `rooftune db adapt-import` turns into trials
+** and, when asked, new pin versions.
+**
+** Invariants:
+**  A1. Arm 0 of a site is rtdb_lookup's answer. The alternatives (at most
+**      max_arms) are, in this order, the top_k fastest trials of status ok
+**      on the target (every target row of the name) of the asked workload
+**      when it is stored without a pin (the one stored workload vars name
+**      exactly), then of the answer's workload, then the pin and the top_k
+**      trials of each of the neighbours nearest other pinned workloads
+**      (rtdb_lookup's distance, ties by key); never a trial that failed, was not verified (status other
+**      than ok) or came from another machine or tool (a target fingerprint
+**      or kernel template_version "external"); each schedule once (same
+**      text). A site whose answer is the default draws from the nearest
+**      pinned workloads only.
+**  A2. The cap: a site's n-th call goes to an alternative only when the
+**      alternatives' calls so far, plus this one, are at most cap * n; so
+**      after every call the share of calls on alternatives is <= cap.
+**      Among the live alternatives, the one with the fewest reports goes.
+**  A3. The confidence rule: an alternative is tested against the
+**      incumbent when its report count reaches min_samples * 2^i (i = 0,
+**      1, ... while <= max_samples) and the incumbent has min_samples: a
+**      one-sided Welch t-test on the reported times (Welch's statistic
+**      with the conservative min(n1, n2) - 1 degrees of freedom, whose
+**      level never exceeds the nominal one for normal times) at level
+**      alpha_i = (1 - confidence) / (m * 2^(i+1)), m the site's number of
+**      alternatives. Faster: it becomes the incumbent (the old one is
+**      retired). Else slower at level 1 - confidence (a drop only forgoes
+**      an alternative, so its test is not split): it is dropped. Undecided
+**      at its last test within max_samples (or at max_samples reports), it
+**      is retired. The replacement levels sum to at most
+**      1 - confidence, so when no alternative is faster (times independent
+**      and normal) the incumbent is replaced with probability at most
+**      1 - confidence (tests/test_rtdb_adapt.c checks the rate by
+**      simulation). rtdb_adapt_fail on an alternative retires it for good;
+**      on the incumbent it is logged only (the pin is the safe fallback).
+**  A4. Thread-safe: one adapter serves many threads (a mutex; the reader
+**      handle's own). A site's first call (its warm-up) reads the database
+**      and allocates; later calls of the site, and every report, allocate
+**      nothing and do not touch SQLite.
+**  A5. The log (log_path, appended to, never truncated; one process at a
+**      time: an exclusive flock) is JSON Lines, buffered (64 KiB) and
+**      written whole lines at a time on rtdb_adapt_flush, when the buffer
+**      is full and at rtdb_adapt_close; a failed write is kept and
+**      returned by rtdb_adapt_flush and rtdb_adapt_close (choose and
+**      report go on; later lines are dropped). Lines:
+**        {"rtdb_adapt":1,"session":S,"cap":C,"confidence":P,"min_samples":N,"max_samples":M}
+**            opens a session; site numbers below are the session's
+**        {"site":I,"target":T,"kernel":K,"vars":V,"tag":R|null,"match":"exact"|"nearest"|"default"|"other",
+**         "arms":[{"config":TEXT,"workload":W,"trial":ID,"pin_version":V}...]}
+**            a site at its warm-up (arm 0 first; config is the schedule's
+**            JSON as a string; trial 0 and workload "" for a default;
+**            "other": a kind of answer this version does not name)
+**        {"s":I,"a":J,"t":SECONDS}        a report (9 significant digits)
+**        {"s":I,"a":J,"fail":1}           a failure (rtdb_adapt_fail)
+**        {"s":I,"a":J,"event":"replace"|"drop"|"retire","n":N,"mean":X,"vs":K,"vs_n":N2,
+**         "vs_mean":Y,"p":P,"alpha":A}  a decision (vs: the incumbent)
+*/
+
+typedef struct rtdb_adapt rtdb_adapt;
+typedef struct rtdb_adapt_site rtdb_adapt_site;
+
+/* Zero fields take the defaults. */
+typedef struct rtdb_adapt_opts {
+  int top_k;            /* verified trials per workload (default 3, at most 16) */
+  int neighbours;       /* nearest other pinned workloads drawn from (default 2, at most 16) */
+  int max_arms;         /* alternatives per site (default 8, at most 64) */
+  double cap;           /* share of calls on alternatives, in (0, 0.5] (default 0.05) */
+  double confidence;    /* of a replacement, in [0.5, 1) (default 0.99) */
+  int min_samples;      /* reports per arm before its first test, >= 2 (default 8) */
+  int max_samples;      /* reports after which an undecided alternative retires (default 256) */
+  const char *log_path; /* the side log (A5); NULL: none */
+} rtdb_adapt_opts;
+
+/* What rtdb_adapt_choose answers: pass it back to report or fail. */
+typedef struct rtdb_choice {
+  const char *config;   /* the schedule to run (canonical JSON; valid until rtdb_adapt_close) */
+  int arm;              /* the site's arm (0: rtdb_lookup's answer) */
+  int explore;          /* 1: an alternative, within the cap; 0: the incumbent */
+  rtdb_match match;     /* rtdb_lookup's answer for the site */
+  rtdb_adapt_site *site;
+} rtdb_choice;
+
+/* One arm of a site, as rtdb_adapt_stats reports it. */
+typedef struct rtdb_adapt_arm {
+  const char *config, *workload;   /* valid until rtdb_adapt_close; workload "" for a default */
+  long long trial_id;              /* 0: none (a default) */
+  int pin_version;                 /* > 0: a pin of workload; 0: a trial */
+  long long n, failures;           /* reports and failures */
+  double mean_s, sd_s;             /* of the reported times (NAN below 1 and 2 reports) */
+  int incumbent;                   /* 1: the one answered outside exploration */
+  int state;                       /* 0 live, 1 dropped (slower), 2 retired, 3 replaced */
+} rtdb_adapt_arm;
+
+typedef struct rtdb_adapt_stats {
+  long long calls, explored;       /* rtdb_adapt_choose answers; those on alternatives */
+  int replacements, narms, incumbent;
+} rtdb_adapt_stats;
+
+/* An adapter over db (which must outlive it) with options o (NULL: the
+** defaults). RTDB_MISUSE for options out of range, RTDB_CANTOPEN when the
+** log cannot be opened or another process holds it; msg (cap bytes, may
+** be NULL) says why. */
+int rtdb_adapt_open(rtdb *db, const rtdb_adapt_opts *o, rtdb_adapt **ad, char *msg, size_t cap);
+/* Flush the log and free everything; NULL is a no-op. The log's write
+** error, if any, is returned (the adapter is freed anyway). */
+int rtdb_adapt_close(rtdb_adapt *ad);
+const char *rtdb_adapt_errmsg(const rtdb_adapt *ad);   /* last error ("" if none) */
+
+/* The schedule to run for the site (arguments as rtdb_lookup's); errors
+** are rtdb_lookup's (a failed warm-up is retried at the next call). */
+int rtdb_adapt_choose(rtdb_adapt *ad, const char *target, const char *kernel, const char *vars,
+                      const char *tag, rtdb_choice *out);
+/* The time the application measured for a choice (finite, > 0), or that
+** its run failed (wrong output, crash): RTDB_MISUSE for a choice not of
+** this adapter or a bad time. */
+int rtdb_adapt_report(rtdb_adapt *ad, const rtdb_choice *c, double seconds);
+int rtdb_adapt_fail(rtdb_adapt *ad, const rtdb_choice *c);
+/* A site's counts and its arms (up to cap of them into arms; arms may be
+** NULL with cap 0). */
+int rtdb_adapt_stats_of(rtdb_adapt *ad, const rtdb_choice *c, rtdb_adapt_stats *s,
+                        rtdb_adapt_arm *arms, int cap);
+/* Write the log's buffered lines now. */
+int rtdb_adapt_flush(rtdb_adapt *ad);
+
 #ifdef __cplusplus
 }
 #endif

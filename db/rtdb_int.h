@@ -35,4 +35,23 @@ char *rtdb__uri(const char *path, const char *query);
 ** table and row). Returns the number of problems. */
 int rtdb__check(struct sqlite3 *h, void (*fn)(void *ctx, const char *problem), void *ctx);
 
+/* ---- For the adapter (rtdb_adapt.c) and its importer ---- */
+
+struct rtdb;
+/* The handle's SQLite connection (opened serialized: statements of
+** another owner may run on it from any thread). */
+struct sqlite3 *rtdb__sqlite(struct rtdb *db);
+/* rtdb_lookup's distance from vars to a stored workload (its sizes JSON
+** and dtype column): 0 with *d (>= 0), or -1 in *d when not comparable
+** (variables vars leaves out are not compared). RTDB_MISUSE for
+** malformed vars, RTDB_NOTADB for sizes rooftune does not write. */
+int rtdb__distance(const char *vars, const char *sizes_json, const char *dtype, double *d);
+/* One-sided Welch t-test: the probability, under equal means, of a
+** difference mean_a - mean_b at least this large (sample sizes n, means
+** m, variances v (n - 1 denominators)), Welch's statistic taken with the
+** conservative min(na, nb) - 1 degrees of freedom; 0.5 when both
+** variances are 0 and the means equal. Student's t tail through the
+** regularized incomplete beta function (continued fraction). */
+double rtdb__welch_p(double na, double ma, double va, double nb, double mb, double vb);
+
 #endif

@@ -441,7 +441,7 @@ static void test_migration_and_old_files(void **state) {
   /* migrate */
   db *d = db_open(path, DB_WRITE, &err);
   if (!d) fail_msg("%s", err.msg);
-  assert_int_equal(db_user_version(d), 8);
+  assert_int_equal(db_user_version(d), DB_SCHEMA_VERSION);   /* migrated to the newest */
   rt_str report = {0};
   assert_int_equal(db_check(d, &report, &err), 0);
   free(report.s);
