@@ -269,7 +269,7 @@ int cmd_tune(int argc, char **argv) {
     o.measure = mpi_measure, o.measure_batch = mpi_batch, o.start = mpi_start;
     o.measure_ctx = (void *)devices;
     o.parallel = mp_workers();
-    if (!o.batch && o.parallel > 16) o.batch = o.parallel;   /* batches as wide as the workers */
+    if (!o.batch) o.batch = o.parallel;   /* batches as wide as the workers (a dead worker loses one) */
   }
   stop_flag = 0;
   o.stop = &stop_flag;
