@@ -580,7 +580,14 @@ int cmd_replay(int argc, char **argv) {
     nstat[tu_run_obs(r, i)->status]++;
     nfail += !tu_run_obs(r, i)->ok;
   }
-  double bt = best >= 0 ? tu_run_obs(r, best)->value : NAN;
+  double bt = best >= 0 ? tu_run_obs(r, best)->value : NAN, score = NAN;
+  if (budget > 0) {   /* Willemsen et al.'s score of this run (tu_score), as compare's */
+    double *curve = rt_malloc((size_t)budget * sizeof *curve), *rnd = rt_malloc((size_t)budget * sizeof *rnd);
+    tu_random_expect(in.values, in.n, budget, rnd);
+    tu_run_curve(r, budget, in.worst, curve);
+    score = tu_score(curve, rnd, in.opt, budget);
+    free(curve), free(rnd);
+  }
   char *bcfg = best >= 0 ? sp_config_json(in.sp, tu_run_cfg(r, best)) : NULL;
   double over_ms = n ? tu_run_framework_s(r) / (double)n * 1e3 : 0;
   if (o.json) {
@@ -600,6 +607,7 @@ int cmd_replay(int argc, char **argv) {
     jw_key(&w, "recorded_cost_s"); jw_double(&w, tu_run_cost(r));
     jw_key(&w, "framework_ms_per_eval"); jw_double(&w, over_ms);
     jw_key(&w, "optimum_s"); jw_double(&w, in.opt);
+    jw_key(&w, "score"); jw_double(&w, score);
     if (o.mpi) {
       jw_key(&w, "mpi");
       jw_begin(&w, '{');
@@ -658,6 +666,8 @@ int cmd_replay(int argc, char **argv) {
       if (nstat[s]) printf(" %s %lld", ms_status_name((ms_status)s), (long long)nstat[s]);
     printf("\nspent      %.3f s recorded time; framework %.4f ms per evaluation\n", tu_run_cost(r),
            over_ms);
+    if (!isnan(score))
+      printf("score      %.3f over the budget (Willemsen et al.: 0 random search, 1 the optimum)\n", score);
     if (o.mpi)
       printf("mpi        %d workers (%s): %.3f s of emulated cost (x %g) in %.3f s wall\n",
              mp_workers(), S->async ? "asynchronous" : "in batches", mo.slept, o.sleep_scale, wall);
