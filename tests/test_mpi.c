@@ -13,7 +13,8 @@
 ** the budget with nothing measured twice and the old trials untouched; a
 ** worker with another fingerprint stops the campaign before anything is
 ** stored, naming it; replay --mpi evaluates its budget asynchronously with
-** the recorded cost slept.
+** the recorded cost slept; examples/slurm_campaign.sh passes `bash -n`
+** and its mpirun line runs a campaign here.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -381,6 +382,32 @@ static void test_replay_mpi(void **state) {
   }
 }
 
+/* examples/slurm_campaign.sh: valid bash, and its mpirun line runs here. */
+static void test_slurm_example(void **state) {
+  (void)state;
+  char rel[4096], script[4096];
+  if (!realpath(rt_project_path("examples/slurm_campaign.sh", rel, sizeof rel), script)) fail();
+  const char *check[] = {"bash", "-n", script, NULL};
+  tk_result r = tk_capture(check, dir, NULL);
+  assert_int_equal(r.rc, 0);
+  tk_result_free(&r);
+  NEED_MPI();
+  char rt[4200], dbv[512];
+  snprintf(rt, sizeof rt, "ROOFTUNE=%s", exe);
+  snprintf(dbv, sizeof dbv, "DB=%s/slurm.db", dir);
+  const char *env[] = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", rt, dbv, "NP=3",
+                       "MPIRUN_ARGS=--oversubscribe", "KERNEL=transpose", "SET=M=256,N=256",
+                       "STRATEGY=random", "BUDGET=4", "TUNE_ARGS=--time-cap 0.05 --min-reps 3",
+                       "SLURM_NTASKS", "DEVICES", NULL};
+  const char *run[] = {"bash", script, NULL};
+  r = tk_capture(run, dir, env);
+  if (r.rc) fprintf(stderr, "%s%s", r.out, r.err);
+  assert_int_equal(r.rc, 0);
+  assert_non_null(strstr(r.out, "workers    2 MPI ranks measured:"));
+  tk_result_free(&r);
+  assert_int_equal(query_int("slurm.db", "SELECT count(*) FROM trials"), 4);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   if (find_rooftune(argv[0], exe, sizeof exe)) exe[0] = 0;
@@ -395,6 +422,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_kill_and_resume),
     cmocka_unit_test(test_odd_fingerprint),
     cmocka_unit_test(test_replay_mpi),
+    cmocka_unit_test(test_slurm_example),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   tk_rm_rf(dir);
