@@ -37,6 +37,7 @@
 #include "mpi/mp.h"
 #include "tuner/tu.h"
 #include "tk_exe.h"
+#include "tk_exp.h"
 #include "tk_run.h"
 
 static char exe[4096], mpirun[4096], dir[256];
@@ -408,6 +409,51 @@ static void test_slurm_example(void **state) {
   assert_int_equal(query_int("slurm.db", "SELECT count(*) FROM trials"), 4);
 }
 
+/* `experiment run scaling --quick`: every run made its budget at 1, 2 and
+** 4 workers, the tables are derived from it, and each sequential score is
+** the one `compare` gives that seed (computed by another command). No
+** timing is asserted. */
+static void test_experiment_quick(void **state) {
+  (void)state;
+  NEED_MPI();
+  char out[512];
+  snprintf(out, sizeof out, "%s/scaling", dir);
+  const char *args[] = {"--seeds", "2", "--budget", "24", NULL};
+  assert_int_equal(tk_exp_run(exe, "scaling", out, args), 0);
+  char *sc = tk_exp_file(out, "scaling.csv"), *ef = tk_exp_file(out, "efficiency.csv"),
+       *bt = tk_exp_file(out, "batch.csv");
+  const char *names[] = {"random", "annealing", "genetic", "bayes", "bandit"};
+  for (int i = 0; i < 5; i++)
+    for (int w = 1; w <= 4; w *= 2) {
+      char row[64];
+      snprintf(row, sizeof row, "\n%s,%d,%s,24,", names[i], w, i < 3 ? "true" : "false");
+      if (!strstr(sc, row)) fail_msg("scaling.csv lacks %s", row + 1);
+      snprintf(row, sizeof row, "\n%s,%d,%s,", names[i], w, i < 3 ? "true" : "false");
+      assert_non_null(strstr(ef, row));
+    }
+  /* random's sequential scores against compare's */
+  char t4[4096], rel[4096], cmp[600];
+  if (!realpath(rt_project_path("data/t4/pnpoly_RTX_3090_T4.json.gz", rel, sizeof rel), t4)) fail();
+  snprintf(cmp, sizeof cmp, "%s/cmp", dir);
+  const char *c[] = {exe, "compare", "--t4", t4, "--strategies", "random", "--budget", "24", "--repeats", "2",
+                     "--seed", "1", "--csv", cmp, NULL};
+  tk_result r = tk_capture(c, dir, NULL);
+  assert_int_equal(r.rc, 0);
+  tk_result_free(&r);
+  char *scores = tk_exp_file(cmp, "scores.csv");
+  for (int seed = 1; seed <= 2; seed++) {
+    char key[32], *p, *q;
+    snprintf(key, sizeof key, "\nrandom,%d,", seed - 1);   /* strategy,repeat,seed,score */
+    assert_non_null(p = strstr(scores, key));
+    double want = strtod(strchr(p + strlen(key), ',') + 1, NULL);
+    snprintf(key, sizeof key, "\nrandom,%d,", seed);        /* strategy,seed,sequential,parallel */
+    assert_non_null(q = strstr(bt, key));
+    double got = strtod(q + strlen(key), NULL);
+    assert_true(fabs(got - want) <= 1e-5 * fabs(want) + 1e-6);
+  }
+  free(sc), free(ef), free(bt), free(scores);
+}
+
 int main(int argc, char **argv) {
   (void)argc;
   if (find_rooftune(argv[0], exe, sizeof exe)) exe[0] = 0;
@@ -423,6 +469,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_odd_fingerprint),
     cmocka_unit_test(test_replay_mpi),
     cmocka_unit_test(test_slurm_example),
+    cmocka_unit_test(test_experiment_quick),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   tk_rm_rf(dir);
