@@ -5,7 +5,8 @@
 # machine (the workers sleep), and the batch rule's loss in score against
 # the sequential run over seeds (README.md: the question, the method, how
 # to read the result). Run it as
-#   rooftune experiment run scaling [--quick] [-- [--seeds N] [--budget B] [--scale F] [T4FILE]]
+#   rooftune experiment run scaling [--quick] [-- [--seeds N] [--budget B] [--scale F]
+#                                   [--strategies A,B,...] [T4FILE]]
 # Everything it writes goes under $RT_OUT.
 . "$RT_ROOT/experiments/lib.sh"
 export LC_ALL=C
@@ -15,9 +16,10 @@ STRATS="random annealing genetic bayes bandit"
 die() { echo "scaling: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --seeds|--budget|--scale)
+    --seeds|--budget|--scale|--strategies)
       [ $# -ge 2 ] || die "$1 needs a value"
-      case $1 in --seeds) NSEEDS=$2 ;; --budget) BUDGET=$2 ;; --scale) SCALE=$2 ;; esac
+      case $1 in --seeds) NSEEDS=$2 ;; --budget) BUDGET=$2 ;; --scale) SCALE=$2 ;;
+                 --strategies) STRATS=$(echo "$2" | tr , ' ') ;; esac
       shift 2 ;;
     --) shift ;;
     -*) die "unknown option $1 (README.md lists them)" ;;
