@@ -538,7 +538,7 @@ int mp_start_tune(const char *target, const char *devices, const char *kernel, c
   return 0;
 }
 int mp_start_sleep(rt_err *err) {
-  rt_err_set(err, "this rooftune was built without MPI (libopenmpi-dev: see the README)");
+  rt_err_set(err, "no MPI workers: this rooftune was built without MPI (libopenmpi-dev: see the README)");
   return -1;
 }
 const char *mp_worker_list(void) { return NULL; }
