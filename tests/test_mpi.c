@@ -419,7 +419,7 @@ static void test_experiment_quick(void **state) {
   char out[512];
   snprintf(out, sizeof out, "%s/scaling", dir);
   /* two strategies without a GP (its fits are slow under ASan; test_replay_mpi runs bayes) */
-  const char *args[] = {"--seeds", "2", "--budget", "24", "--strategies", "random,annealing", NULL};
+  const char *args[] = {"--seeds", "1", "--budget", "16", "--strategies", "random,annealing", NULL};
   assert_int_equal(tk_exp_run(exe, "scaling", out, args), 0);
   char *sc = tk_exp_file(out, "scaling.csv"), *ef = tk_exp_file(out, "efficiency.csv"),
        *bt = tk_exp_file(out, "batch.csv");
@@ -427,7 +427,7 @@ static void test_experiment_quick(void **state) {
   for (int i = 0; i < 2; i++)
     for (int w = 1; w <= 4; w *= 2) {
       char row[64];
-      snprintf(row, sizeof row, "\n%s,%d,true,24,", names[i], w);
+      snprintf(row, sizeof row, "\n%s,%d,true,16,", names[i], w);
       if (!strstr(sc, row)) fail_msg("scaling.csv lacks %s", row + 1);
       snprintf(row, sizeof row, "\n%s,%d,true,", names[i], w);
       assert_non_null(strstr(ef, row));
@@ -437,13 +437,13 @@ static void test_experiment_quick(void **state) {
   char t4[4096], rel[4096], cmp[600];
   if (!realpath(rt_project_path("data/t4/pnpoly_RTX_3090_T4.json.gz", rel, sizeof rel), t4)) fail();
   snprintf(cmp, sizeof cmp, "%s/cmp", dir);
-  const char *c[] = {exe, "compare", "--t4", t4, "--strategies", "random", "--budget", "24", "--repeats", "2",
+  const char *c[] = {exe, "compare", "--t4", t4, "--strategies", "random", "--budget", "16", "--repeats", "1",
                      "--seed", "1", "--csv", cmp, NULL};
   tk_result r = tk_capture(c, dir, NULL);
   assert_int_equal(r.rc, 0);
   tk_result_free(&r);
   char *scores = tk_exp_file(cmp, "scores.csv");
-  for (int seed = 1; seed <= 2; seed++) {
+  for (int seed = 1; seed <= 1; seed++) {
     char key[32], *p, *q;
     snprintf(key, sizeof key, "\nrandom,%d,", seed - 1);   /* strategy,repeat,seed,score */
     assert_non_null(p = strstr(scores, key));
