@@ -35,6 +35,9 @@
 **  7. A worker rank that dies ends the job (MPI's default error handler):
 **     the trials rank 0 had evaluated are already stored, the batch in
 **     flight is not, and `tune --resume ID` under a new mpirun measures it.
+**     Test-only: ROOFTUNE_TEST_MPI_KILL=R:N makes worker rank R kill
+**     itself (SIGKILL) when its (N+1)-th measurement arrives
+**     (tests/test_mpi.c, test_kill_and_resume).
 */
 #ifndef MP_H
 #define MP_H
