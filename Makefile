@@ -33,7 +33,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
 LDLIBS_ALL = -ljansson -lsqlite3 -lz -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lpapi -ldl -lm $(LDLIBS)
 
 ROOMS   = common search_spaces tuner cost_model measure db targets targets/host targets/cuda targets/opencl \
-          targets/user
+          targets/user mpi
 LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))
 CLI_SRC = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
@@ -54,6 +54,16 @@ $(BUILD)/%.o: %.c
 # cupti_profiler_host.h includes the C++ header <string>: gd_cupti.c (C)
 # finds the empty file targets/cuda/cupti_c/string instead.
 $(BUILD)/targets/cuda/gd_cupti.o: CFLAGS_ALL += -isystem targets/cuda/cupti_c
+
+# MPI campaigns (mpi/mp.h): with Open MPI's development files (pkg-config
+# ompi-c) mpi/mp.c is built with HAVE_MPI and every program links libmpi;
+# without them (or with MPI=0) mp.c is a pool of no workers and rooftune
+# builds and behaves as before.
+MPI ?= $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1 || echo 0)
+ifeq ($(MPI),1)
+$(BUILD)/mpi/mp.o: CFLAGS_ALL += -DHAVE_MPI $(patsubst -I%,-isystem %,$(shell pkg-config --cflags ompi-c))
+LDLIBS_ALL += $(shell pkg-config --libs ompi-c)
+endif
 
 $(BUILD)/librooftune.a: $(LIB_OBJ)
 	@rm -f $@

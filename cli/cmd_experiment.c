@@ -77,6 +77,8 @@ static const experiment experiments[] = {
                "tuned in one run, winners re-measured alternately"},
   {"t1", "a kernel of your own from its T1 file: every configuration, the pin, T4, the "
          "winner's roofline, portability against recordings"},
+  {"scaling", "distributed campaigns on MPI, emulated: wall time at 1-8 worker ranks and the "
+              "batch rule's loss in score (replay --mpi)"},
   {NULL, NULL},
 };
 

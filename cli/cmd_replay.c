@@ -24,6 +24,7 @@
 #include "../targets/host/hk.h"
 #include "../targets/tg.h"
 #include "../tuner/tu.h"
+#include "../mpi/mp.h"
 #include "cli.h"
 
 typedef struct ropts {
@@ -34,6 +35,8 @@ typedef struct ropts {
   double time_limit, time_cap;
   int json, repeats, batch, budget_set, recorded, time_cap_set;
   int live;   /* compare: live campaigns on --target (not a recording) */
+  int mpi;    /* replay --mpi: evaluations sleep on MPI workers (mpi/mp.h) */
+  double sleep_scale;
 } ropts;
 
 enum { R_REPLAY = 1, R_COMPARE = 2 };   /* the commands, as the rows' masks */
@@ -43,9 +46,13 @@ static const cli_spec replay_spec = {
   .usage = "(--t4 FILE [--space T1] | --db F [--target T] [--fingerprint P] --kernel K [--space T1]\n"
            "        | --db F --campaign ID [--space T1])\n"
            "       [--set VAR=VAL,...] --strategy S [--budget N|P%] [--time-limit S]\n"
-           "       [--seed S] [--batch N] [--json]",
+           "       [--seed S] [--batch N] [--json] [--mpi [--sleep-scale F]]",
   .about = "Run a strategy with recorded results as the objective: a T4 file, or the trials of\n"
            "a rooftune database (no hardware is needed).",
+  .epilog = "--mpi, under mpirun -n N: the worker ranks 1..N-1 emulate the evaluations, each\n"
+            "sleeping its recorded cost (compile + verify + measure) times --sleep-scale, while\n"
+            "rank 0 runs the strategy (asynchronously where it can: tune's invariant 10); the\n"
+            "report adds the wall time. A run is then not repeatable: results arrive by time.\n",
   .mask = R_REPLAY};
 static const cli_spec compare_spec = {
   .cmd = "compare",
@@ -94,6 +101,10 @@ static int parse_ropts(int argc, char **argv, const cli_spec *which, ropts *o) {
     CLI_OPT_INT("repeats", &o->repeats, "R", 1, 100000, "runs per strategy (default 10)", .mask = R_COMPARE),
     CLI_OPT_INT("batch", &o->batch, "N", 1, 100000, "proposals asked for at once (default 16)"),
     CLI_OPT_FLAG("json", &o->json, "machine-readable output"),
+    CLI_OPT_FLAG("mpi", &o->mpi, "under mpirun: evaluations sleep their recorded cost on\n"
+                 "the worker ranks (see below)", .mask = R_REPLAY),
+    CLI_OPT_DOUBLE("sleep-scale", &o->sleep_scale, "F", 0, 0, "with --mpi: each evaluation sleeps its\n"
+                   "recorded cost times F (default 1)", .mask = R_REPLAY),
     CLI_OPT_STRING("csv", &o->csv, "DIR", "write DIR/curves.csv and DIR/scores.csv", .mask = R_COMPARE),
     CLI_OPT_GROUP("live comparison", .mask = R_COMPARE),
     CLI_OPT_STRING("reference", &o->reference, "N|P%", "configurations of the random reference sample that\n"
@@ -107,8 +118,11 @@ static int parse_ropts(int argc, char **argv, const cli_spec *which, ropts *o) {
   };
   cli_spec spec = *which;
   spec.opts = opts;
+  o->sleep_scale = -1;
   int rc = cli_parse(&spec, argc, argv, &nop);
   if (rc) return rc;
+  if (o->sleep_scale >= 0 && !o->mpi) return cli_usage(which, "--sleep-scale is for --mpi");
+  if (o->sleep_scale < 0) o->sleep_scale = 1;
   o->seed = (uint64_t)seed;
   const cli_spec *s = which;
   o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && !o->fingerprint && o->target &&
@@ -416,12 +430,87 @@ static int parse_budget(const char *s, int64_t n, int64_t *out) {
   return 0;
 }
 
-/* One run of strategy S; NULL after reporting. */
-static tu_run *replay_run(const replay_in *in, const tu_strategy *S, uint64_t seed, int64_t budget,
-                          const ropts *o, const char *cmd) {
+/* ---- replay --mpi: the recording's answers, after a sleep on a worker ---- */
+
+typedef struct mpi_obj {
+  tu_objective rec;     /* the recording's answers */
+  double scale, slept;  /* --sleep-scale; seconds of sleep handed out */
+  tu_cfgmap ids;        /* configurations submitted: their job ids */
+  tu_obs *obs;          /* per id: the recorded answer */
+  char *done;           /* per id: its sleep is over */
+  int64_t cap;
+} mpi_obj;
+
+/* Start cfg's sleep (tu_run_opts.submit); its id in *id. */
+static int mpi_start_one(mpi_obj *m, const int *cfg, int64_t *id, rt_err *err) {
+  tu_obs ob;
+  if (m->rec.eval(m->rec.ctx, cfg, &ob, err)) return -1;   /* not recorded: replay never guesses */
+  int added;
+  int64_t cap = m->ids.cap;
+  *id = tu_cfgmap_put(&m->ids, cfg, &added);
+  if (m->ids.cap != cap) {
+    m->obs = rt_realloc(m->obs, (size_t)m->ids.cap * sizeof *m->obs);
+    m->done = rt_realloc(m->done, (size_t)m->ids.cap);
+  }
+  m->obs[*id] = ob;
+  m->done[*id] = 0;
+  m->slept += ob.cost * m->scale;
+  return mp_sleep_submit(*id, ob.cost * m->scale, err);
+}
+
+static int mpi_submit(void *ctx, const int *cfg, rt_err *err) {
+  int64_t id;
+  return mpi_start_one(ctx, cfg, &id, err);
+}
+
+static int mpi_collect(void *ctx, int *cfg, tu_obs *obs, rt_err *err) {
+  mpi_obj *m = ctx;
+  int64_t id;
+  if (mp_sleep_collect(&id, err)) return -1;
+  m->done[id] = 1;
+  memcpy(cfg, tu_cfgmap_key(&m->ids, id), (size_t)m->ids.np * sizeof *cfg);
+  *obs = m->obs[id];
+  return 0;
+}
+
+/* The batch path (strategies that are not asynchronous): a batch's sleeps
+** start together, and eval waits for each in proposal order. */
+static void mpi_prepare(void *ctx, const int *cfgs, int n) {
+  mpi_obj *m = ctx;
+  for (int i = 0; i < n; i++) {
+    int64_t id;
+    rt_err e = {0};
+    if (tu_cfgmap_get(&m->ids, cfgs + (size_t)i * m->ids.np) < 0)
+      mpi_start_one(m, cfgs + (size_t)i * m->ids.np, &id, &e);   /* an error comes again from eval */
+  }
+}
+
+static int mpi_eval(void *ctx, const int *cfg, tu_obs *obs, rt_err *err) {
+  mpi_obj *m = ctx;
+  int64_t id = tu_cfgmap_get(&m->ids, cfg);
+  if (id < 0 && mpi_start_one(m, cfg, &id, err)) return -1;
+  while (!m->done[id]) {
+    int64_t got;
+    if (mp_sleep_collect(&got, err)) return -1;
+    m->done[got] = 1;
+  }
+  *obs = m->obs[id];
+  return 0;
+}
+
+/* One run of strategy S; NULL after reporting. With m (replay --mpi) the
+** evaluations sleep on the MPI workers. */
+static tu_run *replay_run_on(const replay_in *in, const tu_strategy *S, uint64_t seed, int64_t budget,
+                             const ropts *o, const char *cmd, mpi_obj *m) {
   tu_objective obj = tu_rec_objective(in->rec);
   tu_run_opts ro = {.strategy = S, .seed = seed, .max_evals = budget,
                     .max_cost = o->time_limit, .batch = o->batch};
+  if (m) {
+    m->rec = obj;
+    obj = (tu_objective){.eval = mpi_eval, .ctx = m, .prepare = mpi_prepare};
+    ro.parallel = mp_workers(), ro.submit = mpi_submit, ro.collect = mpi_collect;
+    if ((ro.batch ? ro.batch : 16) < ro.parallel) ro.batch = ro.parallel;   /* batches as wide as the workers */
+  }
   rt_err err = {0};
   if (S->needs_model && !in->model) {
     cli_fail(cmd, "strategy %s needs a cost model: %s", S->name, in->why_no_model);
@@ -432,8 +521,18 @@ static tu_run *replay_run(const replay_in *in, const tu_strategy *S, uint64_t se
     ro.predict = cm_tmodel_predict, ro.refit = cm_tmodel_refit, ro.model = in->model;
   }
   tu_run *r = tu_run_strategy(in->sp, &obj, &ro, NULL, &err);
+  while (m && mp_pending() > 0) {   /* sleeps a run ended before taking */
+    int64_t id;
+    rt_err e = {0};
+    if (mp_sleep_collect(&id, &e)) break;
+  }
   if (!r) cli_fail(cmd, "%s (seed %llu): %s", S->name, (unsigned long long)seed, err.msg);
   return r;
+}
+
+static tu_run *replay_run(const replay_in *in, const tu_strategy *S, uint64_t seed, int64_t budget,
+                          const ropts *o, const char *cmd) {
+  return replay_run_on(in, S, seed, budget, o, cmd, NULL);
 }
 
 /* 1-based rank of time t among the recorded ok times. */
@@ -449,6 +548,9 @@ int cmd_replay(int argc, char **argv) {
   ropts o;
   int rc = parse_ropts(argc, argv, &replay_spec, &o);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
+  if (mp_rank() > 0) return o.mpi ? mp_serve() : EXIT_OK;   /* an MPI worker */
+  rt_err merr = {0};
+  if (o.mpi && mp_start_sleep(&merr)) return cli_fail("replay", "--mpi: %s", merr.msg);
   const tu_strategy *S = tu_strategy_find(o.strategy);   /* checked by parse_ropts */
   replay_in in;
   if ((rc = load_input(&o, "replay", &in))) return rc;
@@ -459,7 +561,16 @@ int cmd_replay(int argc, char **argv) {
       return cli_usage(&replay_spec, "--budget: expected N or P%%, got '%s'", o.budget);
     }
   }
-  tu_run *r = replay_run(&in, S, o.seed, budget, &o, "replay");
+  mpi_obj mo = {.scale = o.sleep_scale};
+  if (o.mpi) tu_cfgmap_init(&mo.ids, sp_nparams(in.sp));
+  double wall0 = rt_now();
+  tu_run *r = replay_run_on(&in, S, o.seed, budget, &o, "replay", o.mpi ? &mo : NULL);
+  double wall = rt_now() - wall0;
+  if (o.mpi) {
+    tu_cfgmap_free(&mo.ids);
+    free(mo.obs);
+    free(mo.done);
+  }
   if (!r) {
     replay_in_free(&in);
     return EXIT_FAIL;
@@ -469,7 +580,14 @@ int cmd_replay(int argc, char **argv) {
     nstat[tu_run_obs(r, i)->status]++;
     nfail += !tu_run_obs(r, i)->ok;
   }
-  double bt = best >= 0 ? tu_run_obs(r, best)->value : NAN;
+  double bt = best >= 0 ? tu_run_obs(r, best)->value : NAN, score = NAN;
+  if (budget > 0) {   /* Willemsen et al.'s score of this run (tu_score), as compare's */
+    double *curve = rt_malloc((size_t)budget * sizeof *curve), *rnd = rt_malloc((size_t)budget * sizeof *rnd);
+    tu_random_expect(in.values, in.n, budget, rnd);
+    tu_run_curve(r, budget, in.worst, curve);
+    score = tu_score(curve, rnd, in.opt, budget);
+    free(curve), free(rnd);
+  }
   char *bcfg = best >= 0 ? sp_config_json(in.sp, tu_run_cfg(r, best)) : NULL;
   double over_ms = n ? tu_run_framework_s(r) / (double)n * 1e3 : 0;
   if (o.json) {
@@ -489,6 +607,17 @@ int cmd_replay(int argc, char **argv) {
     jw_key(&w, "recorded_cost_s"); jw_double(&w, tu_run_cost(r));
     jw_key(&w, "framework_ms_per_eval"); jw_double(&w, over_ms);
     jw_key(&w, "optimum_s"); jw_double(&w, in.opt);
+    jw_key(&w, "score"); jw_double(&w, score);
+    if (o.mpi) {
+      jw_key(&w, "mpi");
+      jw_begin(&w, '{');
+      jw_key(&w, "workers"); jw_int(&w, mp_workers());
+      jw_key(&w, "sleep_scale"); jw_double(&w, o.sleep_scale);
+      jw_key(&w, "slept_s"); jw_double(&w, mo.slept);
+      jw_key(&w, "wall_s"); jw_double(&w, wall);
+      jw_key(&w, "asynchronous"); jw_bool(&w, S->async);
+      jw_end(&w, '}');
+    }
     jw_key(&w, "best");
     if (bcfg) {
       jw_begin(&w, '{');
@@ -537,6 +666,11 @@ int cmd_replay(int argc, char **argv) {
       if (nstat[s]) printf(" %s %lld", ms_status_name((ms_status)s), (long long)nstat[s]);
     printf("\nspent      %.3f s recorded time; framework %.4f ms per evaluation\n", tu_run_cost(r),
            over_ms);
+    if (!isnan(score))
+      printf("score      %.3f over the budget (Willemsen et al.: 0 random search, 1 the optimum)\n", score);
+    if (o.mpi)
+      printf("mpi        %d workers (%s): %.3f s of emulated cost (x %g) in %.3f s wall\n",
+             mp_workers(), S->async ? "asynchronous" : "in batches", mo.slept, o.sleep_scale, wall);
   }
   free(bcfg);
   tu_run_free(r);

@@ -16,6 +16,7 @@
 #include "../db/db.h"
 #include "../tuner/tu.h"
 #include "../targets/user/uk.h"
+#include "../mpi/mp.h"
 #include "cli.h"
 
 #define DEFAULT_STRATEGY "bandit"
@@ -44,7 +45,7 @@ static const char *resumed_set(const tu_campaign_opts *o, const cli_t1 *t1, char
 
 /* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
 ** code. The target, kernel and strategy are checked here (exit 2). */
-static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
+static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const char **devices) {
   static const char host[] = "host";   /* o->target still this: --target was not given */
   memset(o, 0, sizeof *o);
   ms_opts_default(&o->ms);
@@ -87,6 +88,9 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
     CLI_OPT_INT64("resume", &o->resume, "ID", 1, 0, "continue a stopped or killed campaign to its budget\n"
                   "(with its own options: only --db, --no-pin and --json\nmay accompany it)"),
     CLI_OPT_FLAG("json", json, "the report as JSON on stdout"),
+    CLI_OPT_STRING("devices", devices, "T,T,...", "under mpirun: worker rank w measures on the\n"
+                   "(w-1) mod n-th of these targets (default: the campaign's;\n"
+                   "a GPU target without an index: one GPU per local rank)"),
     CLI_OPT_GROUP("harness options (as for rooftune measure)"),
     CLI_OPT_DOUBLE("ci", &o->ms.ci_target, "F", 0, 1, "stop timing a schedule when the 95% CI half-width of\n"
                    "its median is below this fraction of it (default 0.01)", .flags = CLI_OPEN_LO | CLI_OPEN_HI,
@@ -110,12 +114,15 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json) {
                 "again alternating with the default; one is pinned only if its 95%% CI lies below the\n"
                 "default's, else the default is (the report's decision line says why).\n"
                 "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n"
-                "One process at a time runs a campaign: a second --resume of it is refused.\n");
+                "One process at a time runs a campaign: a second --resume of it is refused.\n"
+                "Under mpirun -n N (N >= 2) rank 0 runs the campaign and ranks 1..N-1 measure\n"
+                "(README: \"Campaigns on a cluster\").\n");
   cli_spec spec = {
     .cmd = "tune",
     .usage = "[--target T] --kernel K|--t1 FILE [--kernel-dir DIR] [--atol A] [--rtol R]\n"
              "       [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
-             "       [--time-limit S] [--seed S] [--batch N] [--db F] [--no-pin] [--json] [harness options]\n"
+             "       [--time-limit S] [--seed S] [--batch N] [--db F] [--no-pin] [--json]\n"
+             "       [--devices T,...] [harness options]\n"
              "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]",
     .about = "A tuning campaign: the strategy's schedules built, verified and timed as by\n"
              "measure, every trial stored in the database, the decision pinned.",
@@ -233,12 +240,48 @@ static void print_report(const tu_report *r) {
            r->target, r->kernel);
   else
     printf("pinned     %s\n", r->pin_note);
+  const char *workers = mp_worker_list();
+  if (workers) {   /* an MPI campaign (mpi/mp.h invariant 6) */
+    printf("workers    %d MPI ranks measured:\n", mp_workers());
+    for (const char *p = workers; *p;) {
+      size_t n = strcspn(p, "\n");
+      printf("           %.*s\n", (int)n, p);
+      p += n + (p[n] == '\n');
+    }
+  }
+}
+
+/* ---- MPI (mpi/mp.h): rank 0's campaign measures on the workers ---- */
+
+static int mpi_measure(void *ctx, const int *cfg, const char *src, const char *ldflags, const ms_opts *o,
+                       ms_result *r) {
+  (void)ctx, (void)cfg, (void)o;   /* the options went with the set-up (mpi_start) */
+  return mp_measure(src, ldflags, r);
+}
+
+static int mpi_batch(void *ctx, const int *cfgs, const char *const *srcs, int n, const ms_opts *o,
+                     ms_result *r, const volatile sig_atomic_t *stop, rt_err *err) {
+  (void)ctx, (void)cfgs, (void)o;
+  return mp_measure_batch(srcs, n, r, stop, err);
+}
+
+static int mpi_start(void *ctx, const char *target, const char *kernel, const char *set,
+                     const ms_opts *ms, const char *fingerprint, rt_err *err) {
+  return mp_start_tune(target, ctx, kernel, set, ms, fingerprint, err);
 }
 
 int cmd_tune(int argc, char **argv) {
   tu_campaign_opts o;
-  int json, rc = parse(argc, argv, &o, &json);
+  const char *devices = NULL;
+  int json, rc = parse(argc, argv, &o, &json, &devices);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
+  if (mp_rank() > 0) return mp_serve();   /* an MPI worker: it measures what rank 0 sends */
+  if (mp_workers() > 0) {   /* rank 0: the campaign, measured on the workers */
+    o.measure = mpi_measure, o.measure_batch = mpi_batch, o.start = mpi_start;
+    o.measure_ctx = (void *)devices;
+    o.parallel = mp_workers();
+    if (!o.batch) o.batch = o.parallel;   /* batches as wide as the workers (a dead worker loses one) */
+  }
   stop_flag = 0;
   o.stop = &stop_flag;
   if (isatty(STDERR_FILENO)) o.progress = show_progress;
@@ -257,7 +300,15 @@ int cmd_tune(int argc, char **argv) {
   sigaction(SIGINT, &old, NULL);
   if (o.progress) fprintf(stderr, "\r\033[K");
   if (rc) return cli_fail("tune", "%s", err.msg);
-  if (json) printf("%s\n", rep.json);
+  if (json && mp_worker_list()) {   /* the workers join the report */
+    json_t *j = json_loads(rep.json, 0, NULL);
+    char *wl = mp_worker_json();
+    json_object_set_new(j, "workers", json_loads(wl, 0, NULL));
+    char *t = json_dumps(j, JSON_COMPACT);
+    printf("%s\n", t);
+    free(t), free(wl);
+    json_decref(j);
+  } else if (json) printf("%s\n", rep.json);
   else print_report(&rep);
   int stopped = !strcmp(rep.state, "stopped");
   if (stopped)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../mpi/mp.h"
 #include "cli.h"
 
 static int cmd_version(int argc, char **argv) {
@@ -43,5 +44,11 @@ static const cli_cmd commands[] = {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "--version")) return cmd_version(0, NULL);
-  return cli_dispatch("rooftune", commands, argc, argv);
+  /* Under mpirun or srun (mpi/mp.h) the worker ranks serve tune and
+  ** replay --mpi; any other command runs on rank 0 alone. */
+  mp_init(&argc, &argv);
+  int serves = argc >= 2 && (!strcmp(argv[1], "tune") || !strcmp(argv[1], "replay"));
+  int rc = mp_rank() > 0 && !serves ? EXIT_OK : cli_dispatch("rooftune", commands, argc, argv);
+  mp_end();
+  return rc;
 }

@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-ROOMS = ["common", "search_spaces", "tuner", "cost_model", "measure", "db", "targets", "cli"]
+ROOMS = ["common", "search_spaces", "tuner", "cost_model", "measure", "db", "targets", "cli", "mpi"]
 # Stored data, not code: the counters table's vocabulary of sources is in
 # an old migration of db/db.c (never edited; db.h: db_counters_put).
 STORED_DATA = {("db/db.c", "CHECK(source IN ('papi','cachegrind','cupti'))")}

@@ -12,7 +12,10 @@
 ** bad (never accepted from an ok one). When every neighbour of the current
 ** configuration has been evaluated, or the walk has not improved for a
 ** while, it restarts from a random configuration the run has not seen,
-** with the temperature reheated.
+** with the temperature reheated. Asynchronous (tu.h invariant 10): with
+** several evaluations at once, the steps out are different neighbours of
+** the current configuration (a parallel neighbourhood), each remembered
+** with its kind, and each result meets the Metropolis rule when it comes.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@
 #define SA_QUANTILE 0.25   /* spread: this quantile of them minus their best */
 #define SA_HORIZON 1000    /* cooling horizon in steps when the budget is unknown */
 #define SA_PATIENCE 80     /* steps without a new best of the walk: restart */
+#define SA_PEND 64         /* proposals out at once that keep their kind */
 
 typedef struct sa {
   ts__base b;
@@ -43,6 +47,8 @@ typedef struct sa {
   int64_t steps;           /* evaluations observed */
   int64_t walk_t0;         /* step at which this walk started (reheat) */
   int pend_kind;           /* what was proposed: 0 random (re)start, 1 neighbour */
+  int *pend;               /* asynchronous: the SA_PEND last proposals ... */
+  int pend_k[SA_PEND], npend;   /* ... their kinds, how many (a ring) */
   double hist[SA_HIST];    /* ring of the last ok log times */
   double tmp[SA_HIST];     /* work copy for the quantile */
   int64_t nhist;           /* ok log times seen */
@@ -104,6 +110,7 @@ static void sa_destroy(void *st) {
   free(s->cur);
   free(s->nb[0]);
   free(s->nb[1]);
+  free(s->pend);
   free(s);
 }
 
@@ -139,8 +146,30 @@ static int next_neighbour(sa *s, int k, int *out) {
   return 0;
 }
 
-/* One proposal at a time: the walk is sequential. */
-static int sa_propose(void *st, int *cfgs, int max) {
+/* Asynchronous runs: remember the kind of proposal cfg (a ring of SA_PEND). */
+static void pend_push(sa *s, const int *cfg, int kind) {
+  if (s->b.ctx->parallel <= 1) return;
+  if (!s->pend) s->pend = rt_malloc((size_t)SA_PEND * (s->b.np ? s->b.np : 1) * sizeof *s->pend);
+  int i = s->npend++ % SA_PEND;
+  memcpy(s->pend + (size_t)i * s->b.np, cfg, (size_t)s->b.np * sizeof *cfg);
+  s->pend_k[i] = kind;
+}
+
+/* The kind cfg was proposed as (forgotten then); a neighbour when unknown. */
+static int pend_take(sa *s, const int *cfg) {
+  int n = s->npend < SA_PEND ? s->npend : SA_PEND;
+  for (int i = 0; i < n; i++)
+    if (s->pend_k[i] >= 0 && !memcmp(s->pend + (size_t)i * s->b.np, cfg, (size_t)s->b.np * sizeof *cfg)) {
+      int k = s->pend_k[i];
+      s->pend_k[i] = -1;
+      return k;
+    }
+  return 1;
+}
+
+/* One proposal at a time: the walk is sequential (asynchronous runs ask
+** again while steps are out: pend_push). */
+static int sa_propose_one(void *st, int *cfgs, int max) {
   sa *s = st;
   if (max < 1) return 0;
   if (s->have_cur && s->init_left <= 0 && s->stale < SA_PATIENCE) {
@@ -148,6 +177,7 @@ static int sa_propose(void *st, int *cfgs, int max) {
     int first = gsl_rng_uniform(s->b.ctx->rng) < SA_P_ADJ ? 0 : 1;
     if (next_neighbour(s, first, cfgs) || next_neighbour(s, 1 - first, cfgs)) {
       s->pend_kind = 1;
+      pend_push(s, cfgs, 1);
       return 1;
     }
   }
@@ -158,7 +188,18 @@ static int sa_propose(void *st, int *cfgs, int max) {
   }
   if (!ts__fresh(&s->b, cfgs, NULL, 0)) return 0;
   s->pend_kind = 0;
+  pend_push(s, cfgs, 0);
   return 1;
+}
+
+/* Several evaluations at once in batches (tu.h invariant 10): up to
+** `parallel` steps from the same current configuration. */
+static int sa_propose(void *st, int *cfgs, int max) {
+  sa *s = st;
+  int want = max < s->b.ctx->parallel ? max : s->b.ctx->parallel, k = 0;
+  if (want < 1) want = 1;
+  while (k < want && sa_propose_one(st, cfgs + (size_t)k * s->b.np, 1)) k++;
+  return k;
 }
 
 static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
@@ -167,7 +208,9 @@ static void sa_observe(void *st, const int *cfg, const tu_obs *obs) {
   double f = fit(obs);
   s->steps++;
   if (!isinf(f)) s->hist[s->nhist++ % SA_HIST] = f;
-  if (s->pend_kind == 0) {
+  int kind = s->b.ctx->parallel > 1 ? pend_take(s, cfg) : s->pend_kind;
+  if (kind == 1 && !s->have_cur) kind = 0;   /* a step of a walk since abandoned */
+  if (kind == 0) {
     /* A (re)start sample: the initial samples keep the best; a restart
     ** takes its sample as the new current. */
     if (!s->have_cur || f < s->fcur) {
@@ -238,4 +281,5 @@ const tu_strategy ts_annealing = {
   .observe = sa_observe,
   .destroy = sa_destroy,
   .inform = sa_inform,
+  .async = 1,
 };

@@ -50,7 +50,8 @@ typedef struct bandit {
   int hist_arm[BD_WINDOW];  /* ring buffer of the window, oldest at head */
   unsigned char hist_val[BD_WINDOW];
   int head, len;
-  int pending;              /* the arm whose proposal awaits its result */
+  int pending;              /* the arm whose proposals await their results */
+  int npending;             /* how many (several: a batch, tu.h invariant 10) */
   int have_best;
   double best;
 } bandit;
@@ -173,19 +174,23 @@ static int bd_propose(void *st, int *cfgs, int max) {
   for (int t = 0; t < BD_TRIES; t++) {
     int a = bd_pick(b);
     bd_arm *r = &b->arm[a];
-    if (r->s->propose(r->st, cfgs, 1) < 1) {   /* exhausted: no credit, restart */
+    /* several evaluations at once: a batch of the arm's (bayes: constant liar) */
+    int want = max < b->ctx->parallel ? max : b->ctx->parallel;
+    int k = r->s->propose(r->st, cfgs, want > 1 ? want : 1);
+    if (k < 1) {   /* exhausted: no credit, restart */
       bd_push(b, a, 0);
       if (bd_start(b, a, NULL)) return 0;
       continue;
     }
     tu_obs o;
-    if (t + 1 < BD_TRIES && b->ctx->known(b->ctx->run, cfgs, &o)) {
+    if (k == 1 && t + 1 < BD_TRIES && b->ctx->known(b->ctx->run, cfgs, &o)) {
       r->s->observe(r->st, cfgs, &o);
       bd_push(b, a, 0);
       continue;
     }
     b->pending = a;
-    return 1;
+    b->npending = k;
+    return k;
   }
   return 0;
 }
@@ -194,7 +199,7 @@ static void bd_observe(void *st, const int *cfg, const tu_obs *obs) {
   bandit *b = st;
   int a = b->pending;
   if (a < 0) return;
-  b->pending = -1;
+  if (--b->npending <= 0) b->pending = -1;
   b->arm[a].s->observe(b->arm[a].st, cfg, obs);
   /* The others learn from it. Each is idle: the bandit hands out one
   ** proposal at a time, and a's was the only one out. */

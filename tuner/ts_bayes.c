@@ -650,11 +650,55 @@ static int by_ub(const void *pa, const void *pb, void *key) {
   return (a > c) - (a < c);
 }
 
+/* The candidate (of nc) maximising log EI x P(feasible), skipping those
+** taken[] marks (NULL: none); -1 when every one is taken. */
+static int bo_pick(bo *b, int nc, const char *taken) {
+  b->k = rt_realloc(b->k, (size_t)(b->g.m ? b->g.m : 1) * sizeof *b->k);
+  double f = b->g.ymin, pmax = 0;
+  int feas = b->nok < b->n;
+  for (int i = 0; i < nc; i++) {
+    const double *x = b->cx + (size_t)i * b->d;
+    b->mu[i] = gp_mean(&b->g, x, b->k);
+    b->pf[i] = feas ? bo_pfeas(b, x) : 1.0;
+    b->ub[i] = log_ei(f, b->mu[i], sqrt(gp_var_bound(&b->g, b->k))) + log(b->pf[i]);
+    b->order[i] = i;
+    if (b->pf[i] > pmax) pmax = b->pf[i];
+  }
+  /* the probabilistic constraint (Gelbart et al.): only candidates likely
+  ** enough to be feasible, unless there are none */
+  double pmin = pmax < BO_PMIN ? 0 : BO_PMIN;
+  for (int i = 0; i < nc; i++)
+    if (b->pf[i] < pmin || (taken && taken[i])) b->ub[i] = -INFINITY;
+  qsort_r(b->order, (size_t)nc, sizeof *b->order, by_ub, b->ub);
+  double best = -INFINITY;
+  int bi = b->order[0];
+  for (int r = 0; r < nc; r++) {
+    int i = b->order[r];
+    if (b->ub[i] <= best || b->ub[i] == -INFINITY) break;
+    gp_mean(&b->g, b->cx + (size_t)i * b->d, b->k);
+    double a = log_ei(f, b->mu[i], sqrt(gp_var(&b->g, b->k))) + log(b->pf[i]);
+    if (a > best) {
+      best = a;
+      bi = i;
+    }
+  }
+  if (taken && taken[bi]) {   /* every untaken one scored -inf: the first untaken */
+    bi = -1;
+    for (int r = 0; r < nc && bi < 0; r++)
+      if (!taken[b->order[r]]) bi = b->order[r];
+  }
+  return bi;
+}
+
 static int bo_propose(void *st, int *cfgs, int max) {
   bo *b = st;
   if (max < 1) return 0;
-  if (b->n < b->ninit || b->nok < 2 || b->d == 0)
-    return tu_random_unknown(b->ctx, cfgs, 64);
+  if (b->n < b->ninit || b->nok < 2 || b->d == 0) {   /* the initial design (a batch of them at once) */
+    int k = 0, want = max < b->ctx->parallel ? max : b->ctx->parallel;
+    do k += tu_random_unknown(b->ctx, cfgs + (size_t)k * b->np, 64);
+    while (k > 0 && k < want && k < b->ninit - b->n);
+    return k;
+  }
   if (b->nok >= b->next_fit || !b->g.ok) {
     gp_fit(&b->g, b->ctx->rng);
     bo_fit_feas(b);
@@ -671,37 +715,31 @@ static int bo_propose(void *st, int *cfgs, int max) {
   }
   int nc = bo_candidates(b, kind);
   if (!nc) return 0;
-  b->k = rt_realloc(b->k, (size_t)b->g.m * sizeof *b->k);
-  double f = b->g.ymin, pmax = 0;
-  int feas = b->nok < b->n;
-  for (int i = 0; i < nc; i++) {
-    const double *x = b->cx + (size_t)i * b->d;
-    b->mu[i] = gp_mean(&b->g, x, b->k);
-    b->pf[i] = feas ? bo_pfeas(b, x) : 1.0;
-    b->ub[i] = log_ei(f, b->mu[i], sqrt(gp_var_bound(&b->g, b->k))) + log(b->pf[i]);
-    b->order[i] = i;
-    if (b->pf[i] > pmax) pmax = b->pf[i];
-  }
-  /* the probabilistic constraint (Gelbart et al.): only candidates likely
-  ** enough to be feasible, unless there are none */
-  double pmin = pmax < BO_PMIN ? 0 : BO_PMIN;
-  for (int i = 0; i < nc; i++)
-    if (b->pf[i] < pmin) b->ub[i] = -INFINITY;
-  qsort_r(b->order, (size_t)nc, sizeof *b->order, by_ub, b->ub);
-  double best = -INFINITY;
-  int bi = b->order[0];
-  for (int r = 0; r < nc; r++) {
-    int i = b->order[r];
-    if (b->ub[i] <= best || b->ub[i] == -INFINITY) break;
-    gp_mean(&b->g, b->cx + (size_t)i * b->d, b->k);
-    double a = log_ei(f, b->mu[i], sqrt(gp_var(&b->g, b->k))) + log(b->pf[i]);
-    if (a > best) {
-      best = a;
-      bi = i;
-    }
-  }
+  int bi = bo_pick(b, nc, NULL);
   memcpy(cfgs, b->cand + (size_t)bi * b->np, (size_t)b->np * sizeof *cfgs);
-  return 1;
+  /* Several evaluations at once (tu.h invariant 10): the constant liar
+  ** (Ginsbourger et al. 2010, CL-min): each chosen configuration joins the
+  ** surrogate with the best log time observed as its value, and the next
+  ** is chosen by the same acquisition; the lies are dropped afterwards (the
+  ** factor's leading block is the factor of the real points). */
+  int want = max < b->ctx->parallel ? max : b->ctx->parallel, got = 1, m0 = b->g.m;
+  if (want > 1 && b->g.ok && m0 > 0) {
+    char *taken = rt_calloc((size_t)nc, 1);
+    double lie = INFINITY;
+    for (int i = 0; i < m0; i++)
+      if (b->g.y[i] < lie) lie = b->g.y[i];
+    for (taken[bi] = 1; got < want; got++) {
+      gp_add(&b->g, b->cx + (size_t)bi * b->d, lie);
+      gp_update(&b->g);
+      if ((bi = bo_pick(b, nc, taken)) < 0) break;
+      taken[bi] = 1;
+      memcpy(cfgs + (size_t)got * b->np, b->cand + (size_t)bi * b->np, (size_t)b->np * sizeof *cfgs);
+    }
+    b->g.m = m0;
+    gp_update(&b->g);
+    free(taken);
+  }
+  return got;
 }
 
 /* Another's result: training data exactly as if observed (it counts

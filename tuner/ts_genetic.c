@@ -124,7 +124,9 @@ static int breed(ga *s, int k) {
 
 static int ga_propose(void *st, int *cfgs, int max) {
   ga *s = st;
-  if (s->got == s->nkids) {
+  /* asynchronous (steady state): the next generation is bred from the
+  ** population as it is once the last one is out, not back */
+  if (s->b.ctx->parallel > 1 ? s->sent == s->nkids : s->got == s->nkids) {
     /* Breed the next generation (the first one is random). */
     s->nkids = s->sent = s->got = 0;
     int want = s->npop < GA_POP ? GA_POP - s->npop : GA_CHILDREN;
@@ -157,6 +159,11 @@ static void insert(ga *s, const int *cfg, double f) {
 
 static void ga_observe(void *st, const int *cfg, const tu_obs *obs) {
   ga *s = st;
+  if (s->b.ctx->parallel > 1) {   /* steady state: each child joins as it comes */
+    insert(s, cfg, ts__time(obs));
+    s->got++;
+    return;
+  }
   if (s->got < s->sent) s->kf[s->got++] = ts__time(obs);
   /* The generation joins the population once it is complete, so that
   ** the parents of one generation are one population. */
@@ -179,6 +186,7 @@ const tu_strategy ts_genetic = {
   .create = ga_create,
   .propose = ga_propose,
   .observe = ga_observe,
+  .async = 1,
   .destroy = ga_destroy,
   .inform = ga_inform,
 };

@@ -48,4 +48,5 @@ const tu_strategy ts_random = {
   .propose = rs_propose,
   .observe = rs_observe,
   .destroy = free,
+  .async = 1,   /* observe ignores results: any order will do */
 };

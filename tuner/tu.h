@@ -57,6 +57,16 @@
 **     in flight; resume measures the rest. Measured but not evaluated:
 **     a batch's candidates after the run's end by time limit, stall or
 **     failure (their results are dropped).
+** 10. A run with parallel > 1 (MPI workers: mpi/mp.h) that can submit
+**     and collect evaluations (tu_run_opts) runs an asynchronous strategy (tu_strategy.async)
+**     asynchronously: whenever fewer than `parallel` evaluations are in
+**     flight it asks for one proposal, and each result is added and
+**     observed as it finishes; the budget counts evaluations in flight, so
+**     it is never exceeded. Invariants 2 and 3 then hold per result but
+**     not in order: which results a proposal saw depends on timing. Other
+**     strategies keep the batch path (prepare, then eval in proposal
+**     order); bayes then proposes `parallel` at once by the constant liar
+**     (ts_bayes.c). With parallel <= 1 nothing changes.
 */
 #ifndef TU_H
 #define TU_H
@@ -110,6 +120,10 @@ typedef struct tu_ctx {
   ** the model kept its coefficients. NULL when the model cannot learn. */
   int (*refit)(void *model, const int *cfgs, const double *t, int n);
   void *model;
+  /* Evaluations the run makes at once (tu_run_opts.parallel; 0 or 1: one
+  ** at a time). A strategy that proposes one configuration at a time may
+  ** then propose up to this many (bayes: the constant liar). */
+  int parallel;
 } tu_ctx;
 
 typedef struct tu_strategy {
@@ -129,6 +143,10 @@ typedef struct tu_strategy {
   ** (e.g. another arm's in an ensemble). Never called between a propose
   ** and the observes of that batch. */
   void (*inform)(void *st, const int *cfg, const tu_obs *obs);
+  /* 1: asynchronous (invariant 10): propose may be called while earlier
+  ** proposals are still out, and observe takes results in the order they
+  ** finish, each matched by its configuration. */
+  int async;
 } tu_strategy;
 
 /* The strategy table (tu_strategies.c), NULL-terminated. */
@@ -228,6 +246,14 @@ typedef struct tu_run_opts {
   const int *first;      /* nfirst configurations to evaluate first
                          ** (invariant 5); NULL: none */
   int nfirst;
+  int parallel;          /* evaluations at once (invariant 10); 0, 1: one */
+  /* Optional, both or neither (invariant 10), called with the objective's
+  ** ctx: submit starts evaluating cfg (valid, not evaluated, not in
+  ** flight) and returns at once; collect waits for any submitted
+  ** evaluation to finish and gives its configuration (into cfg) and
+  ** result. 0, or -1 with err (the run ends). */
+  int (*submit)(void *ctx, const int *cfg, rt_err *err);
+  int (*collect)(void *ctx, int *cfg, tu_obs *obs, rt_err *err);
 } tu_run_opts;
 
 /* Why a run ended. */
@@ -392,6 +418,14 @@ typedef struct tu_campaign_opts {
                        const ms_opts *o, ms_result *r, const volatile sig_atomic_t *stop,
                        rt_err *err);
   void *measure_ctx;
+  /* Optional: called once the campaign's target (canonical name), kernel,
+  ** workload (the user's `set`) and harness options are resolved, before
+  ** anything is stored or measured (an MPI pool sets its workers up and
+  ** checks their fingerprints against the target's). 0, or -1 with err:
+  ** the campaign does not start. */
+  int (*start)(void *ctx, const char *target, const char *kernel, const char *set,
+               const ms_opts *ms, const char *fingerprint, rt_err *err);
+  int parallel;                /* tu_run_opts.parallel (MPI workers); 0: one */
 } tu_campaign_opts;
 
 /* The outcome of a campaign (the one-screen report's content). Strings are

@@ -1034,6 +1034,8 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   if (!(c.w = ms_workload_new(c.k, &c.pb, err))) goto out;   /* sizes checked before anything */
   c.ms = o.ms;
   c.ms.guard = o.db_path;   /* no candidate may touch the database */
+  if (o.start && o.start(o.measure_ctx, c.tg.name, o.kernel, o.set, &c.ms, desc.fingerprint, err))
+    goto out;   /* the workers (mpi/mp.h) are not ready or not identical */
   const char *lg = getenv("ROOFTUNE_LOAD_GUARD");   /* "off": as --no-load-guard (the tests) */
   if (lg && !strcmp(lg, "off")) o.no_load_guard = 1;
   if (!o.no_load_guard && !o.measure && !o.measure_batch) {
@@ -1065,7 +1067,8 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   }
   tu_objective obj = {camp_eval, &c, camp_prepare};
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
-                    .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop};
+                    .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop,
+                    .parallel = o.parallel};
   def = rt_malloc((size_t)np * sizeof *def);
   if (default_first && sp_default_config(c.sp, def) && sp_valid(c.sp, def, NULL))
     ro.first = def, ro.nfirst = 1;   /* the default schedule, the first trial (tu.h 5, 6) */

@@ -56,13 +56,117 @@ static void seed_rng(gsl_rng *g, uint64_t seed, int restart) {
   gsl_rng_set(g, (unsigned long)(x ^ (x >> 29)));
 }
 
-/* The reason to end now, or -1 to go on. */
-static int ending(const tu_run *r, const tu_run_opts *o, rt_count count) {
+/* The reason to end now, or -1 to go on; `out` evaluations are in flight
+** (invariant 10: they count against the budget and the space). */
+static int ending_out(const tu_run *r, const tu_run_opts *o, rt_count count, int64_t out) {
   if (o->stop && *o->stop) return TU_END_STOPPED;
-  if ((rt_count)r->map.n >= count) return TU_END_SPACE;
-  if (o->max_evals > 0 && r->map.n >= o->max_evals) return TU_END_BUDGET;
+  if ((rt_count)(r->map.n + out) >= count) return TU_END_SPACE;
+  if (o->max_evals > 0 && r->map.n + out >= o->max_evals) return TU_END_BUDGET;
   if (o->max_cost > 0 && r->cost >= o->max_cost) return TU_END_COST;
   return -1;
+}
+static int ending(const tu_run *r, const tu_run_opts *o, rt_count count) {
+  return ending_out(r, o, count, 0);
+}
+
+/* ---- The asynchronous loop (tu.h invariant 10) ---- */
+
+/* Configurations in flight, and proposals of them made again meanwhile
+** (observed when the first one's result comes). */
+typedef struct flight {
+  tu_cfgmap map;        /* every configuration submitted, dense index */
+  int *times;           /* per index: proposals waiting for its result (0: done) */
+  int64_t cap;
+  int out;              /* evaluations in flight */
+} flight;
+
+/* Run strategy st asynchronously until an end; 0, or -1 (err set). *end,
+** *stall and the restart of the strategy as in the synchronous loop. */
+static int run_async(tu_run *r, const tu_objective *obj, const tu_run_opts *o, const tu_strategy *S,
+                     void **stp, tu_ctx *ctx, gsl_rng *rng, rt_count count, int *end, double *in_eval,
+                     rt_err *err) {
+  flight f = {0};
+  tu_cfgmap_init(&f.map, r->np);
+  int *c = rt_malloc((size_t)(r->np ? r->np : 1) * sizeof *c), rc = 0, stall = 0;
+  for (;;) {
+    /* fill the free slots */
+    while (rc == 0 && f.out < o->parallel && (*end = ending_out(r, o, count, f.out)) < 0) {
+      int k = S->propose(*stp, c, 1);
+      if (k <= 0 && f.out > 0) break;   /* nothing until results come */
+      r->proposals += k > 0;
+      tu_obs ob;
+      int restart = k <= 0;
+      if (!restart && !sp_valid(r->sp, c, NULL)) {
+        char *j = sp_config_json(r->sp, c);
+        rt_err_set(err, "strategy '%s' proposed an invalid configuration %s", S->name, j);
+        free(j);
+        rc = -1;
+        break;
+      }
+      int64_t fi = restart ? -1 : tu_cfgmap_get(&f.map, c);
+      if (!restart && fi >= 0 && f.times[fi] > 0) {   /* in flight: observed with it */
+        f.times[fi]++;
+        restart = ++stall >= TU_STALL;
+      } else if (!restart && known(r, c, &ob)) {
+        S->observe(*stp, c, &ob);
+        restart = ++stall >= TU_STALL;
+      } else if (!restart) {
+        double t1 = rt_now();
+        int added;
+        int64_t cap = f.map.cap;
+        fi = tu_cfgmap_put(&f.map, c, &added);
+        if (f.map.cap != cap) f.times = rt_realloc(f.times, (size_t)f.map.cap * sizeof *f.times);
+        f.times[fi] = 1;
+        if (o->submit(obj->ctx, c, err)) rc = -1;
+        else f.out++;
+        *in_eval += rt_now() - t1;
+        stall = 0;
+      }
+      if (restart) {   /* as the synchronous loop, once nothing is out */
+        if (f.out > 0) break;
+        if (++r->restarts > TU_MAX_RESTARTS) {
+          *end = TU_END_STALLED;
+          break;
+        }
+        S->destroy(*stp);
+        stall = 0;
+        seed_rng(rng, o->seed, r->restarts);
+        if (!(*stp = S->create(ctx, err))) rc = -1;
+      }
+    }
+    if (f.out == 0 || rc) break;
+    /* the next result, whichever finishes first */
+    tu_obs ob;
+    double t1 = rt_now();
+    int bad = o->collect(obj->ctx, c, &ob, err);
+    *in_eval += rt_now() - t1;
+    if (bad) {
+      rc = -1;
+      break;
+    }
+    f.out--;
+    int64_t fi = tu_cfgmap_get(&f.map, c);
+    if (fi < 0 || f.times[fi] <= 0) {
+      rt_err_set(err, "the objective returned a configuration that was not in flight");
+      rc = -1;
+      break;
+    }
+    add(r, c, &ob);
+    if (o->on_eval) o->on_eval(o->on_eval_ctx, r);
+    for (; f.times[fi] > 0; f.times[fi]--) S->observe(*stp, c, &ob);
+  }
+  /* ended or failed with evaluations out: wait for them, add none */
+  while (f.out > 0) {
+    tu_obs ob;
+    rt_err e2 = {0};
+    if (o->collect(obj->ctx, c, &ob, &e2)) break;
+    f.out--;
+  }
+  if (*end < 0 && !rc) *end = ending(r, o, count);
+  free(c);
+  free(f.times);
+  tu_cfgmap_free(&f.map);
+  return rc;
 }
 
 tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts *o,
@@ -83,7 +187,8 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
   seed_rng(rng, o->seed, 0);
   tu_ctx ctx = {.sp = sp, .rng = rng, .budget = o->max_evals > 0 ? o->max_evals : -1,
                 .known = known, .run = r, .predict = o->predict,
-                .refit = o->refit, .model = o->model};
+                .refit = o->refit, .model = o->model, .parallel = o->parallel > 1 ? o->parallel : 1};
+  int async = o->parallel > 1 && S->async && o->submit && o->collect;
   int batch = o->batch > 0 ? o->batch : 16, failed = 0, end = -1, stall = 0;
   int *buf = rt_malloc((size_t)batch * r->np * sizeof *buf);
   double t0 = rt_now(), in_eval = 0;
@@ -113,7 +218,9 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
     if (o->on_eval) o->on_eval(o->on_eval_ctx, r);
     if (S->inform) S->inform(st, c, &ob);
   }
-  while (!failed && (end = ending(r, o, count)) < 0) {
+  if (!failed && async && (end = ending(r, o, count)) < 0)
+    failed = run_async(r, obj, o, S, &st, &ctx, rng, count, &end, &in_eval, err) != 0;
+  while (!async && !failed && (end = ending(r, o, count)) < 0) {
     int k = S->propose(st, buf, batch), restart = k <= 0;
     r->proposals += k > 0 ? k : 0;
     if (obj->prepare && k > 1) {   /* the new, valid proposals, in order */
@@ -124,6 +231,8 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
         if (sp_valid(sp, c, NULL) && !known(r, c, &ob))
           memcpy(fresh + (size_t)nf++ * r->np, c, (size_t)r->np * sizeof *c);
       }
+      if (o->max_evals > 0 && nf > o->max_evals - r->map.n)   /* never past the budget */
+        nf = (int)(o->max_evals - r->map.n);
       if (nf > 1) {   /* the objective's time (building), not the framework's */
         double t1 = rt_now();
         obj->prepare(obj->ctx, fresh, nf);
