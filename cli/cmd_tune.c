@@ -265,6 +265,16 @@ static int mpi_batch(void *ctx, const int *cfgs, const char *const *srcs, int n,
   return mp_measure_batch(srcs, n, r, stop, err);
 }
 
+static int mpi_submit(void *ctx, int64_t id, const char *src, const char *ldflags, rt_err *err) {
+  (void)ctx;
+  return mp_measure_submit(id, src, ldflags, err);
+}
+
+static int mpi_collect(void *ctx, int64_t *id, int *rc, ms_result *r, rt_err *err) {
+  (void)ctx;
+  return mp_measure_collect(id, rc, r, err);
+}
+
 static int mpi_start(void *ctx, const char *target, const char *kernel, const char *set,
                      const ms_opts *ms, const char *fingerprint, rt_err *err) {
   return mp_start_tune(target, ctx, kernel, set, ms, fingerprint, err);
@@ -278,6 +288,7 @@ int cmd_tune(int argc, char **argv) {
   if (mp_rank() > 0) return mp_serve();   /* an MPI worker: it measures what rank 0 sends */
   if (mp_workers() > 0) {   /* rank 0: the campaign, measured on the workers */
     o.measure = mpi_measure, o.measure_batch = mpi_batch, o.start = mpi_start;
+    o.measure_submit = mpi_submit, o.measure_collect = mpi_collect;   /* async strategies */
     o.measure_ctx = (void *)devices;
     o.parallel = mp_workers();
     if (!o.batch) o.batch = o.parallel;   /* batches as wide as the workers (a dead worker loses one) */

@@ -155,6 +155,7 @@ typedef struct worker {
   ms_workload *w;
   ms_opts ms;
   int jobs, die_after;      /* measurements received; the test hook (-1: none) */
+  double slow;              /* test hook: seconds slept before each measurement */
 } worker;
 
 static void worker_reset(worker *wk) {
@@ -241,6 +242,9 @@ int mp_serve(void) {
   const char *kill = getenv("ROOFTUNE_TEST_MPI_KILL");   /* "RANK:N" (tests only) */
   int kr, kn;
   if (kill && sscanf(kill, "%d:%d", &kr, &kn) == 2 && kr == rank) wk.die_after = kn;
+  const char *slow = getenv("ROOFTUNE_TEST_MPI_SLOW");   /* "RANK:SECONDS" (tests only) */
+  double ks;
+  if (slow && sscanf(slow, "%d:%lf", &kr, &ks) == 2 && kr == rank && ks > 0 && ks < 60) wk.slow = ks;
   mp_buf in = {0}, out = {0};
   for (;;) {
     int tag;
@@ -282,6 +286,7 @@ int mp_serve(void) {
       ms_result r;
       memset(&r, 0, sizeof r);
       if (wk.die_after >= 0 && wk.jobs++ >= wk.die_after) raise(SIGKILL);   /* the kill test */
+      if (wk.slow > 0) sleep_us((long)(wk.slow * 1e6));                     /* the slow test */
       int rc = -1;
       if (wk.kind != MP_TUNE || !src) snprintf(r.msg, sizeof r.msg, "worker %d is not set up", rank);
       else rc = tg_measure(&wk.tg, wk.w, src, ldflags, &wk.ms, &r);
@@ -310,6 +315,8 @@ static struct {
   int nq, capq, pending;
   char *list;               /* mp_worker_list's text */
   char **host, **target, **cpus;
+  int64_t *jobs;            /* per worker: results it sent since the last set-up */
+  int kind;                 /* the last set-up: MP_TUNE or MP_SLEEP */
 } pool;
 
 static void pool_grow(void) {
@@ -318,6 +325,7 @@ static void pool_grow(void) {
   pool.host = rt_calloc((size_t)size, sizeof *pool.host);
   pool.target = rt_calloc((size_t)size, sizeof *pool.target);
   pool.cpus = rt_calloc((size_t)size, sizeof *pool.cpus);
+  pool.jobs = rt_calloc((size_t)size, sizeof *pool.jobs);
   for (int w = 0; w < size; w++) pool.busy[w] = -1;
 }
 
@@ -329,10 +337,12 @@ static int setup_all(mp_buf *b, const char *fingerprint, rt_err *err) {
     rt_err_set(err, "the MPI pool is busy");
     return -1;
   }
-  for (int w = 1; w < size; w++) send_buf(b, w, MP_SETUP);
+  for (int w = 1; w < size; w++) send_buf(b, w, MP_SETUP), pool.jobs[w] = 0;
+  int64_t kind;
+  memcpy(&kind, b->p, sizeof kind);   /* the set-up's first field */
+  pool.kind = (int)kind;
   mp_buf in = {0};
   int rc = 0;
-  rt_str list = {0};
   for (int got = 1; got < size; got++) {
     int from;
     recv_buf(MPI_ANY_SOURCE, MP_READY, &in, &from, NULL);
@@ -355,11 +365,6 @@ static int setup_all(mp_buf *b, const char *fingerprint, rt_err *err) {
       rc = -1;
     }
   }
-  for (int w = 1; w < size; w++)
-    rt_str_printf(&list, "%srank %d on %s: %s, %s", w > 1 ? "\n" : "", w, pool.host[w],
-                  pool.target[w], pool.cpus[w]);
-  free(pool.list);
-  pool.list = list.s;
   free(in.p);
   return rc;
 }
@@ -392,13 +397,23 @@ int mp_start_sleep(rt_err *err) {
   return rc;
 }
 
-const char *mp_worker_list(void) { return pool.list; }
+const char *mp_worker_list(void) {
+  if (!pool.host) return NULL;
+  rt_str list = {0};
+  for (int w = 1; w < size; w++)
+    rt_str_printf(&list, "%srank %d on %s: %s, %s; %lld %s", w > 1 ? "\n" : "", w, pool.host[w],
+                  pool.target[w], pool.cpus[w], (long long)pool.jobs[w],
+                  pool.kind == MP_SLEEP ? "sleeps" : "measurements");
+  free(pool.list);
+  return pool.list = list.s;
+}
 
 char *mp_worker_json(void) {
   json_t *a = json_array();
   for (int w = 1; pool.host && w < size; w++)
-    json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:s}", "rank", w, "host", pool.host[w],
-                                       "target", pool.target[w], "cpus", pool.cpus[w]));
+    json_array_append_new(a, json_pack("{s:i, s:s, s:s, s:s, s:I}", "rank", w, "host", pool.host[w],
+                                       "target", pool.target[w], "cpus", pool.cpus[w],
+                                       "jobs", (json_int_t)pool.jobs[w]));
   char *s = json_dumps(a, JSON_COMPACT);
   json_decref(a);
   return s;
@@ -427,6 +442,7 @@ static int64_t collect(mp_buf *in, int hold) {
   recv_buf(MPI_ANY_SOURCE, MP_DONE, in, &from, NULL);
   int64_t id = get_i64(in);
   pool.busy[from] = -1;
+  pool.jobs[from]++;
   pool.pending--;
   if (pool.nq && !hold) {
     job j = pool.queue[0];
@@ -455,6 +471,11 @@ static int take_result(mp_buf *in, ms_result *r) {
 }
 
 int mp_measure(const char *src, const char *ldflags, ms_result *r) {
+  if (pool.pending) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->msg, sizeof r->msg, "the MPI pool is busy");
+    return -1;
+  }
   mp_buf b = {0}, in = {0};
   measure_msg(&b, 0, src, ldflags);
   submit(0, &b);
@@ -500,6 +521,29 @@ int mp_measure_batch(const char *const *srcs, int n, ms_result *r,
   free(done);
   free(in.p);
   return bad ? -1 : k;
+}
+
+int mp_measure_submit(int64_t id, const char *src, const char *ldflags, rt_err *err) {
+  if (!mp_workers() || pool.kind != MP_TUNE) {
+    rt_err_set(err, "no MPI workers set up to measure");
+    return -1;
+  }
+  mp_buf b = {0};
+  measure_msg(&b, id, src, ldflags);
+  submit(id, &b);
+  return 0;
+}
+
+int mp_measure_collect(int64_t *id, int *rc, ms_result *r, rt_err *err) {
+  if (!pool.pending) {
+    rt_err_set(err, "no measurement is in flight");
+    return -1;
+  }
+  mp_buf in = {0};
+  *id = collect(&in, 0);
+  *rc = take_result(&in, r);
+  free(in.p);
+  return 0;
 }
 
 int mp_sleep_submit(int64_t id, double seconds, rt_err *err) {
@@ -552,6 +596,16 @@ int mp_measure(const char *src, const char *ldflags, ms_result *r) {
 int mp_measure_batch(const char *const *srcs, int n, ms_result *r,
                      const volatile sig_atomic_t *stop, rt_err *err) {
   (void)srcs, (void)n, (void)r, (void)stop;
+  rt_err_set(err, "built without MPI");
+  return -1;
+}
+int mp_measure_submit(int64_t id, const char *src, const char *ldflags, rt_err *err) {
+  (void)id, (void)src, (void)ldflags;
+  rt_err_set(err, "built without MPI");
+  return -1;
+}
+int mp_measure_collect(int64_t *id, int *rc, ms_result *r, rt_err *err) {
+  (void)id, (void)rc, (void)r;
   rt_err_set(err, "built without MPI");
   return -1;
 }

@@ -37,7 +37,9 @@
 **     flight is not, and `tune --resume ID` under a new mpirun measures it.
 **     Test-only: ROOFTUNE_TEST_MPI_KILL=R:N makes worker rank R kill
 **     itself (SIGKILL) when its (N+1)-th measurement arrives
-**     (tests/test_mpi.c, test_kill_and_resume).
+**     (tests/test_mpi.c, test_kill_and_resume). ROOFTUNE_TEST_MPI_SLOW=R:S
+**     makes worker rank R sleep S seconds (0 < S < 60) before each
+**     measurement (test_async_campaign: a slow worker gets fewer jobs).
 */
 #ifndef MP_H
 #define MP_H
@@ -78,10 +80,11 @@ int mp_start_tune(const char *target, const char *devices, const char *kernel, c
                   const ms_opts *ms, const char *fingerprint, rt_err *err);
 /* Set every worker up for emulated evaluations (replay --mpi). */
 int mp_start_sleep(rt_err *err);
-/* The worker list, one line per worker ("rank 1 on HOST: host, CPUs 0-3"),
-** as set up by the last mp_start_*; NULL before. */
+/* The worker list, one line per worker ("rank 1 on HOST: host, CPUs 0-3;
+** 5 measurements": the results it sent since the last mp_start_*), as
+** set up by the last mp_start_*; NULL before. */
 const char *mp_worker_list(void);
-/* The workers as a JSON array of objects {rank, host, target, cpus}. */
+/* The workers as a JSON array of objects {rank, host, target, cpus, jobs}. */
 char *mp_worker_json(void);
 
 /* Measure src (ldflags) on a worker (invariant 4), waiting for it:
@@ -93,6 +96,14 @@ int mp_measure(const char *src, const char *ldflags, ms_result *r);
 ** filled (n unless stopped), or -1 with err. */
 int mp_measure_batch(const char *const *srcs, int n, ms_result *r,
                      const volatile sig_atomic_t *stop, rt_err *err);
+
+/* Asynchronous measurements (a live campaign, tu.h invariant 10): start
+** measuring src as job `id` on a worker (queued when none is idle) and
+** return at once; 0, or -1 with err (no workers set up by mp_start_tune). */
+int mp_measure_submit(int64_t id, const char *src, const char *ldflags, rt_err *err);
+/* Wait for the next finished measurement: its id, tg_measure's return in
+** *rc and its result in *r. 0, or -1 with err when none is in flight. */
+int mp_measure_collect(int64_t *id, int *rc, ms_result *r, rt_err *err);
 
 /* Emulated evaluations: job `id` sleeps `seconds` on a worker (queued
 ** when none is idle). 0, or -1 with err. */

@@ -7,8 +7,9 @@
 ** proposes `parallel` distinct configurations at once by the constant
 ** liar, and one at a time otherwise. Under mpirun (skipped with a message
 ** where mpirun or an MPI build is missing): a 2-worker host campaign stores
-** the same trials (configurations, statuses, count) as the sequential one
-** and lists its workers; a worker killed mid-campaign leaves the trials
+** asynchronously the same trials (configurations, statuses, count) as the
+** sequential one and lists its workers; a slow worker (a test-only delay)
+** gets fewer of a live campaign's measurements than a fast one; a worker killed mid-campaign leaves the trials
 ** finished so far stored, and `tune --resume` under a new mpirun completes
 ** the budget with nothing measured twice and the old trials untouched; a
 ** worker with another fingerprint stops the campaign before anything is
@@ -167,7 +168,7 @@ static void test_constant_liar(void **state) {
 /* ---- Under mpirun ---- */
 
 static const char *const mpi_env[] = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                                      "ROOFTUNE_TEST_MPI_KILL", NULL};
+                                      "ROOFTUNE_TEST_MPI_KILL", "ROOFTUNE_TEST_MPI_SLOW", NULL};
 
 static int find_mpirun(void) {
   const char *path = getenv("PATH");
@@ -268,6 +269,48 @@ static void test_campaign_two_workers(void **state) {
   assert_int_equal(ns, 8);
   assert_string_equal(a, b);   /* random's permutation: the same configurations, statuses */
   free(a), free(b);
+  /* measured asynchronously (tu.h invariant 11); the sequential one not */
+  assert_int_equal(query_int("par.db", "SELECT count(*) FROM campaigns WHERE options LIKE "
+                                       "'%\"asynchronous\":true%'"), 1);
+  assert_int_equal(query_int("seq.db", "SELECT count(*) FROM campaigns WHERE options LIKE "
+                                       "'%\"asynchronous\":false%'"), 1);
+}
+
+/* Asynchrony itself: worker rank 3 sleeps 3 s before each measurement.
+** Dispatched as results come, fast rank 2 measures more of the campaign
+** than slow rank 3; a barrier per batch of 3 (one job per worker) would
+** give them equal shares. Rank 1 also measures the default and the end. */
+static void test_async_campaign(void **state) {
+  (void)state;
+  NEED_MPI();
+  const char *args[] = {CAMPAIGN("slow.db", "10"), "--json", NULL};
+  const char *env[] = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                       "ROOFTUNE_TEST_MPI_SLOW=3:3", "ROOFTUNE_TEST_MPI_KILL", NULL};
+  const char *v[64];
+  int k = mpi_argv(v, 4, args);
+  memmove(v + 3, v + 1, (size_t)k * sizeof *v);   /* mpirun -x ROOFTUNE_TEST_MPI_SLOW ... */
+  v[1] = "-x", v[2] = "ROOFTUNE_TEST_MPI_SLOW";
+  tk_result r = tk_capture(v, dir, env);
+  if (r.rc) fprintf(stderr, "%s%s", r.out, r.err);
+  assert_int_equal(r.rc, 0);
+  json_t *j = json_loads(r.out, 0, NULL), *w = json_object_get(j, "workers");
+  assert_int_equal(json_array_size(w), 3);
+  json_int_t jobs[4] = {0}, total = 0;
+  for (size_t i = 0; i < 3; i++) {
+    json_t *o = json_array_get(w, i);
+    json_int_t rank = json_integer_value(json_object_get(o, "rank"));
+    assert_true(rank >= 1 && rank <= 3);
+    total += jobs[rank] = json_integer_value(json_object_get(o, "jobs"));
+  }
+  printf("test_async_campaign: jobs per worker rank 1 %lld, 2 %lld, 3 (slow) %lld\n",
+         (long long)jobs[1], (long long)jobs[2], (long long)jobs[3]);
+  assert_true(total >= 10);                 /* every trial, the end and baseline besides */
+  assert_true(jobs[2] >= jobs[3] + 2);      /* a barrier: jobs[2] == jobs[3] */
+  json_decref(j);
+  tk_result_free(&r);
+  /* the budget exactly, each configuration once */
+  assert_int_equal(query_int("slow.db", "SELECT count(*) FROM trials"), 10);
+  assert_int_equal(query_int("slow.db", "SELECT count(DISTINCT config_hash) FROM trials"), 10);
 }
 
 /* The holder of campaign 1's lease has exited (mpirun may return first). */
@@ -475,6 +518,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_async_loop),
     cmocka_unit_test(test_constant_liar),
     cmocka_unit_test(test_campaign_two_workers),
+    cmocka_unit_test(test_async_campaign),
     cmocka_unit_test(test_kill_and_resume),
     cmocka_unit_test(test_odd_fingerprint),
     cmocka_unit_test(test_replay_mpi),

@@ -67,6 +67,21 @@
 **     strategies keep the batch path (prepare, then eval in proposal
 **     order); bayes then proposes `parallel` at once by the constant liar
 **     (ts_bayes.c). With parallel <= 1 nothing changes.
+** 11. A live campaign given measure_submit/collect (tu_campaign_opts: an
+**     MPI pool) with parallel > 1 and an asynchronous strategy runs by
+**     invariant 10: every worker is kept busy, and each trial is stored
+**     (one transaction) the moment its result arrives, in completion
+**     order. A proposal this campaign stored before (resume) or that an
+**     earlier measurement answers (reuse) is answered without a worker; one
+**     whose source is at a worker waits for that result and is then reused
+**     (or measured when it cannot be: a timeout, a busy machine). Budget,
+**     invariant 1 and the campaign invariants 1-4 hold as sequentially;
+**     resume feeds every stored trial first (invariant 5, in id order), so
+**     that trials answer the replayed strategy by configuration whatever
+**     their order. Stopped, what is in flight is dropped. The default
+**     first and the end (re-measurements, pin, baseline) stay sequential,
+**     on the lowest idle worker. Which configurations a seed gives then
+**     depends on timing (random's: never; its order: yes).
 */
 #ifndef TU_H
 #define TU_H
@@ -426,6 +441,13 @@ typedef struct tu_campaign_opts {
   int (*start)(void *ctx, const char *target, const char *kernel, const char *set,
                const ms_opts *ms, const char *fingerprint, rt_err *err);
   int parallel;                /* tu_run_opts.parallel (MPI workers); 0: one */
+  /* Optional, both or neither (invariant 11): asynchronous measurement
+  ** (an MPI pool). measure_submit starts measuring src as job `id` and
+  ** returns at once; measure_collect waits for any submitted job: its id,
+  ** its result and the measure function's return in *rc. 0, or -1 with
+  ** err. Used with parallel > 1 and an asynchronous strategy. */
+  int (*measure_submit)(void *ctx, int64_t id, const char *src, const char *ldflags, rt_err *err);
+  int (*measure_collect)(void *ctx, int64_t *id, int *rc, ms_result *r, rt_err *err);
 } tu_campaign_opts;
 
 /* The outcome of a campaign (the one-screen report's content). Strings are

@@ -101,7 +101,19 @@ typedef struct camp {
   char load_why[160];
   int last_busy, bbusy;        /* the last single measurement's look; the batch's */
   char last_why[160];          /* the last busy look's reason */
+  /* asynchronous (tu.h invariant 11): every evaluation submitted, by job id */
+  struct aslot {
+    int *cfg;
+    char hash[33];
+    int state;                 /* A_FREE, A_WORKER, A_WAIT (its source at a worker), A_READY */
+    tu_obs ob;                 /* A_READY: the answer, and its record */
+    trial_rec tr;
+  } *as;
+  int64_t nas, capas;
+  int64_t *ready, nready, ready_at;   /* A_READY slots, in the order answered */
 } camp;
+
+enum { A_FREE, A_WORKER, A_WAIT, A_READY };
 
 /* The load guard's look after n measurements (tu_report.load_*): 1 when
 ** they were made while the machine was busy. */
@@ -391,19 +403,163 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
   return 0;
 }
 
+/* ---- Asynchronous measurement (tu.h invariant 11) ---- */
+
+/* Answer slot a from an earlier measurement of its source when there is
+** one (stored as reused, queued as ready): 1; 0 when none; -1 with err. */
+static int async_reuse(camp *c, int64_t a, rt_err *err) {
+  struct aslot *s = &c->as[a];
+  reuse_hit h = {0};
+  db_trial_filter f = {.target_id = c->target_id, .workload_id = c->workload_id, .source_hash = s->hash};
+  if (db_trials(c->d, &f, reuse_row, &h, err) < 0) return -1;
+  if (!h.found) return 0;
+  s->tr = (trial_rec){0};
+  int rc = store(c, s->cfg, &h.t, s->hash, "reused", &s->tr.id, err);
+  obs_from(&s->ob, ms_status_parse(h.status), h.t.time_s, 0, TU_REUSED);
+  s->tr.ci_lo = h.t.ci_lo_s, s->tr.ci_hi = h.t.ci_hi_s, s->tr.repeats = h.t.repeats;
+  s->tr.noisy = h.t.noisy;
+  free(h.status);
+  if (rc) return -1;
+  c->reused++;
+  s->state = A_READY;
+  c->ready[c->nready++] = a;
+  return 1;
+}
+
+/* Send slot a's source to a worker. 0, or -1 with err. */
+static int async_send(camp *c, int64_t a, rt_err *err) {
+  char *src = c->k->codegen(&c->pb, c->sp, c->as[a].cfg);
+  int rc = c->o->measure_submit(c->o->measure_ctx, a, src, NULL, err);
+  free(src);
+  c->as[a].state = A_WORKER;
+  return rc;
+}
+
+/* tu_run_opts.submit: answer cfg at once when this campaign stored it
+** (resume) or an earlier measurement of its source can be reused; wait
+** behind the same source at a worker; else send it to a worker. */
+static int camp_submit(void *ctx, const int *cfg, rt_err *err) {
+  camp *c = ctx;
+  int np = sp_nparams(c->sp);
+  if (c->nas == c->capas) {
+    c->capas = c->capas ? 2 * c->capas : 64;
+    c->as = rt_realloc(c->as, (size_t)c->capas * sizeof *c->as);
+    c->ready = rt_realloc(c->ready, (size_t)c->capas * sizeof *c->ready);
+  }
+  int64_t a = c->nas++;
+  struct aslot *s = &c->as[a];
+  *s = (struct aslot){.cfg = rt_malloc((size_t)(np ? np : 1) * sizeof *s->cfg)};
+  memcpy(s->cfg, cfg, (size_t)np * sizeof *cfg);
+  int64_t i = tu_cfgmap_get(&c->own, cfg);
+  if (i >= 0) {   /* stored by this campaign before it stopped */
+    s->ob = c->own_obs[i], s->tr = c->own_rec[i], s->state = A_READY;
+    c->resumed++;
+    c->ready[c->nready++] = a;
+    return 0;
+  }
+  char *src = c->k->codegen(&c->pb, c->sp, cfg);
+  source_hash(c, src, s->hash);
+  free(src);
+  int r = async_reuse(c, a, err);
+  if (r) return r < 0 ? -1 : 0;
+  for (int64_t b = 0; b < a; b++)
+    if (c->as[b].state == A_WORKER && !strcmp(c->as[b].hash, s->hash)) {
+      s->state = A_WAIT;   /* measured once: reused (or measured) when that result comes */
+      return 0;
+    }
+  return async_send(c, a, err);
+}
+
+/* Slot a answered: its configuration into cfg, the campaign's records,
+** the slot freed. */
+static void async_done(camp *c, int64_t a, int *cfg, tu_obs *ob) {
+  struct aslot *s = &c->as[a];
+  memcpy(cfg, s->cfg, (size_t)sp_nparams(c->sp) * sizeof *cfg);
+  *ob = s->ob;
+  free(s->cfg);
+  s->cfg = NULL, s->state = A_FREE;
+  c->failures += !ob->ok;
+  if (ob->ok && !(ob->value >= c->best_s)) c->best_s = ob->value;
+  push_rec(c, &s->tr);
+  progress(c);
+}
+
+/* tu_run_opts.collect: the next answer, those given at submission first,
+** else the next measurement a worker reports, stored at once. Stopped, an
+** answer is dropped (campaign invariant 1). */
+static int camp_collect(void *ctx, int *cfg, tu_obs *ob, rt_err *err) {
+  camp *c = ctx;
+  int stopped = c->o->stop && *c->o->stop;
+  if (c->ready_at < c->nready) {
+    int64_t a = c->ready[c->ready_at++];
+    if (c->ready_at == c->nready) c->ready_at = c->nready = 0;
+    if (stopped) {
+      free(c->as[a].cfg);
+      c->as[a].cfg = NULL, c->as[a].state = A_FREE;
+      rt_err_set(err, "interrupted");
+      return -1;
+    }
+    async_done(c, a, cfg, ob);
+    return 0;
+  }
+  int64_t a;
+  int rc;
+  ms_result r;
+  memset(&r, 0, sizeof r);
+  if (c->o->measure_collect(c->o->measure_ctx, &a, &rc, &r, err)) return -1;
+  if (a < 0 || a >= c->nas || c->as[a].state != A_WORKER) {
+    rt_err_set(err, "an MPI worker answered job %lld, which is not at a worker", (long long)a);
+    return -1;
+  }
+  struct aslot *s = &c->as[a];
+  c->compile_s += nz(r.compile_s);
+  c->verify_s += nz(r.verify_s);
+  c->bench_s += nz(r.bench_s);
+  int busy = look(c, 1);
+  if (rc || stopped) {   /* dropped: invariant 1 */
+    if (rc) rt_err_set(err, "the harness failed: %s", r.msg);
+    else rt_err_set(err, "interrupted");
+    free(s->cfg);
+    s->cfg = NULL, s->state = A_FREE;
+    return -1;
+  }
+  s->tr = (trial_rec){0};
+  if (store_measured(c, s->cfg, s->hash, &r, busy, &s->tr.id, err)) return -1;
+  obs_from(&s->ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
+  s->tr = (trial_rec){s->tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
+                      r.t.noisy};
+  c->measured++;
+  s->state = A_READY;   /* until async_done, so that no waiter matches it */
+  for (int64_t b = 0; b < c->nas; b++)   /* those waiting behind its source */
+    if (c->as[b].state == A_WAIT && !strcmp(c->as[b].hash, s->hash)) {
+      int u = async_reuse(c, b, err);
+      if (u < 0 || (!u && async_send(c, b, err))) return -1;
+      if (!u) break;   /* the others wait behind this one */
+    }
+  async_done(c, a, cfg, ob);
+  return 0;
+}
+
 /* ---- Setting up ---- */
+
+/* Whether this session runs asynchronously (tu.h invariant 11). */
+static int campaign_async(const tu_campaign_opts *o) {
+  const tu_strategy *S = tu_strategy_find(o->strategy);
+  return o->parallel > 1 && o->measure_submit && o->measure_collect && S && S->async;
+}
 
 /* The campaign's options as stored (enough to resume it). default_first:
 ** the default schedule is the first trial (invariant 2). */
 static char *options_json(const tu_campaign_opts *o) {
-  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b, s:b, s:b}",
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:I, s:i, s:f, s:f, s:i, s:f, s:i, s:b, s:b, s:b, s:b}",
                         "target", o->target, "kernel", o->kernel, "set", o->set ? o->set : "",
                         "space", o->space ? o->space : "",
                         "strategy", o->strategy, "budget", o->budget, "time_limit", o->time_limit,
                         "seed", (json_int_t)o->seed, "batch", o->batch, "ci", o->ms.ci_target,
                         "time_cap", o->ms.time_cap, "min_reps", o->ms.min_reps,
                         "timeout", o->ms.timeout, "flush", o->ms.flush_cache, "no_pin", o->no_pin,
-                        "counters", o->ms.counters, "default_first", 1);
+                        "counters", o->ms.counters, "default_first", 1,
+                        "asynchronous", campaign_async(o));
   json_t *prov = o->provenance ? json_loads(o->provenance, 0, NULL) : NULL;
   if (json_is_object(prov)) json_object_set(j, "kernel_source", prov);
   json_decref(prov);
@@ -413,16 +569,18 @@ static char *options_json(const tu_campaign_opts *o) {
 }
 
 /* Fill *o from a stored campaign's options (strings point into *keep);
-** *default_first: whether its first trial is the default schedule. */
-static int options_from(const char *text, tu_campaign_opts *o, int *default_first, json_t **keep,
-                        rt_err *err) {
+** *default_first: whether its first trial is the default schedule;
+** *was_async: whether a session of it ran asynchronously. */
+static int options_from(const char *text, tu_campaign_opts *o, int *default_first, int *was_async,
+                        json_t **keep, rt_err *err) {
   json_error_t je;
   json_t *j = json_loads(text, 0, &je);
   json_int_t seed = 0;
   const char *set = NULL, *space = NULL;
   int no_pin = 0;
   *default_first = 0;   /* campaigns stored before it was */
-  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s?s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b, s?b, s?b}",
+  *was_async = 0;
+  if (!j || json_unpack_ex(j, &je, 0, "{s:s, s:s, s:s, s?s, s:s, s:s, s:F, s:I, s:i, s:F, s:F, s:i, s:F, s:i, s?b, s?b, s?b, s?b}",
                            "target", &o->target, "kernel", &o->kernel, "set", &set,
                            "space", &space,
                            "strategy", &o->strategy, "budget", &o->budget, "time_limit",
@@ -430,7 +588,8 @@ static int options_from(const char *text, tu_campaign_opts *o, int *default_firs
                            &o->ms.ci_target, "time_cap", &o->ms.time_cap, "min_reps",
                            &o->ms.min_reps, "timeout", &o->ms.timeout, "flush",
                            &o->ms.flush_cache, "no_pin", &no_pin, "counters",
-                           &o->ms.counters, "default_first", default_first)) {
+                           &o->ms.counters, "default_first", default_first,
+                           "asynchronous", was_async)) {
     rt_err_set(err, "the campaign's stored options are not rooftune's: %s", je.text);
     json_decref(j);
     return -1;
@@ -986,7 +1145,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   json_t *keep = NULL;
   db_campaign_info info = {0};
   tu_run *run = NULL;
-  int rc = -1, default_first = 1, *def = NULL;
+  int rc = -1, default_first = 1, was_async = 0, *def = NULL;
   c.d = db_open(o.db_path, DB_CREATE, err);
   if (!c.d) return -1;
   if (o.resume > 0) {
@@ -1004,7 +1163,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
       goto out;
     }
     ms_opts_default(&o.ms);
-    if (options_from(info.options, &o, &default_first, &keep, err)) goto out;
+    if (options_from(info.options, &o, &default_first, &was_async, &keep, err)) goto out;
   }
   tg_desc desc;
   if (tg_resolve(o.target, &c.tg, err) || tg_describe(&c.tg, &desc, err)) goto out;
@@ -1069,9 +1228,19 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   tu_run_opts ro = {.strategy = S, .seed = o.seed, .max_evals = c.budget,
                     .max_cost = o.time_limit, .batch = o.batch, .stop = o.stop,
                     .parallel = o.parallel};
-  def = rt_malloc((size_t)np * sizeof *def);
-  if (default_first && sp_default_config(c.sp, def) && sp_valid(c.sp, def, NULL))
-    ro.first = def, ro.nfirst = 1;   /* the default schedule, the first trial (tu.h 5, 6) */
+  int async = campaign_async(&o);
+  if (async) ro.submit = camp_submit, ro.collect = camp_collect;   /* tu.h invariant 11 */
+  /* the default schedule, the first trial (tu.h 5, 6); resuming a campaign
+  ** that ran (or runs now) asynchronously, then every stored trial */
+  int feed = (async || was_async) && c.own.n > 0;
+  def = rt_malloc((size_t)(1 + (feed ? c.own.n : 0)) * np * sizeof *def);
+  if (default_first && sp_default_config(c.sp, def) && sp_valid(c.sp, def, NULL)) ro.nfirst = 1;
+  for (int64_t i = 0; feed && i < c.own.n; i++) {
+    const int *k = tu_cfgmap_key(&c.own, i);
+    if (!ro.nfirst || memcmp(k, def, (size_t)np * sizeof *def))
+      memcpy(def + (size_t)ro.nfirst++ * np, k, (size_t)np * sizeof *def);
+  }
+  if (ro.nfirst) ro.first = def;
   if (S->needs_model) {   /* this target's ceilings and latest calibration */
     if (!(c.model = cm_tmodel_open(c.d, c.target_id, c.tg.name, c.k->name, &c.pb, c.sp, c.ms.flush_cache, err))) {
       db_campaign_end(c.d, c.id, "stopped", NULL);
@@ -1156,6 +1325,9 @@ out:
   free(c.bhash);
   free(c.bres);
   free(c.bused);
+  for (int64_t a = 0; a < c.nas; a++) free(c.as[a].cfg);
+  free(c.as);
+  free(c.ready);
   free(c.cfg_tmp);
   free(def);
   cm_tmodel_free(c.model);
