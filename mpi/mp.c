@@ -401,9 +401,9 @@ const char *mp_worker_list(void) {
   if (!pool.host) return NULL;
   rt_str list = {0};
   for (int w = 1; w < size; w++)
-    rt_str_printf(&list, "%srank %d on %s: %s, %s; %lld %s", w > 1 ? "\n" : "", w, pool.host[w],
+    rt_str_printf(&list, "%srank %d on %s: %s, %s; %lld %s%s", w > 1 ? "\n" : "", w, pool.host[w],
                   pool.target[w], pool.cpus[w], (long long)pool.jobs[w],
-                  pool.kind == MP_SLEEP ? "sleeps" : "measurements");
+                  pool.kind == MP_SLEEP ? "sleep" : "measurement", pool.jobs[w] == 1 ? "" : "s");
   free(pool.list);
   return pool.list = list.s;
 }
