@@ -265,8 +265,9 @@ static int mpi_batch(void *ctx, const int *cfgs, const char *const *srcs, int n,
   return mp_measure_batch(srcs, n, r, stop, err);
 }
 
-static int mpi_submit(void *ctx, int64_t id, const char *src, const char *ldflags, rt_err *err) {
-  (void)ctx;
+static int mpi_submit(void *ctx, int64_t id, const int *cfg, const char *src, const char *ldflags,
+                      rt_err *err) {
+  (void)ctx, (void)cfg;
   return mp_measure_submit(id, src, ldflags, err);
 }
 

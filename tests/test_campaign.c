@@ -76,6 +76,7 @@ struct fake {
   int batches[128];      /* sizes of the batches measured together */
   int nbatch;
   int fail_batch;        /* 1: a batch measurement fails (harness failure) */
+  struct apool *pool;    /* the injected asynchronous pool (test_async_pool) */
 };
 
 static void ok_ms(ms_result *r, double ms, double rel, int noisy) {
@@ -140,6 +141,57 @@ static int fake_measure_batch(void *ctx, const int *cfgs, const char *const *src
     if (stop && *stop) return i;
   }
   return n;
+}
+
+/* An asynchronous pool (tu_campaign_opts.measure_submit/collect): jobs
+** finish in a seeded shuffled order, each answered as fake_measure
+** answers it alone when it finishes. */
+#define APOOL 16
+#define APARAMS 16
+typedef struct apool {
+  int64_t id[APOOL];
+  int cfg[APOOL][APARAMS], n, most;
+  uint64_t lcg;
+  int64_t sent[512], done[512];   /* ranks submitted; ranks in completion order */
+  int nsent, ndone;
+} apool;
+
+static int apool_submit(void *ctx, int64_t id, const int *cfg, const char *src, const char *ldflags,
+                        rt_err *err) {
+  fake *f = ctx;
+  apool *p = f->pool;
+  (void)src, (void)ldflags, (void)err;
+  int np = sp_nparams(f->sp);
+  assert_true(p->n < APOOL && np <= APARAMS && p->nsent < 512);
+  rt_count rc;
+  assert_int_equal(sp_rank(f->sp, cfg, &rc), 0);
+  p->sent[p->nsent++] = (int64_t)rc;
+  p->id[p->n] = id;
+  memcpy(p->cfg[p->n++], cfg, (size_t)np * sizeof *cfg);
+  if (p->n > p->most) p->most = p->n;
+  return 0;
+}
+
+static int apool_collect(void *ctx, int64_t *id, int *rc, ms_result *r, rt_err *err) {
+  fake *f = ctx;
+  apool *p = f->pool;
+  if (!p->n) {
+    rt_err_set(err, "nothing in flight");
+    return -1;
+  }
+  p->lcg = p->lcg * 6364136223846793005ull + 1442695040888963407ull;
+  int i = (int)((p->lcg >> 33) % (uint64_t)p->n), np = sp_nparams(f->sp), cfg[APARAMS];
+  *id = p->id[i];
+  memcpy(cfg, p->cfg[i], sizeof cfg);
+  memmove(p->id + i, p->id + i + 1, (size_t)(p->n - i - 1) * sizeof *p->id);
+  memmove(p->cfg[i], p->cfg[i + 1], (size_t)(p->n - i - 1) * sizeof p->cfg[0]);
+  p->n--;
+  *rc = fake_measure(f, cfg, NULL, NULL, NULL, r);
+  rt_count rk;
+  assert_int_equal(sp_rank(f->sp, cfg, &rk), 0);
+  (void)np;
+  p->done[p->ndone++] = (int64_t)rk;
+  return 0;
 }
 
 /* Every configuration but the default: 1.5 ms and slower by rank, 0.5%. */
@@ -960,6 +1012,100 @@ static void test_batch_stop_resume(void **state) {
   tu_report_free(&rep);
 }
 
+/* The asynchronous campaign (tu.h invariant 11) on the injected pool of 3:
+** random, annealing and genetic make the budget exactly, each
+** configuration once, with 3 jobs in flight; the trials are stored in
+** completion order (not submission order), each with the answer its
+** configuration gets alone. Stopped at a measurement, what finished is
+** stored and what was in flight dropped; resume (by configuration, the
+** stored trials first) completes the budget sending no stored
+** configuration to the pool again, the old trials untouched. */
+static void test_async_pool(void **state) {
+  const char *names[] = {"random", "annealing", "genetic"};
+  int reordered = 0;
+  for (int s = 0; s < 3; s++) {
+    fx *x = *state;
+    apool p = {.lcg = (uint64_t)s + 1};
+    x->f.answer = all_slower;
+    x->f.pool = &p;
+    tu_campaign_opts o = opts(x, names[s], "12", 5);
+    o.parallel = 3, o.measure_submit = apool_submit, o.measure_collect = apool_collect;
+    tu_report rep;
+    run_ok(&o, &rep);
+    assert_string_equal(rep.state, "done");
+    assert_int_equal(rep.evaluations, 12);
+    tu_report_free(&rep);
+    assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials"), 12);
+    assert_int_equal(q_int(x->db, "SELECT count(DISTINCT config) FROM trials"), 12);
+    assert_int_equal(q_int(x->db, "SELECT count(*) FROM campaigns WHERE options LIKE "
+                                  "'%\"asynchronous\":true%'"), 1);
+    assert_int_equal(p.most, 3);
+    assert_int_equal(p.n, 0);
+    /* after the default (measured alone), the measured trials in completion order */
+    assert_int_equal(trial_rank(x, q_int(x->db, "SELECT min(id) FROM trials")), x->f.def_rank);
+    assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials WHERE origin = 'measured'"), 1 + p.ndone);
+    assert_int_equal(p.ndone, p.nsent);
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open_v2(x->db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "SELECT config, time FROM trials WHERE origin = 'measured' "
+                                        "ORDER BY id", -1, &st, NULL), SQLITE_OK);
+    for (int i = -1; sqlite3_step(st) == SQLITE_ROW; i++) {
+      int64_t rk = rank_of(x, (const char *)sqlite3_column_text(st, 0));
+      if (i >= 0) assert_int_equal(rk, p.done[i]);
+      ms_result want;
+      slower(&x->f, rk, &want);   /* the answer it gets alone */
+      assert_true(fabs(sqlite3_column_double(st, 1) - want.t.median) <= 1e-12);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    for (int i = 0; i < p.ndone; i++) reordered |= p.done[i] != p.sent[i];
+    teardown(state);
+    setup(state);
+  }
+  assert_true(reordered);   /* the pool did finish out of order */
+  /* stopped at the 6th measurement: the default and 4 results stored */
+  fx *x = *state;
+  apool p = {.lcg = 7};
+  x->f.answer = all_slower;
+  x->f.pool = &p;
+  x->f.stop_at = 6;
+  tu_campaign_opts o = opts(x, "annealing", "12", 5);
+  o.parallel = 3, o.measure_submit = apool_submit, o.measure_collect = apool_collect;
+  tu_report rep;
+  run_ok(&o, &rep);
+  assert_string_equal(rep.state, "stopped");
+  tu_report_free(&rep);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials"), 5);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM leases"), 0);
+  int64_t stored[5];
+  for (int i = 0; i < 5; i++) {
+    char sql[96];
+    snprintf(sql, sizeof sql, "SELECT id FROM trials ORDER BY id LIMIT 1 OFFSET %d", i);
+    stored[i] = trial_rank(x, q_int(x->db, sql));
+  }
+  for (int i = 1; i < 5; i++) assert_int_equal(stored[i], p.done[i - 1]);
+  char *before = trials_text(x);
+  x->stop = 0, x->f.stop_at = 0;
+  p = (apool){.lcg = 8};
+  tu_campaign_opts r = {.db_path = x->db, .resume = 1, .stop = &x->stop, .measure = fake_measure,
+                        .measure_ctx = &x->f, .parallel = 3, .measure_submit = apool_submit,
+                        .measure_collect = apool_collect};
+  run_ok(&r, &rep);
+  assert_string_equal(rep.state, "done");
+  assert_int_equal(rep.resumed, 5);
+  assert_int_equal(rep.measured, 7);
+  tu_report_free(&rep);
+  assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials"), 12);
+  assert_int_equal(q_int(x->db, "SELECT count(DISTINCT config) FROM trials"), 12);
+  for (int i = 0; i < p.nsent; i++)
+    for (int k = 0; k < 5; k++) assert_true(p.sent[i] != stored[k]);   /* nothing measured twice */
+  char *after = trials_text(x);
+  assert_true(!strncmp(after, before, strlen(before)));   /* the old trials untouched, first */
+  free(before);
+  free(after);
+}
+
 /* A batch the harness fails stores nothing of it and ends the campaign
 ** with the harness's message; with --counters nothing is batched. */
 static void test_batch_failure_and_counters(void **state) {
@@ -1208,6 +1354,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_batch_budget, setup, teardown),
     cmocka_unit_test_setup_teardown(test_batch_stop_resume, setup, teardown),
     cmocka_unit_test_setup_teardown(test_batch_failure_and_counters, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_async_pool, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_concurrent_resume, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_report_wording, setup, teardown),
     cmocka_unit_test_setup_teardown(test_cli_compile_time, setup, teardown),

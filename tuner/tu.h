@@ -442,11 +442,13 @@ typedef struct tu_campaign_opts {
                const ms_opts *ms, const char *fingerprint, rt_err *err);
   int parallel;                /* tu_run_opts.parallel (MPI workers); 0: one */
   /* Optional, both or neither (invariant 11): asynchronous measurement
-  ** (an MPI pool). measure_submit starts measuring src as job `id` and
-  ** returns at once; measure_collect waits for any submitted job: its id,
-  ** its result and the measure function's return in *rc. 0, or -1 with
-  ** err. Used with parallel > 1 and an asynchronous strategy. */
-  int (*measure_submit)(void *ctx, int64_t id, const char *src, const char *ldflags, rt_err *err);
+  ** (an MPI pool). measure_submit starts measuring src (generated from
+  ** cfg) as job `id` and returns at once; measure_collect waits for any
+  ** submitted job: its id, its result and the measure function's return
+  ** in *rc. 0, or -1 with err. Used with parallel > 1 and an asynchronous
+  ** strategy. */
+  int (*measure_submit)(void *ctx, int64_t id, const int *cfg, const char *src, const char *ldflags,
+                        rt_err *err);
   int (*measure_collect)(void *ctx, int64_t *id, int *rc, ms_result *r, rt_err *err);
 } tu_campaign_opts;
 

@@ -429,7 +429,7 @@ static int async_reuse(camp *c, int64_t a, rt_err *err) {
 /* Send slot a's source to a worker. 0, or -1 with err. */
 static int async_send(camp *c, int64_t a, rt_err *err) {
   char *src = c->k->codegen(&c->pb, c->sp, c->as[a].cfg);
-  int rc = c->o->measure_submit(c->o->measure_ctx, a, src, NULL, err);
+  int rc = c->o->measure_submit(c->o->measure_ctx, a, c->as[a].cfg, src, NULL, err);
   free(src);
   c->as[a].state = A_WORKER;
   return rc;
@@ -516,6 +516,7 @@ static int camp_collect(void *ctx, int *cfg, tu_obs *ob, rt_err *err) {
   c->verify_s += nz(r.verify_s);
   c->bench_s += nz(r.bench_s);
   int busy = look(c, 1);
+  stopped = c->o->stop && *c->o->stop;   /* set while it was measured */
   if (rc || stopped) {   /* dropped: invariant 1 */
     if (rc) rt_err_set(err, "the harness failed: %s", r.msg);
     else rt_err_set(err, "interrupted");
