@@ -13,7 +13,9 @@
 ** measures batches (tg_batches), the batch a strategy proposes is
 ** measured together in camp_prepare, after its parallel build, and
 ** camp_eval takes each candidate's result from there in order (tu.h
-** invariant 9).
+** invariant 9). Given an asynchronous pool (MPI), camp_submit and
+** camp_collect measure an asynchronous strategy's candidates on it and
+** store each when its result arrives (tu.h invariant 11).
 **
 ** Invariants:
 **  1. A trial is stored only from a complete, uninterrupted measurement:
@@ -24,7 +26,9 @@
 **     stored trials answer its first proposals in their original order, so
 **     it continues where the campaign stopped without measuring any stored
 **     configuration again. A campaign stored before the default came first
-**     (its options lack "default_first") is replayed without it.
+**     (its options lack "default_first") is replayed without it. One that
+**     ran asynchronously (or runs so now) gets every stored trial first,
+**     in id order (tu.h invariant 11).
 **  3. Reuse is keyed by ms_build_key (source, compiler, flags) plus the
 **     measurement options that change a time: a timeout is never reused,
 **     nor a trial measured while the machine was busy (db_trial.loaded).
