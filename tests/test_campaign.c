@@ -1078,6 +1078,8 @@ static void test_async_pool(void **state) {
   run_ok(&o, &rep);
   assert_string_equal(rep.state, "stopped");
   tu_report_free(&rep);
+  assert_int_equal(p.n, 0);   /* the 2 others in flight waited for, dropped */
+  assert_int_equal(p.ndone, 29 + 2);
   assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials"), 29);
   assert_int_equal(q_int(x->db, "SELECT count(*) FROM leases"), 0);
   int64_t stored[29];

@@ -155,12 +155,13 @@ static int run_async(tu_run *r, const tu_objective *obj, const tu_run_opts *o, c
     if (o->on_eval) o->on_eval(o->on_eval_ctx, r);
     for (; f.times[fi] > 0; f.times[fi]--) S->observe(*stp, c, &ob);
   }
-  /* ended or failed with evaluations out: wait for them, add none */
-  while (f.out > 0) {
+  /* ended or failed with evaluations out: wait for each, add none (an
+  ** objective may refuse each one, e.g. a stopped campaign's: invariant 1
+  ** of tu_campaign.c; one with nothing in flight fails at once) */
+  for (; f.out > 0; f.out--) {
     tu_obs ob;
     rt_err e2 = {0};
-    if (o->collect(obj->ctx, c, &ob, &e2)) break;
-    f.out--;
+    o->collect(obj->ctx, c, &ob, &e2);
   }
   if (*end < 0 && !rc) *end = ending(r, o, count);
   free(c);
