@@ -1134,7 +1134,7 @@ static void test_batch_failure_and_counters(void **state) {
   o.ms.counters = 1;
   run_ok(&o, &rep);
   assert_int_equal(x->f.nbatch, 0);
-  assert_int_equal(rep.measured, 11);
+  assert_int_equal(rep.measured, 7);
   tu_report_free(&rep);
 }
 
