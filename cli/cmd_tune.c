@@ -115,7 +115,9 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
                 "default's, else the default is (the report's decision line says why).\n"
                 "Ctrl-C stops after the measurement in flight (exit 130); --resume continues.\n"
                 "One process at a time runs a campaign: a second --resume of it is refused.\n"
-                "Under mpirun -n N (N >= 2) rank 0 runs the campaign and ranks 1..N-1 measure\n"
+                "Under mpirun -n N (N >= 2) rank 0 runs the campaign and ranks 1..N-1 measure;\n"
+                "random, annealing and genetic then run asynchronously (a worker gets the next\n"
+                "schedule as soon as it reports; the trials' order depends on timing)\n"
                 "(README: \"Campaigns on a cluster\").\n");
   cli_spec spec = {
     .cmd = "tune",
