@@ -1016,7 +1016,8 @@ static void test_batch_stop_resume(void **state) {
 ** random, annealing and genetic make the budget exactly, each
 ** configuration once, with 3 jobs in flight; the trials are stored in
 ** completion order (not submission order), each with the answer its
-** configuration gets alone. Stopped at a measurement, what finished is
+** configuration gets alone; run again, random reuses every trial without
+** sending one. Stopped at a measurement, what finished is
 ** stored and what was in flight dropped; resume (by configuration, the
 ** stored trials first) completes the budget sending no stored
 ** configuration to the pool again, the old trials untouched (annealing at
@@ -1062,6 +1063,17 @@ static void test_async_pool(void **state) {
     sqlite3_finalize(st);
     sqlite3_close(h);
     for (int i = 0; i < p.ndone; i++) reordered |= p.done[i] != p.sent[i];
+    if (s == 0) {   /* again: every trial reused at submission, nothing sent */
+      p = (apool){.lcg = 99};
+      run_ok(&o, &rep);
+      assert_string_equal(rep.state, "done");
+      assert_int_equal(rep.reused, 12);
+      assert_int_equal(rep.measured, 0);
+      tu_report_free(&rep);
+      assert_int_equal(p.nsent, 0);
+      assert_int_equal(q_int(x->db, "SELECT count(*) FROM trials WHERE campaign_id = 2 AND "
+                                    "origin = 'reused'"), 12);
+    }
     teardown(state);
     setup(state);
   }
