@@ -21,6 +21,7 @@
 
 #include "db/db.h"
 #include "db/rtdb.h"
+#include "bk_rtdb.h"
 
 #define NWORK 200
 #define NTRIALS 100
@@ -34,56 +35,7 @@ static void die(const char *what, const char *msg) {
   exit(1);
 }
 
-static int size_of(int i, int d) { return 128 << (d == 0 ? i % 5 : d == 1 ? i / 5 % 5 : i / 25 % 5); }
-
-static void build(void) {
-  rt_err err = {0};
-  db *d = db_open(path, DB_CREATE, &err);
-  if (!d) die(path, err.msg);
-  int64_t tid, kid, sid;
-  if (db_begin(d, &err) || db_target_id(d, "host", "fp", "{}", &tid, &err) ||
-      db_kernel_id(d, "gemm", "1", &kid, &err) || db_kernel_set_default(d, kid, "{\"mc\":384}", &err) ||
-      db_space_id(d, "{}", &sid, &err))
-    die("build", err.msg);
-  int64_t wids[NWORK], bests[NWORK];
-  for (int w = 0; w < NWORK; w++) {
-    char key[128], sizes[128];
-    int m = size_of(w, 0), n = size_of(w, 1), k = size_of(w, 2) + w / 125;
-    snprintf(key, sizeof key, "gemm f32 M=%d N=%d K=%d", m, n, k);
-    snprintf(sizes, sizeof sizes, "{\"M\":%d,\"N\":%d,\"K\":%d}", m, n, k);
-    int64_t wid, cid, best = 0;
-    if (db_workload_id(d, kid, key, sizes, "f32", "", &wid, &err)) die("workload", err.msg);
-    db_campaign c = {tid, wid, sid, "random", "{}", 1, NTRIALS, "measured", "cc", "-O2", "done"};
-    if (db_campaign_new(d, &c, &cid, &err)) die("campaign", err.msg);
-    for (int t = 0; t < NTRIALS; t++) {
-      char cfg[96];
-      snprintf(cfg, sizeof cfg, "{\"kc\":%d,\"mc\":%d,\"nc\":%d}", 64 + t % 7, 24 * (1 + t % 11), t);
-      db_trial tr;
-      db_trial_init(&tr);
-      tr.campaign_id = cid, tr.config_json = cfg, tr.status = "ok", tr.time_s = 1 + (t * 7919) % NTRIALS;
-      int64_t id;
-      if (db_trial_add(d, &tr, &id, &err)) die("trial", err.msg);
-      if ((t * 7919) % NTRIALS == 0) best = id;
-    }
-    wids[w] = wid, bests[w] = best;
-  }
-  if (db_commit(d, &err)) die("commit", err.msg);
-  db_close(d);
-  sqlite3 *h;
-  sqlite3_open(path, &h);
-  sqlite3_exec(h, "BEGIN", NULL, NULL, NULL);
-  for (int w = 0; w < NWORK; w++) {
-    char *q = sqlite3_mprintf(
-        "INSERT INTO pins(target_id, workload_id, version, trial_id, config, pinned_by, reason)"
-        " SELECT %lld, %lld, 1, id, config, 'bench', 'best' FROM trials WHERE id = %lld;"
-        "INSERT INTO pin_current VALUES(%lld, %lld, last_insert_rowid());",
-        (long long)tid, (long long)wids[w], (long long)bests[w], (long long)tid, (long long)wids[w]);
-    if (sqlite3_exec(h, q, NULL, NULL, NULL) != SQLITE_OK) die("pin", sqlite3_errmsg(h));
-    sqlite3_free(q);
-  }
-  if (sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) die("pin", sqlite3_errmsg(h));
-  sqlite3_close(h);
-}
+static void build(void) { bk_build_pinned(path, NWORK, NTRIALS, "", "", die); }
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -141,8 +93,8 @@ int main(void) {
   build();
   printf("built %s: %d workloads x %d trials in %.1f s\n", path, NWORK, NTRIALS, rt_now() - t0);
   for (int q = 0; q < NQ; q++)
-    snprintf(queries[q], sizeof queries[q], "M=%d,N=%d,K=%d", q % 2 ? size_of(q, 0) : 100 + q * 13,
-             size_of(q, 1), q % 2 ? size_of(q, 2) : 3000 - q * 5);
+    snprintf(queries[q], sizeof queries[q], "M=%d,N=%d,K=%d", q % 2 ? bk_size_of(q, 0) : 100 + q * 13,
+             bk_size_of(q, 1), q % 2 ? bk_size_of(q, 2) : 3000 - q * 5);
   rtdb *rd;
   if (rtdb_open(path, &rd)) die("open", path);
   char msg[512];
