@@ -732,12 +732,13 @@ static int dc_lookup(db *d, const dopts *o, const char *cmd) {
     jw_key(&w, "fingerprint"); jw_str(&w, res.fingerprint);
     jw_end(&w, '}');
   } else {
-    printf("%s %s%s%s (pin version %d)\n%s\n", match_names[res.match],
-           res.workload[0] ? "from " : "", res.workload, res.match == RTDB_DEFAULT ? "template default" : "",
-           res.pin_version, res.config);
+    /* the schedule last: scripts take it with tail -n 1 (scripts/demo) */
+    printf("%s %s%s%s (pin version %d)\n", match_names[res.match], res.workload[0] ? "from " : "",
+           res.workload, res.match == RTDB_DEFAULT ? "template default" : "", res.pin_version);
     if (res.level == RTDB_LEVEL_DEFAULT) printf("level default: nothing comparable pinned along the family\n");
     else printf("level %s: pinned on %s (fingerprint %s)\n", level_names[res.level], res.target,
                 res.fingerprint);
+    printf("%s\n", res.config);
   }
   return EXIT_OK;
 }
