@@ -232,7 +232,7 @@ static void print_report(const tu_report *r) {
            "suspect; measure on a quiet machine\n", (long long)r->load_busy,
            (long long)r->load_looks, r->load_why);
   else if (r->load_on)
-    printf("load       quiet: %lld measurements looked at (others' CPU, steal, a memory probe)\n",
+    printf("load       quiet: %lld measurements looked at (other processes' CPU time, steal)\n",
            (long long)r->load_looks);
   else if (r->load_why)
     printf("load       not looked at: %s\n", r->load_why);

@@ -194,16 +194,18 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
                     rt_err *err);
 
 /* ---- Load (ms_load.c): is something else using this machine? ----
-** Three signs over the interval since the guard's last look: other
+** Up to three signs over the interval since the guard's last look: other
 ** processes' CPU time (/proc/stat's busy time minus rooftune's own and
-** its reaped children's, getrusage), the hypervisor's steal, and a
-** memory probe timed against its quiet time at the start. Over a
+** its reaped children's, getrusage), the hypervisor's steal, and (when
+** MS_LOAD_PROBE > 0; off by default) a memory probe timed against its
+** quiet time at the start. Over a
 ** threshold below, the interval is busy. Intervals shorter than
 ** MS_LOAD_MIN_WALL are not judged by CPU time (jiffies are 10 ms: too
 ** coarse); they are added to the next one, the probe judges alone. */
 #define MS_LOAD_OTHERS 0.5        /* CPUs of other work over the interval */
 #define MS_LOAD_STEAL 0.05        /* share of the CPU time stolen */
-#define MS_LOAD_PROBE 1.15        /* the probe's time over its quiet time */
+#define MS_LOAD_PROBE 0           /* the probe's time over its quiet time; 0: the
+                                  ** probe is no sign (ms_load.c says why) */
 #define MS_LOAD_MIN_WALL 0.5      /* seconds: shorter intervals wait */
 #define MS_LOAD_PROBE_BYTES (32u << 20)
 

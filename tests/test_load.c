@@ -72,7 +72,7 @@ static void signs_between_samples(void **state) {
 static void verdicts(void **state) {
   (void)state;
   ms_load_guard g = {.max_others = MS_LOAD_OTHERS, .max_steal = MS_LOAD_STEAL,
-                     .max_probe = MS_LOAD_PROBE};
+                     .max_probe = 1.15};   /* the probe as a sign (off by default) */
   ms_load_view v = {.wall = 2, .others = 0.49, .steal = 0.04, .probe = 1.14};
   ms_load_verdict(&g, &v);
   assert_int_equal(v.busy, 0);
@@ -98,7 +98,7 @@ static void sees_a_spinner(void **state) {
     printf("skipped: %s\n", err.msg);
     skip();
   }
-  assert_true(g.probe_base > 0 && g.probe_base < 1);
+  assert_true(g.on);
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);
