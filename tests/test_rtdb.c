@@ -27,6 +27,7 @@
 #include "db/db_header.h"
 #include "db/rtdb.h"
 #include "tk_run.h"
+#include "tk_db.h"
 
 static char dir[64], dbpath[96];
 
@@ -41,20 +42,6 @@ static char wconfig[NW][128];
 static double wtime[NW];
 static const char DEFAULT_CFG[] = "{\"kc\":256,\"loop_order\":\"ijk\",\"mc\":384,\"nc\":768}";
 static const char *const TAGGED_KEY = "gemm f32 M=1024 N=1024 K=1024 threads_max=2 vector_regs=32";
-
-static void sql(sqlite3 *h, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *q = sqlite3_vmprintf(fmt, ap);
-  va_end(ap);
-  char *msg = NULL;
-  if (sqlite3_exec(h, q, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", q, msg);
-  sqlite3_free(q);
-}
-
-static void ok(int rc, rt_err *err) {
-  if (rc) fail_msg("%s", err->msg);
-}
 
 /* One workload of kernel kid with three trials; the fastest is pinned
 ** (version 1, current) on target tid. */

@@ -36,6 +36,7 @@
 #include "db/rtdb_int.h"
 #include "tk_exe.h"
 #include "tk_run.h"
+#include "tk_db.h"
 
 /* ---- Counting allocations (-Wl,--wrap=malloc,...: Makefile) ---- */
 
@@ -67,20 +68,6 @@ static const int SIZES[] = {256, 512, 1024, 4096, 2048};
 #define NS 5
 #define NPINNED 4   /* 2048 is stored, not pinned */
 #define NTR 6
-
-static void sql(sqlite3 *h, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *q = sqlite3_vmprintf(fmt, ap);
-  va_end(ap);
-  char *msg = NULL;
-  if (sqlite3_exec(h, q, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", q, msg);
-  sqlite3_free(q);
-}
-
-static void ok(int rc, rt_err *err) {
-  if (rc) fail_msg("%s", err->msg);
-}
 
 static void cfg(char *out, size_t cap, int m, int i) { snprintf(out, cap, "{\"i\":%d,\"w\":%d}", i, m); }
 static void wkey(char *out, size_t cap, int m) { snprintf(out, cap, "gemm f32 M=%d N=%d K=%d", m, m, m); }

@@ -29,22 +29,9 @@
 #include "db/rtdb.h"
 #include "tk_exe.h"
 #include "tk_run.h"
+#include "tk_db.h"
 
 static char dir[64], dbpath[96];
-
-static void sql(sqlite3 *h, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *q = sqlite3_vmprintf(fmt, ap);
-  va_end(ap);
-  char *msg = NULL;
-  if (sqlite3_exec(h, q, NULL, NULL, &msg) != SQLITE_OK) fail_msg("%s: %s", q, msg);
-  sqlite3_free(q);
-}
-
-static void ok(int rc, rt_err *err) {
-  if (rc) fail_msg("%s", err->msg);
-}
 
 /* The targets, with the chain each description must give (by hand from
 ** targets/: host = model name, x86-64 + widest SIMD; cuda = device, sm_XY;
