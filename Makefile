@@ -88,6 +88,7 @@ $(BUILD)/tests/test_python: | $(BUILD)/rooftune $(BUILD)/librtdb.so
 
 # test_rtdb_adapt counts the allocations of the adapter's hot path.
 $(BUILD)/tests/test_rtdb_adapt: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+$(BUILD)/bundle-link/tests/test_rtdb_adapt: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 
 # The option-table parser is the CLI's own (not in librooftune).
 $(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.o $(BUILD)/cli/cli.o \

@@ -1306,6 +1306,13 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
   return remove(path);
 }
 
+static int cache_files;
+static int count_file(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)path, (void)sb, (void)ftw;
+  cache_files += flag == FTW_F;
+  return 0;
+}
+
 /* A cold compile cache: the parallel builds count as compile time, and
 ** compile + verify + measure + framework = elapsed (to the printed
 ** rounding), within the wall time the test saw. */
@@ -1348,7 +1355,23 @@ static void test_cli_compile_time(void **state) {
   assert_true(f >= 0);
   json_decref(j);
   done(&r);
-  assert_int_equal(nftw(cache, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);   /* made by this run only */
+  /* again on the same database with the cache emptied: every trial is
+  ** reused, and a reused schedule is not built again (the batch's parallel
+  ** build once compiled them all, which on a GPU machine with a cold
+  ** cache took minutes per batch of 256) */
+  assert_int_equal(nftw(cache, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+  assert_int_equal(mkdir(cache, 0700), 0);
+  r = run_env(env, args);
+  assert_int_equal(r.rc, 0);
+  j = json_loads(r.out, 0, NULL);
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "measured")), 0);
+  done(&r);
+  json_decref(j);
+  cache_files = 0;
+  assert_int_equal(nftw(cache, count_file, 16, FTW_PHYS), 0);
+  if (cache_files > 0) fail_msg("%d files compiled again for reused trials", cache_files);
+  assert_int_equal(nftw(cache, rm_entry, 16, FTW_DEPTH | FTW_PHYS), 0);   /* made by this test only */
 }
 
 int main(int argc, char **argv) {

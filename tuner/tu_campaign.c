@@ -257,39 +257,24 @@ static int batch_item(const camp *c, const char *hash) {
   return -1;
 }
 
-/* Measure the batch (invariant 5) of the n proposals cfgs with sources
-** src, for camp_eval to take; stopped, store what it finished. */
-static void batch_measure(camp *c, const int *cfgs, char *const *src, int n) {
-  int np = sp_nparams(c->sp), m = 0;
-  int64_t left = c->budget - c->nrec;
-  if (n > c->bcap) {
-    c->bcap = n;
-    c->bhash = rt_realloc(c->bhash, (size_t)n * sizeof *c->bhash);
-    c->bres = rt_realloc(c->bres, (size_t)n * sizeof *c->bres);
-    c->bused = rt_realloc(c->bused, (size_t)n * sizeof *c->bused);
-  }
-  const char **bsrc = rt_malloc((size_t)n * sizeof *bsrc);
-  int *bcfg = rt_malloc((size_t)n * np * sizeof *bcfg);
-  for (int i = 0; i < n && i < left; i++) {
-    const int *cfg = cfgs + (size_t)i * np;
-    if (tu_cfgmap_get(&c->own, cfg) >= 0) continue;   /* resumed */
-    char hash[33];
-    source_hash(c, src[i], hash);
-    int dup = 0;
-    for (int k = 0; k < m && !dup; k++) dup = !strcmp(c->bhash[k], hash);
-    reuse_hit h = {0};
-    rt_err e = {0};
-    db_trial_filter f = {.target_id = c->target_id, .workload_id = c->workload_id, .source_hash = hash};
-    if (dup || db_trials(c->d, &f, reuse_row, &h, &e) < 0 || h.found) {
-      free(h.status);   /* reused (or a database error, which camp_eval reports) */
-      continue;
-    }
-    memcpy(c->bhash[m], hash, sizeof hash);
-    c->bused[m] = 0;
-    bsrc[m] = src[i];
-    memcpy(bcfg + (size_t)m * np, cfg, (size_t)np * sizeof *cfg);
-    m++;
-  }
+/* Whether an earlier measurement of the source whose reuse key is hash
+** can be reused. A database error answers 1 too: camp_eval meets and
+** reports it. */
+static int reusable(camp *c, const char *hash) {
+  reuse_hit h = {0};
+  rt_err e = {0};
+  db_trial_filter f = {.target_id = c->target_id, .workload_id = c->workload_id, .source_hash = hash};
+  int r = db_trials(c->d, &f, reuse_row, &h, &e) < 0 || h.found;
+  free(h.status);
+  return r;
+}
+
+/* Measure the batch (invariant 5): the m schedules cfgs (sources src)
+** that need a measurement, whose reuse keys camp_prepare put in
+** c->bhash; stopped, store what it finished. */
+static void batch_measure(camp *c, const int *bcfg, const char **bsrc, int m) {
+  int np = sp_nparams(c->sp);
+  for (int k = 0; k < m; k++) c->bused[k] = 0;
   if (m > 1) {   /* one alone is measured alone */
     rt_err err = {0};
     int done = c->o->measure_batch
@@ -312,29 +297,54 @@ static void batch_measure(camp *c, const int *cfgs, char *const *src, int n) {
         c->bused[k] = 1;
     }
   }
-  free(bsrc);
-  free(bcfg);
 }
 
 /* Build a batch's schedules in parallel, then, where the campaign measures
-** batches, measure them together (tu_objective.prepare). */
+** batches, measure them together (tu_objective.prepare). Only the
+** schedules that need a measurement are built: within the budget left,
+** not resumed, not reusable, not a repeat of an earlier one's source
+** (a resumed or reused campaign on a machine with a cold compile cache
+** would otherwise compile every reused schedule again). */
 static void camp_prepare(void *ctx, const int *cfgs, int n) {
   camp *c = ctx;
   c->nb = c->bdone = 0;   /* what the last batch left untaken is dropped */
   c->berr[0] = 0;
   int batch = batching(c), injected = c->o->measure || c->o->measure_batch;
   if (injected && !batch) return;   /* an injected measurement builds nothing */
+  int np = sp_nparams(c->sp), m = 0;
+  if (n > c->bcap) {
+    c->bcap = n;
+    c->bhash = rt_realloc(c->bhash, (size_t)n * sizeof *c->bhash);
+    c->bres = rt_realloc(c->bres, (size_t)n * sizeof *c->bres);
+    c->bused = rt_realloc(c->bused, (size_t)n * sizeof *c->bused);
+  }
   char **src = rt_malloc((size_t)n * sizeof *src);
-  int np = sp_nparams(c->sp);
-  for (int i = 0; i < n; i++) src[i] = c->k->codegen(&c->pb, c->sp, cfgs + (size_t)i * np);
-  if (!injected) {
+  int *bcfg = rt_malloc((size_t)n * np * sizeof *bcfg);
+  int64_t left = c->budget - c->nrec;
+  for (int i = 0; i < n && i < left; i++) {
+    const int *cfg = cfgs + (size_t)i * np;
+    if (tu_cfgmap_get(&c->own, cfg) >= 0) continue;   /* resumed: not even generated */
+    char *s = c->k->codegen(&c->pb, c->sp, cfg), hash[33];
+    source_hash(c, s, hash);
+    int dup = 0;
+    for (int k = 0; k < m && !dup; k++) dup = !strcmp(c->bhash[k], hash);
+    if (dup || reusable(c, hash)) {
+      free(s);
+      continue;
+    }
+    memcpy(c->bhash[m], hash, sizeof hash);
+    memcpy(bcfg + (size_t)m * np, cfg, (size_t)np * sizeof *cfg);
+    src[m++] = s;
+  }
+  if (!injected && m > 0) {
     double t0 = rt_now();
-    tg_prebuild(&c->tg, (const char *const *)src, n, NULL, &c->ms, 0);
+    tg_prebuild(&c->tg, (const char *const *)src, m, NULL, &c->ms, 0);
     c->compile_s += rt_now() - t0;   /* compile time, though no trial carries it */
   }
-  if (batch) batch_measure(c, cfgs, src, n);
-  for (int i = 0; i < n; i++) free(src[i]);
+  if (batch) batch_measure(c, bcfg, (const char **)src, m);
+  for (int i = 0; i < m; i++) free(src[i]);
   free(src);
+  free(bcfg);
 }
 
 static void obs_from(tu_obs *ob, int status, double time_s, double cost, tu_origin origin) {

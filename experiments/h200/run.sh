@@ -36,8 +36,8 @@
 #          against the A100 and A4000 recordings), our pnpoly (every valid
 #          configuration, against the RTX 3090 recording of the hub's
 #          pnpoly: another implementation of the same space) and the hub's
-#          dedispersion (SAMPLE configurations at random, default 600,
-#          against the A100 recording); DBIN=FILE starts from a copy of
+#          dedispersion (every valid configuration, against the A100
+#          recording); SAMPLE=N: N configurations at random; DBIN=FILE starts from a copy of
 #          FILE (the previous call's t1.db: its trials are reused), so that
 #          a brute force longer than one call is finished over several
 #   ktconv  Kernel Tuner 1.5.0 (cuda-python) timing the convolution's
@@ -199,8 +199,8 @@ t1pnpoly)
     --compare "$R/data/t4/pnpoly_RTX_3090_T4.json.gz"
   ;;
 t1dedisp)
-  t1exp dedispersion --t1 "$R/data/t1k/dedispersion_milo.json" --kernel-dir "$H" --strategy random \
-    --budget "${SAMPLE:-600}" --space-t1 "$R/data/t1/dedispersion_milo.json" \
+  t1exp dedispersion --t1 "$R/data/t1k/dedispersion_milo.json" --kernel-dir "$H" ${SAMPLE:+--strategy random --budget "$SAMPLE"} \
+    --space-t1 "$R/data/t1/dedispersion_milo.json" \
     --compare "$R/data/t4/dedispersion_milo_A100_T4.json.gz"
   ;;
 ktconv)
