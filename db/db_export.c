@@ -258,7 +258,38 @@ static const char *common(json_t *camps, const char *field) {
 
 /* ---- T4 ---- */
 
-static json_t *t4_doc(json_t *rows, json_t *camps, const char *target, const char *kernel) {
+/* One row per configuration and workload (a T4 file holds one result per
+** configuration, and db import refuses two): the latest, unless it was
+** measured on a busy machine and an earlier one was not. Rows come in id
+** order; a reused row is a copy of an earlier measurement. Returns a new
+** array of the kept rows in the order of their first appearance;
+** *dropped gets how many were left out. */
+static int loaded(json_t *row) { return json_integer_value(json_object_get(row, "loaded")) > 0; }
+
+static json_t *one_per_config(json_t *rows, int *dropped) {
+  json_t *at = json_object(), *kept = json_array(), *row;
+  size_t i;
+  *dropped = 0;
+  json_array_foreach(rows, i, row) {
+    char key[256];
+    snprintf(key, sizeof key, "%s|%s", json_string_value(json_object_get(row, "workload")),
+             json_string_value(json_object_get(row, "config_hash")));
+    json_t *slot = json_object_get(at, key);
+    if (!slot) {
+      json_object_set_new(at, key, json_integer((json_int_t)json_array_size(kept)));
+      json_array_append(kept, row);
+      continue;
+    }
+    ++*dropped;
+    size_t k = (size_t)json_integer_value(slot);
+    if (!loaded(row) || loaded(json_array_get(kept, k))) json_array_set(kept, k, row);
+  }
+  json_decref(at);
+  return kept;
+}
+
+/* rows: one per configuration (one_per_config), dropped left out. */
+static json_t *t4_doc(json_t *rows, int dropped, json_t *camps, const char *target, const char *kernel) {
   json_t *results = json_array(), *row, *c, *sources = json_array();
   size_t i;
   json_array_foreach(rows, i, row) json_array_append_new(results, t4_result(row));
@@ -272,6 +303,8 @@ static json_t *t4_doc(json_t *rows, json_t *camps, const char *target, const cha
   if (dtype) json_object_set_new(meta, "dtype", json_string(dtype));
   if (key) json_object_set_new(meta, "workload", json_string(key));
   if (json_array_size(sources)) json_object_set(meta, "sources", sources);
+  if (dropped)   /* say so: the file is not every stored trial */
+    json_object_set_new(meta, "rooftune_repeats_omitted", json_integer(dropped));
   json_decref(sources);
   return json_pack("{s:s, s:o, s:o}", "schema_version", "1.0.0", "metadata", meta, "results", results);
 }
@@ -398,7 +431,7 @@ static void set_kt_ms(json_t *e, const char *key, json_t *seconds) {
 }
 
 /* The cache document, or NULL with err; *n gets its number of entries
-** (the first trial of each configuration). */
+** (rows: one per configuration, one_per_config). */
 static json_t *kt_doc(json_t *rows, json_t *camps, const char *target, const char *kernel, int *n,
                       rt_err *err) {
   const char *key = common(camps, "key");
@@ -422,7 +455,7 @@ static json_t *kt_doc(json_t *rows, json_t *camps, const char *target, const cha
       py_str(&k, json_object_get(cfg, json_string_value(v)));
       json_object_set(e, json_string_value(v), json_object_get(cfg, json_string_value(v)));
     }
-    if (json_object_get(cache, k.s)) {   /* the first trial of a configuration wins */
+    if (json_object_get(cache, k.s)) {   /* two configurations Python prints alike: the first */
       free(k.s);
       json_decref(e);
       continue;
@@ -489,13 +522,18 @@ int db_export(db *d, const char *target, const char *kernel, const char *workloa
                workload_key ? " for " : "", workload_key ? workload_key : "");
     ok = 0;
   }
-  if (ok && (!strcmp(format, "t4") || !strcmp(format, "kt-cache")))
+  int dropped = 0;
+  if (ok && (!strcmp(format, "t4") || !strcmp(format, "kt-cache"))) {
     ok = (camps = campaigns_of(d, target, kernel, workload_key, err)) != NULL;
+    json_t *kept = one_per_config(rows, &dropped);   /* results files: one per configuration */
+    json_decref(rows);
+    rows = kept;
+  }
   if (ok) {
     *ntrials = (int)json_array_size(rows);
     if (!strcmp(format, "csv")) write_csv(out, rows);
     else if (!strcmp(format, "json")) doc = json_incref(rows);
-    else if (!strcmp(format, "t4")) doc = t4_doc(rows, camps, target, kernel);
+    else if (!strcmp(format, "t4")) doc = t4_doc(rows, dropped, camps, target, kernel);
     else ok = (doc = kt_doc(rows, camps, target, kernel, ntrials, err)) != NULL;
   }
   if (doc) {

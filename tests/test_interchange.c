@@ -697,7 +697,9 @@ static int validate(const char *const *files, int nfiles, char **report) {
 
 /* A small campaign as a tuning run stores it: one trial per status, the
 ** harness's statistics, counters. */
-static void small_campaign(db *d) {
+/* The saxpy space of the small campaigns, its target, workload and space
+** rows in d, and a new campaign of strategy with state done: *cid. */
+static sp_space *saxpy_campaign(db *d, const char *strategy, int64_t *cid) {
   rt_err err = {0};
   sp_space *sp = sp_load_string(
       "{\"General\": {\"BenchmarkName\": \"saxpy\"}, \"ConfigurationSpace\": {\"ProblemVariables\":"
@@ -706,16 +708,26 @@ static void small_campaign(db *d) {
       " \"Values\": \"['ij', 'ji']\", \"Default\": \"ij\"}], \"Conditions\": [{\"Expression\": \"tile <= N\"}]}}",
       "saxpy.json", NULL, 0, &err);
   if (!sp) fail_msg("%s", err.msg);
-  int64_t tid, kid, wid, sid, cid;
+  int64_t tid, kid, wid, sid;
   char *key = db_workload_key("saxpy", "f32", sp), *sizes = db_workload_sizes(sp), *spec = db_space_spec(sp);
   assert_int_equal(db_target_id(d, "host", "0123abcd", "{}", &tid, &err), 0);
   assert_int_equal(db_kernel_id(d, "saxpy", "rooftune-test", &kid, &err), 0);
   assert_int_equal(db_workload_id(d, kid, key, sizes, "f32", "", &wid, &err), 0);
   assert_int_equal(db_space_id(d, spec, &sid, &err), 0);
-  db_campaign c = {.target_id = tid, .workload_id = wid, .space_id = sid, .strategy = "random",
+  db_campaign c = {.target_id = tid, .workload_id = wid, .space_id = sid, .strategy = strategy,
                    .options_json = "{}", .seed = 1, .budget = 6, .source = "measured", .compiler = "cc",
                    .flags = "-O2", .state = "done"};
-  assert_int_equal(db_campaign_new(d, &c, &cid, &err), 0);
+  assert_int_equal(db_campaign_new(d, &c, cid, &err), 0);
+  free(key);
+  free(sizes);
+  free(spec);
+  return sp;
+}
+
+static void small_campaign(db *d) {
+  rt_err err = {0};
+  int64_t cid;
+  sp_space *sp = saxpy_campaign(d, "random", &cid);
   static const char *const st[] = {"ok", "compile_error", "runtime_error", "timeout", "wrong_result", "invalid"};
   for (int i = 0; i < 6; i++) {
     int cfg[2] = {i, i % 2};
@@ -736,9 +748,68 @@ static void small_campaign(db *d) {
     assert_int_equal(db_trial_add(d, &t, NULL, &err), 0);
     free(j);
   }
-  free(key);
-  free(sizes);
-  free(spec);
+  sp_free(sp);
+}
+
+/* Two campaigns over the same configurations (a sample, then the brute
+** force that reuses and re-measures some): the T4 export holds one result
+** per configuration, the latest unless it was measured on a busy machine,
+** says how many rows it left out, and imports again (db import refuses two
+** results of one configuration). */
+static void test_t4_export_one_per_config(void **state) {
+  (void)state;
+  db *d = fresh(scratch("dup.db"));
+  rt_err err = {0};
+  static const struct { int camp, tile; double ms; int loaded; const char *origin; } rows[] = {
+    {0, 0, 1.0, 0, "measured"}, {0, 1, 2.0, 0, "measured"}, {0, 2, 3.0, 0, "measured"},
+    {1, 0, 9.0, 1, "measured"},   /* busy: the quiet 1.0 stays */
+    {1, 1, 2.0, 0, "reused"}, {1, 2, 3.5, 0, "measured"}, {1, 3, 4.0, 0, "measured"},
+  };
+  int64_t cid[2];
+  sp_space *sp = NULL;
+  for (int k = 0; k < 2; k++) {
+    if (sp) sp_free(sp);
+    sp = saxpy_campaign(d, k ? "exhaustive" : "random", &cid[k]);
+  }
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    int cfg[2] = {rows[i].tile, 0};
+    char *j = sp_config_json(sp, cfg);
+    db_trial t;
+    db_trial_init(&t);
+    t.campaign_id = cid[rows[i].camp], t.config_json = j, t.status = "ok", t.origin = rows[i].origin;
+    t.time_s = t.mean_s = t.min_s = t.ci_lo_s = t.ci_hi_s = rows[i].ms * 1e-3;
+    t.repeats = 5, t.loaded = rows[i].loaded;
+    assert_int_equal(db_trial_add(d, &t, NULL, &err), 0);
+    free(j);
+  }
+  const char *out = scratch("dup.t4.json");
+  export_to(d, "host", "saxpy", "t4", out);
+  json_t *doc = read_json(out), *res = json_object_get(doc, "results"), *r;
+  assert_int_equal(json_array_size(res), 4);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "metadata"), "rooftune_repeats_omitted")), 3);
+  static const double want[] = {1.0, 2.0, 3.5, 4.0};   /* tiles 1, 2, 4, 8 in first-seen order */
+  size_t i;
+  json_array_foreach(res, i, r) {
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "configuration"), "tile")), 1 << i);
+    json_t *m = json_array_get(json_object_get(r, "measurements"), 0);   /* the time, in ms */
+    assert_true(fabs(json_number_value(json_object_get(m, "value")) - want[i]) < 1e-9);
+  }
+  json_decref(doc);
+  /* the Kernel Tuner cache keeps the same rows */
+  const char *kt = scratch("dup.kt.json");
+  export_to(d, "host", "saxpy", "kt-cache", kt);
+  doc = read_json(kt);
+  json_t *cache = json_object_get(doc, "cache");
+  assert_int_equal(json_object_size(cache), 4);
+  assert_true(fabs(json_number_value(json_object_get(json_object_get(cache, "1,ij"), "time")) - 1.0) < 1e-9);
+  assert_true(fabs(json_number_value(json_object_get(json_object_get(cache, "4,ij"), "time")) - 3.5) < 1e-9);
+  json_decref(doc);
+  db *e = fresh(scratch("dup2.db"));
+  db_import_opts o = {.space = sp};
+  import_opts(e, out, &o, "host");
+  assert_int_equal(scalar(e, "SELECT count(*) FROM trials"), 4);
+  db_close(e);
+  db_close(d);
   sp_free(sp);
 }
 
@@ -1044,6 +1115,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_kt_cache_import),
     cmocka_unit_test(test_truncated_gzip),
     cmocka_unit_test(test_t4_export_validates),
+    cmocka_unit_test(test_t4_export_one_per_config),
     cmocka_unit_test(test_kt_simulation),
     cmocka_unit_test(test_dtype),
     cmocka_unit_test(test_merge_keeps_import_fields),
