@@ -162,33 +162,12 @@ static double array_fp(const cm_nest *n, const char *name, int line) {
 }
 
 /* Compute efficiency of a register block: u rows of v contiguous
-** elements in vectors of w lanes (w = 1: scalar); spill: its
-** accumulators live in memory. Per (c, r, s) step: FMAs, loads
-** (vectors of the contiguous operand, broadcasts of the other; gathered
-** elements when the contiguous operand is strided), stores. */
+** elements. Per (c, r, s) step: FMAs, loads (vectors of the contiguous
+** operand, broadcasts of the other; gathered elements when the contiguous
+** operand is strided), stores. */
 typedef struct blk_eff {
   double lanes, lat, issue, loads, stores;
 } blk_eff;
-
-static blk_eff block_eff(double u, double v, double vw, int strided, int mem,
-                         double regs, const double *c) {
-  blk_eff e;
-  double w = 1;
-  if (!mem)
-    while (w * 2 <= fmin(v, vw)) w *= 2;
-  if (!mem && v >= 2 && v < 4) w = 4;       /* GCC packs 2 into an xmm */
-  double nv = ceil(v / w), fma = u * nv;
-  e.lanes = u * v / (fma * vw);
-  e.lat = fmin(1, fma / c[C_CHAINS]);
-  e.loads = (strided && w > 1 ? v : nv) + u;
-  e.stores = 0;
-  double spill = mem ? fma : fmax(0, fma - (regs - 2));
-  e.loads += spill, e.stores += spill;
-  double cyc = fmax(fmax(fma / 2, e.loads / 2), e.stores);
-  cyc = fmax(cyc, (fma + e.loads + e.stores + 1) / c[C_WIDTH]);
-  e.issue = fma / 2 / cyc;
-  return e;
-}
 
 /* Vector instructions of a loop of n contiguous elements as GCC
 ** vectorises it: vw-lane main loop, then one half-width epilogue at each
@@ -200,20 +179,40 @@ static double vec_ops(double n, double vw) {
   return ops + r;
 }
 
-/* Compute efficiency of an edge block (runtime bounds): u rows of v
-** contiguous elements vectorised as vec_ops says, accumulators in memory
-** (a load and a store per FMA instruction); strided: the contiguous
-** operand is gathered element by element. */
-static blk_eff edge_eff(double u, double v, double vw, int strided, const double *c) {
+/* The kinds of register block (hk_conv2d.c's micro-kernel): a full block
+** (constant bounds, vectors of the largest power of two lanes <= v), an
+** edge whose bounds the compiler knows (the row's only q block: q0 = 0,
+** qn = Q, vectorised as vec_ops says, accumulators in registers), an edge
+** with runtime bounds (vec_ops, accumulators in memory: a load and a
+** store per FMA instruction). */
+enum { BLK_FULL, BLK_CONST, BLK_RUNTIME };
+
+/* The efficiency of a block of kind kind (vw lanes, regs vector
+** registers): the lanes its FMAs leave empty, too few FMA chains for the
+** latency, and the cycles its load and store ports and issue width take
+** beyond those of its FMA ports. */
+static blk_eff block_eff(double u, double v, double vw, int strided, int kind,
+                         double regs, const double *c) {
   blk_eff e;
-  double nv = vec_ops(v, vw), fma = u * nv;
+  double w = 1, nv;
+  if (kind == BLK_FULL) {
+    while (w * 2 <= fmin(v, vw)) w *= 2;
+    if (v >= 2 && v < 4) w = 4;            /* GCC packs 2 into an xmm */
+    nv = ceil(v / w);
+  } else {
+    nv = vec_ops(v, vw), w = v >= 4 ? 4 : 1;
+  }
+  double fma = u * nv;
   e.lanes = u * v / (fma * vw);
-  e.lat = fmin(1, fma / c[C_CHAINS]);
-  e.loads = (strided ? v : nv) + u + fma;
-  e.stores = fma;
-  double cyc = fmax(fmax(fma / 2, e.loads / 2), e.stores);
+  e.loads = (strided && w > 1 ? v : nv) + u;
+  e.stores = 0;
+  double spill = kind == BLK_RUNTIME ? fma : fmax(0, fma - (regs - 2));
+  e.loads += spill, e.stores += spill;
+  double port = fma / 2;
+  double cyc = fmax(fmax(port, e.loads / 2), e.stores);
   cyc = fmax(cyc, (fma + e.loads + e.stores + 1) / c[C_WIDTH]);
-  e.issue = fma / 2 / cyc;
+  e.lat = fmin(1, fma / c[C_CHAINS]);
+  e.issue = port / cyc;
   return e;
 }
 
@@ -262,11 +261,14 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   ** nhwc) as a loop of runtime length -- a zmm main loop and ymm, xmm and
   ** scalar epilogues (-O3 -march=native assembly: QB=32 > Q=26 gives one
   ** zmm, one ymm and two scalar FMAs a row) -- with its accumulators in
-  ** memory (a load and a store per vector FMA). Flop-weighted harmonic
-  ** means. */
+  ** memory (a load and a store per vector FMA), except the row's only q
+  ** block (Q < QB: q0 = 0 and qn = Q are constants once mk is inlined; the
+  ** recorded QB=32, Q=26, KB=2 schedules are the fastest of their sample
+  ** where the memory-accumulator rule put them at 2.6x their time), which
+  ** keeps them in registers. Flop-weighted harmonic means. */
   double u = d.nhwc ? QB : KB, vv = d.nhwc ? KB : QB;
   int strided = !d.nhwc && d.st > 1;
-  blk_eff ef = block_eff(u, vv, vw, strided, 0, m->vector_regs, v);
+  blk_eff ef = block_eff(u, vv, vw, strided, BLK_FULL, m->vector_regs, v);
   double flops = 2 * d.n * d.k * d.p * d.q * d.c * rs;
   double ke = nkb > kfull ? (d.k - kfull * KB) / (nkb - kfull) : 0;
   double qe = d.q - qfull * QB;
@@ -281,7 +283,9 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
     double fl = kinds[i].blocks * kinds[i].kn * kinds[i].qn;   /* FMAs per step */
     if (fl <= 0) continue;
     double eu = d.nhwc ? kinds[i].qn : kinds[i].kn, ev = d.nhwc ? kinds[i].kn : kinds[i].qn;
-    ek[i] = i == 0 ? ef : edge_eff(eu, ev, vw, strided, v);
+    int known = i == 2 && qfull == 0;   /* the row's only q block */
+    ek[i] = i == 0 ? ef : block_eff(eu, ev, vw, strided, known ? BLK_CONST : BLK_RUNTIME,
+                                    m->vector_regs, v);
     tl += fl / ek[i].lanes, tla += fl / ek[i].lat, ti += fl / ek[i].issue, tw += fl;
     double steps = d.n * d.p * d.c * rs * kinds[i].blocks;
     double vec = i == 0 ? u * ceil(vv / fmin(fmax(vv, 1), vw)) : eu * vec_ops(ev, vw);

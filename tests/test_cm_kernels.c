@@ -602,6 +602,10 @@ static result run_case(const char *name, const char *set, const char *cfg_text,
     if (!strncmp(km->coefs[i].name, "cap_", 4)) c.v[i] = 1.0;
     if (!strncmp(km->coefs[i].name, "ways_", 5)) c.v[i] = 1e12;   /* fully associative */
     if (!strcmp(km->coefs[i].name, "nt_write")) c.v[i] = nt_write;
+    /* the simulated buffers: 10, a whole line or the oldest dropped */
+    if (!strcmp(km->coefs[i].name, "wc_buffers")) c.v[i] = 10;
+    if (!strcmp(km->coefs[i].name, "wc_exp")) c.v[i] = 1e3;
+    if (!strcmp(km->coefs[i].name, "nt_partial")) c.v[i] = 1;
   }
   memset(&r.w, 0, sizeof r.w);
   r.w.threads = 1, r.w.imbalance = 1;
@@ -912,6 +916,95 @@ static void test_cachegrind(void **state) {
   assert_int_equal(tk_rm_rf(dir), 0);
 }
 
+/* ---- The terms of issue 21, against hand-computed values ---- */
+
+/* The work of schedule cfg_text of kernel name on workload set, caches
+** flushed and large enough for everything, fully associative, capacity
+** shares 1, the other coefficients at their defaults but the n named
+** ones. */
+static cm_work work_with(const char *name, const char *set, const char *cfg_text,
+                         const char *const *names, const double *vals, int n) {
+  const kn_kernel *k = hk_find(name);
+  const cm_kmodel *km = kmodel(name);
+  sp_space *sp = load_space(k, set);
+  kn_problem pb;
+  kn_problem_from_space(&pb, sp);
+  int cfg[64];
+  config(sp, cfg_text, cfg);
+  cm_machine m = machine(1e12, 1e12, 1e12);
+  cm_coefs c;
+  cm_coefs_default(km, &c);
+  for (int i = 0; i < km->ncoef; i++) {
+    if (!strncmp(km->coefs[i].name, "cap_", 4)) c.v[i] = 1.0;
+    if (!strncmp(km->coefs[i].name, "ways_", 5)) c.v[i] = 1e12;
+    for (int j = 0; j < n; j++)
+      if (!strcmp(km->coefs[i].name, names[j])) c.v[i] = vals[j];
+  }
+  cm_work w;
+  memset(&w, 0, sizeof w);
+  rt_err err = {0};
+  if (km->work(&pb, sp, cfg, &m, &c, &w, &err)) fail_msg("%s: %s", name, err.msg);
+  sp_free(sp);
+  return w;
+}
+
+/* Store fills: a 64 x 64 transpose whose arrays both fit fills each
+** line once, 256 of in and 256 of out (16 KiB each); the out half are
+** store fills, each costing 1 + dirty_refill load fills of L2's time:
+** mem_eff of the L2 bound 512 / (512 + 3 x 256) = 0.4 with dirty_refill
+** 3, while its bytes stay the 512 lines filled (cm.h invariant 4). */
+static void test_store_fills(void **state) {
+  (void)state;
+  const char *names[] = {"dirty_refill"};
+  const char *cfgs[] = {"ti=32,tj=32,block=8,order='ji'", "ti=16,tj=64,block=4,order='ij'"};
+  for (int i = 0; i < 2; i++) {
+    cm_work w = work_with("transpose", "M=64,N=64", cfgs[i], names, (double[]){3}, 1);
+    assert_float_equal(w.bytes[1], 512.0 * LINE, 1e-6);
+    assert_float_equal(w.mem_eff[1], 0.4, 1e-9);
+    w = work_with("transpose", "M=64,N=64", cfgs[i], names, (double[]){1}, 1);
+    assert_float_equal(w.mem_eff[1], 512.0 / (512 + 256), 1e-9);
+  }
+}
+
+/* Streamed stores of a block of 8 rows with 6 write-combining buffers
+** (wc_exp 4, nt_partial 3, nt_write 1), 4096 elements, 16 a line. 'ji'
+** writes 8-element block rows that the next block of the 32-wide tile
+** would complete: a run of 8 + 8 x (6/8)^4 = 10.53125 elements, a partial
+** line costing 3. 'ij' writes one element into each of the 8 rows per
+** step: 8 x (6/8)^4 = 2.53125. DRAM: in's 256 lines (cold) plus
+** 4096 / run x 3 lines. With 8 buffers the block's rows stay: 'ji'
+** whole lines (4096 / 16), 'ij' runs of 8 (partial). */
+static void test_streamed_partial(void **state) {
+  (void)state;
+  const char *names[] = {"wc_buffers", "wc_exp", "nt_partial", "nt_write"};
+  const struct { const char *cfg; double wc, lines; } cases[] = {
+    {"ti=32,tj=32,block=8,order='ji',nt=True", 6, 4096 / 10.53125 * 3},
+    {"ti=32,tj=32,block=8,order='ij',nt=True", 6, 4096 / 2.53125 * 3},
+    {"ti=32,tj=32,block=8,order='ji',nt=True", 8, 4096 / 16.0},
+    {"ti=32,tj=32,block=8,order='ij',nt=True", 8, 4096 / 8.0 * 3},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cm_work w = work_with("transpose", "M=64,N=64", cases[i].cfg, names,
+                          (double[]){cases[i].wc, 4, 3, 1}, 4);
+    assert_float_equal(w.bytes[3] / LINE, 256 + cases[i].lines, 1e-6);
+  }
+}
+
+/* The row's only q block (Q = 26 < QB = 32) has constant bounds once the
+** micro-kernel is inlined: two rows of one zmm, one ymm and two scalar
+** FMAs (8 FMA instructions for 52 useful lanes of 128: lanes 0.40625),
+** accumulators in registers: per step 4 vector loads and 2 broadcasts,
+** no stores; 4 cycles of FMA ports, enough for the loads (3) and the
+** issue width (15 / 4): issue 1; 8 chains: latency 1. With its
+** accumulators in memory (the runtime edge) the stores would take 8. */
+static void test_known_edge(void **state) {
+  (void)state;
+  cm_work w = work_with("conv2d", "N=1,H=1,W=26,C=1,K=2,R=1,S=1", "kb=2,qb=32", NULL, NULL, 0);
+  assert_float_equal(w.eff[0], 52.0 / 128, 1e-12);
+  assert_float_equal(w.eff[1], 1, 1e-12);
+  assert_float_equal(w.eff[2], 1, 1e-12);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_flops),
@@ -921,6 +1014,9 @@ int main(void) {
     cmocka_unit_test(test_streamed),
     cmocka_unit_test(test_sampled),
     cmocka_unit_test(test_cachegrind),
+    cmocka_unit_test(test_store_fills),
+    cmocka_unit_test(test_streamed_partial),
+    cmocka_unit_test(test_known_edge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
