@@ -205,7 +205,11 @@ static int live_target(mctx *m, const mopts *o, db_mode mode, rt_err *err) {
 ** reporting (m stays open). */
 static int mctx_ceilings(mctx *m, const mopts *o, const char *cmd) {
   rt_err err = {0};
-  if (!cm_ceilings_load(m->d, m->target_id, m->target, m->t.here, &m->ce, NULL, &err)) return 0;
+  if (!cm_ceilings_load(m->d, m->target_id, m->target, m->t.here, &m->ce, NULL, &err)) {
+    /* the backend's answers to its models (a GPU's registers: compiled) */
+    if (m->tg.be && m->tg.be->model_setup) m->tg.be->model_setup(&m->tg, &m->ce, NULL, 1);
+    return 0;
+  }
   return m->t.here ? cli_fail(cmd, "%s", err.msg)
                    : cli_fail(cmd, "%s holds no ceilings of target %s (fingerprint %s, %s), and they "
                               "can only be measured on that machine (rooftune bench --target %s there)",

@@ -198,12 +198,18 @@ enum { CM_C_COMPUTE, CM_C_L1, CM_C_L2, CM_C_L3, CM_C_DRAM, CM_C_OVERLAP,
 /* The same rows for a GPU model, with a GPU's defaults: fixed_s is paid
 ** per launch (cm_work.launches), thread_s per SM that gets blocks, trip_s
 ** per block of the busiest SM. */
-#define CM_GPU_GENERIC_COEFS \
+#define CM_GPU_GENERIC_COEFS CM_GPU_GENERIC_COEFS_H(0)
+/* The same with eff_DRAM held at its default when hold_dram is 1: a model
+** whose time data never reaches the DRAM roof (gemm calibrated on
+** compute-bound workloads) cannot see it, and a fit left free drives it
+** anywhere (0.0995 on the H200's 4096^3 gemm), ruining the workloads that
+** are DRAM-bound; its bytes are fitted to counted traffic instead. */
+#define CM_GPU_GENERIC_COEFS_H(hold_dram) \
   {"eff_compute", 0.85, CM_POS, "fraction of the FP32 FMA peak the best code reaches", 0}, \
   {"eff_L1", 0.8, CM_POS, "fraction of the shared-memory/L1 ceiling reached", 0}, \
   {"eff_L2", 0.7, CM_POS, "fraction of the L2 ceiling reached", 0}, \
   {"eff_L3", 1.0, CM_POS, "unused on a GPU (no L3)", 1}, \
-  {"eff_DRAM", 0.85, CM_POS, "fraction of the HBM ceiling reached", 0}, \
+  {"eff_DRAM", 0.85, CM_POS, "fraction of the HBM ceiling reached", hold_dram}, \
   {"overlap", 3.0, CM_GE1, "p of the p-norm joining the bounds (1: no overlap)", 0}, \
   {"fixed_s", 4e-6, CM_POS, "cost per kernel launch or memset, seconds", 0}, \
   {"thread_s", 1e-9, CM_POS, "cost per SM that gets blocks, seconds", 0}, \
@@ -352,6 +358,13 @@ typedef struct cm_waves {
                                 ** ceil(per_sm / bps), in (0, 1] */
 } cm_waves;
 void cm_gpu_waves(const cm_gpu *g, double nblocks, int bps, cm_waves *w);
+/* The share of its cycles an SM issues over the busiest SM's per_sm
+** blocks when bps fit at once: waves = ceil(per_sm / bps) (= ceil(blocks /
+** (SMs x bps))), all full but the last (per_sm - (waves - 1) x bps
+** blocks); a wave of r resident blocks runs at h(ctx, r) in (0, 1] of the
+** SM's rate, so the SM takes sum over waves of r / h(r) block-times
+** against per_sm: per_sm / that sum, in (0, 1]. */
+double cm_gpu_hiding(double per_sm, int bps, double (*h)(void *ctx, int r), void *ctx);
 /* Average 32-byte sectors of a run of `bytes` contiguous bytes starting at
 ** a 4-byte-aligned offset that advances by `stride` bytes from one run to
 ** the next (row starts of a row-major array), over the offsets mod 32. */
@@ -361,6 +374,24 @@ double cm_gpu_sectors(double bytes, double stride);
 ** space's device limits (problem variables sms, max_threads, max_smem,
 ** regs_block) where it has them. */
 void cm_gpu_props(const cm_machine *m, const kn_problem *pb, cm_gpu *g);
+/* What the compiler decided for a schedule's kernel (registers per
+** thread, local memory per thread: the stack frame of spills and local
+** arrays), from its cubin, as a backend reads it (the CUDA row:
+** targets/cuda/gd_cubin.c). A GPU model asks through one hook that the
+** backend installs (tg_backend.model_setup); with none, or when the hook
+** does not know the schedule (not built, compiling off), the model uses
+** its own estimate. The hook must answer the same for the same schedule
+** while it is installed (invariant 3 holds for a fixed hook). */
+typedef struct cm_gpu_res {
+  int regs;                     /* registers per thread */
+  double local;                 /* bytes of local memory per thread */
+} cm_gpu_res;
+typedef int (*cm_gpu_res_fn)(void *ctx, const char *kernel, const kn_problem *pb,
+                             const sp_space *sp, const int *cfg, cm_gpu_res *r);
+void cm_gpu_resources_set(cm_gpu_res_fn fn, void *ctx);   /* NULL: none */
+/* 0 with r filled when the hook knows cfg's kernel; -1 otherwise. */
+int cm_gpu_resources(const char *kernel, const kn_problem *pb, const sp_space *sp,
+                     const int *cfg, cm_gpu_res *r);
 /* A parameter by name that a space may lack: its value, or dflt. */
 int64_t cm_param_int(const sp_space *sp, const int *cfg, const char *name, int64_t dflt);
 const char *cm_param_str(const sp_space *sp, const int *cfg, const char *name,

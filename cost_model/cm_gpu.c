@@ -65,6 +65,13 @@ void cm_gpu_waves(const cm_gpu *g, double nblocks, int bps, cm_waves *w) {
   w->tail = w->per_sm <= bps ? 1 : (w->per_sm / bps) / ceil(w->per_sm / bps);
 }
 
+double cm_gpu_hiding(double per_sm, int bps, double (*h)(void *ctx, int r), void *ctx) {
+  if (per_sm <= 0 || bps < 1) return 1;
+  double waves = ceil(per_sm / bps), last = per_sm - (waves - 1) * bps;
+  double t = (waves - 1) * bps / h(ctx, bps) + last / h(ctx, (int)last);
+  return per_sm / t;
+}
+
 double cm_gpu_sectors(double bytes, double stride) {
   if (bytes <= 0) return 0;
   /* the offsets (mod 32) the runs start at: the multiples of
@@ -95,6 +102,16 @@ void cm_gpu_props(const cm_machine *m, const kn_problem *pb, cm_gpu *g) {
   if ((v = kn_int(pb, "max_threads")) > 0) g->max_threads_block = (int)v;
   if ((v = kn_int(pb, "max_smem")) > 0) g->smem_block_optin = (int)v;
   if ((v = kn_int(pb, "regs_block")) > 0) g->regs_block = (int)v;
+}
+
+static cm_gpu_res_fn res_fn;
+static void *res_ctx;
+
+void cm_gpu_resources_set(cm_gpu_res_fn fn, void *ctx) { res_fn = fn, res_ctx = ctx; }
+
+int cm_gpu_resources(const char *kernel, const kn_problem *pb, const sp_space *sp,
+                     const int *cfg, cm_gpu_res *r) {
+  return res_fn ? res_fn(res_ctx, kernel, pb, sp, cfg, r) : -1;
 }
 
 int64_t cm_param_int(const sp_space *sp, const int *cfg, const char *name, int64_t dflt) {

@@ -8,11 +8,13 @@
 ** block's A and B panels from L2; from DRAM, the panels each wave of
 ** resident blocks touches, less what the previous wave left in L2, by the
 ** raster order and GROUP_M swizzle), and the efficiency terms of the SM:
-** occupancy (registers, shared memory, threads: cm_gpu_occupancy), the
-** busiest SM's last partial round of blocks, the issue slots the thread
-** tile leaves to FFMAs, and the global-load latency one or two stages
-** expose. Every number that is not a count is a coefficient in
-** ggemm_coefs[].
+** latency hiding over the busiest SM's waves of resident blocks
+** (cm_gpu_hiding; residency by cm_gpu_occupancy from the registers and
+** stack frame ptxas gave the schedule's cubin, cm_gpu_resources, else
+** estimated), with the shared-memory and global-load latencies the
+** thread tile's FFMAs and one or two stages cover, and the issue slots
+** the thread tile leaves to FFMAs (spills' local accesses included).
+** Every number that is not a count is a coefficient in ggemm_coefs[].
 **
 ** The generated code as the model follows it (the generator's header):
 ** threads = (BM/WM)(BN/WN) x 32; lanes of a warp WTM x WTN = (WM/TM) x
@@ -29,24 +31,59 @@
 
 #include "cm.h"
 
-static const char *const gg_eff[] = {"occupancy", "tail", "issue", "latency"};
-enum { E_OCC, E_TAIL, E_ISSUE, E_LAT, NEFF };
-enum { C_OCC_WARPS = CM_C_EFF0 + NEFF, C_REG_BASE, C_LATENCY, C_K_INSTR, C_STEP_INSTR,
-       C_CAP_L2, NCOEF };
+static const char *const gg_eff[] = {"hiding", "issue"};
+enum { E_HIDE, E_ISSUE, NEFF };
+enum { C_LAT_SMEM = CM_C_EFF0 + NEFF, C_REG_BASE, C_LATENCY, C_K_INSTR, C_STEP_INSTR,
+       C_CAP_L2, C_LOCAL, NCOEF };
 
 static const cm_coef ggemm_coefs[NCOEF] = {
-  CM_GPU_GENERIC_COEFS,
-  {"exp_occupancy", 1.0, CM_POS, "weight of too few resident warps per scheduler", 0},
-  {"exp_tail", 0.5, CM_POS, "weight of the busiest SM's partial last round of blocks", 0},
+  CM_GPU_GENERIC_COEFS_H(1),
+  {"exp_hiding", 1.0, CM_POS, "weight of the SM's latency hiding over the busiest SM's waves of blocks", 1},
   {"exp_issue", 1.0, CM_POS, "weight of issue slots spent on other than FFMA", 0},
-  {"exp_latency", 1.0, CM_POS, "weight of exposed global-load latency", 0},
-  {"occ_warps", 2.0, CM_POS, "resident warps per scheduler that hide the inner loop's latencies", 0},
-  {"reg_base", 32, CM_POS, "registers of a thread besides the tile and fragments (the space's estimate)", 1},
+  {"lat_smem", 24, CM_POS, "cycles a warp waits from a shared-memory load to the FFMAs that use it", 0},
+  {"reg_base", 32, CM_POS, "registers of a thread besides the tile and fragments, when the cubin's count is unknown", 1},
   {"mem_latency", 700, CM_POS, "cycles from a global load to its use", 0},
   {"k_instr", 3, CM_POS, "instructions of one k-loop trip not unrolled (counter, branch, addresses)", 0},
   {"step_instr", 20, CM_POS, "instructions per BK step besides loads and stores (addresses, barriers)", 0},
   {"cap_L2", 0.8, CM_POS, "share of the L2 that keeps panels between waves", 1},
+  {"local_rate", 0.5, CM_POS, "local-memory accesses per byte of a thread's stack frame per k of the inner loop (spills)", 0},
 };
+
+/* Shared-memory wavefronts of one warp's scalar stores of the A tile
+** transposed (as[(c + j) * LDA + r], lane t: r = t / (BK / VEC), c = t %
+** (BK / VEC) * VEC), summed over the VEC stores: each store takes as many
+** wavefronts as the most distinct words one of the 32 banks holds. */
+static double sts_a_wavefronts(long bm, long bk, long vec, long threads) {
+  long lda = bm + 4, q = bk / vec, lanes = threads < 32 ? threads : 32;
+  double wf = 0;
+  for (long j = 0; j < vec; j++) {
+    long words[32], nw = 0;
+    int per_bank[32] = {0}, most = 0;
+    for (long t = 0; t < lanes; t++) {
+      long r = t / q, c = t % q * vec, a = (c + j) * lda + r, seen = 0;
+      for (long i = 0; i < nw && !seen; i++) seen = words[i] == a;
+      if (seen) continue;
+      words[nw++] = a;
+      if (++per_bank[a % 32] > most) most = per_bank[a % 32];
+    }
+    wf += most;
+  }
+  return wf;
+}
+
+/* Latency hiding of one SM running r blocks of the schedule at once. */
+typedef struct hide_ctx {
+  double warps, ilp, lat_s, instr, lat_g;
+  int stages;
+} hide_ctx;
+static double hide_at(void *ctx, int r) {
+  const hide_ctx *x = ctx;
+  double w = r * x->warps / 4;                    /* warps per scheduler */
+  double hs = fmin(1, w * x->ilp / x->lat_s);     /* LDS -> FFMA */
+  double cyc = x->instr * fmax(1, w);             /* a BK step of all of them */
+  double stall = x->stages >= 2 ? fmax(0, x->lat_g - cyc) : x->lat_g;
+  return fmax(hs * cyc / (cyc + stall), 1e-6);
+}
 
 /* ---- Sets of panels a range of blocks touches ---- */
 
@@ -210,12 +247,21 @@ static int ggemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   ** the steps of all slices add up to kt. */
   w->flops = 2.0 * tiles_m * BM * tiles_n * BN * BK * kt;
 
-  /* Occupancy: registers as the space estimates them, shared memory as
+  /* Occupancy: registers and local memory as the cubin has them (the
+  ** backend's hook), else as the space estimates them; shared memory as
   ** the generator lays it out. */
   double la = (double)BM * BK / VEC / threads, lb = (double)BK * BN / VEC / threads;
   double stage_regs = (STAGES - 1) * (double)(BM + BN) * BK / threads;
-  int regs = (int)ceil(TM * TN + TM + TN + stage_regs + v[C_REG_BASE]);
-  if (regs > 255) regs = 255;
+  cm_gpu_res rs;
+  int regs;
+  double local = 0;
+  if (!cm_gpu_resources("gemm", pb, sp, cfg, &rs)) {
+    regs = rs.regs, local = rs.local;
+  } else {
+    regs = (int)ceil(TM * TN + TM + TN + stage_regs + v[C_REG_BASE]);
+    int cap = threads > 0 ? (int)fmin(255, g.regs_block / threads / 8 * 8) : 255;
+    if (regs > cap) local = 4.0 * (regs - cap), regs = cap;   /* ptxas spills the rest */
+  }
   double smem = 4.0 * STAGES * BK * (BM + 4 + BN);
   cm_occ o;
   cm_gpu_occupancy(&g, (int)threads, regs, smem, &o);
@@ -226,9 +272,6 @@ static int ggemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   }
   cm_waves wv;
   cm_gpu_waves(&g, nb, o.blocks, &wv);
-  double res = fmin(o.blocks, wv.per_sm);      /* blocks resident at once */
-  w->eff[E_OCC] = fmin(1, res * warps / 4 / v[C_OCC_WARPS]);
-  w->eff[E_TAIL] = wv.tail;
 
   /* Issue: per BK step of one warp, FFMAs against all instructions. */
   long sm_ = TM < 4 ? TM : 4, sn_ = TN < 4 ? TN : 4;
@@ -237,15 +280,19 @@ static int ggemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   int a_scalar = (long)K % VEC != 0, b_scalar = (long)N % VEC != 0;
   double ldg = la * (a_scalar ? VEC : 1) + lb * (b_scalar ? VEC : 1);
   double sts = la * VEC + lb;                  /* A transposed: scalar stores */
-  double other = ldg + sts + v[C_STEP_INSTR] + (UNROLL >= BK ? 0 : BK / UNROLL * v[C_K_INSTR]);
+  double ldl = BK * local * v[C_LOCAL] / 4;    /* local loads and stores of spills */
+  double other = ldg + sts + ldl + v[C_STEP_INSTR] + (UNROLL >= BK ? 0 : BK / UNROLL * v[C_K_INSTR]);
   double instr = ffma + lds + other;
   w->eff[E_ISSUE] = ffma / instr;
-  /* Latency: one block's step keeps the SM's schedulers busy c cycles;
-  ** the global loads of a step take mem_latency, exposed whole with one
-  ** stage and beyond c with two; other resident blocks fill the gap. */
-  double cyc = instr * fmax(1, warps / 4.0);
-  double stall = STAGES >= 2 ? fmax(0, v[C_LATENCY] - cyc) : v[C_LATENCY];
-  w->eff[E_LAT] = fmin(1, res * cyc / (cyc + stall));
+  /* Hiding: over the busiest SM's waves of blocks (ceil(blocks / (SMs x
+  ** blocks per SM)), the last one partial), the share of cycles its
+  ** schedulers issue: r resident blocks give r x warps / 4 warps per
+  ** scheduler, each with TM x TN independent FFMAs per k to cover a
+  ** shared-memory load's latency, and one BK step of all of them to cover
+  ** the global loads (whole with one stage, beyond it with two). */
+  hide_ctx hx = {.warps = (double)warps, .ilp = (double)TM * TN, .lat_s = v[C_LAT_SMEM],
+                 .instr = instr, .lat_g = v[C_LATENCY], .stages = (int)STAGES};
+  w->eff[E_HIDE] = cm_gpu_hiding(wv.per_sm, o.blocks, hide_at, &hx);
 
   /* L1: shared-memory wavefronts (an LDS of the warp moves the distinct
   ** bytes its lanes read, in 128-byte wavefronts), the stores filling the
@@ -253,7 +300,9 @@ static int ggemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   double wf_a = 128 * ceil(wtm * sm_ * 4 / 128.0), wf_b = 128 * ceil(wtn * sn_ * 4 / 128.0);
   double steps = (double)tiles_m * tiles_n * kt;            /* block BK steps, all slices */
   double lds_bytes = steps * warps * BK * ((TM / sm_) * wf_a + (TN / sn_) * wf_b);
-  double sts_bytes = steps * 4.0 * BK * (BM + BN);
+  double sts_bytes = steps * warps * 128.0 *
+                     (la * sts_a_wavefronts(BM, BK, VEC, threads) + lb * VEC);
+  double local_bytes = steps * threads * BK * local * v[C_LOCAL];
   /* L2: each block's panels, in sectors (rows of A: BK floats at stride K;
   ** rows of B: BN floats at stride N); the k tail and the n edge short */
   double kfull = floor(K / BK), krem = K - kfull * BK;
@@ -265,7 +314,7 @@ static int ggemm_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   double ab_l2 = 32 * (a_sec + b_sec);
   double Cb = 4 * M * N;
   double c_l2 = SPLITK > 1 ? Cb + SPLITK * Cb : Cb;         /* memset + atomics, or stores */
-  w->bytes[0] = lds_bytes + sts_bytes + ab_l2 + SPLITK * Cb;
+  w->bytes[0] = lds_bytes + sts_bytes + local_bytes + ab_l2 + SPLITK * Cb;
   w->bytes[1] = ab_l2 + c_l2;
   w->bytes[2] = 0;
 

@@ -142,6 +142,13 @@ typedef struct tg_backend {
   ** variables user_set binds (tg_binds); NULL: none. 0, or -1 with err. */
   int (*limit_bindings)(const tg_target *t, const char *user_set, rt_str *out, rt_err *err);
   const struct kn_kernel *const *kernels;   /* its templates, NULL-terminated */
+  /* Before its models predict: install what they may ask of the
+  ** backend (cm_gpu_resources_set) for the device the ceilings describe;
+  ** compile: 1 to build a schedule to answer (a few hundred schedules:
+  ** calibration, accuracy), 0 to answer only from builds already in the
+  ** compile cache (a campaign ranking thousands). NULL: nothing to set. */
+  void (*model_setup)(const tg_target *t, const struct cm_ceilings *ce, const char *cache_dir,
+                      int compile);
 } tg_backend;
 
 /* The table (tg_table.c): every row, NULL-terminated. Declared here, not

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "targets/cuda/gd.h"
 #include "targets/cuda/gk.h"
@@ -419,6 +420,107 @@ static void plan_parses(void **state) {
   free(many.s);
 }
 
+/* ---- What ptxas decided, read from the cubin, against ptxas -v ---- */
+
+static const char *spill_src =
+  "extern \"C\" __global__ void __launch_bounds__(1024) big(const float *a, float *c, int n) {\n"
+  "  float acc[96];\n"
+  "  #pragma unroll\n"
+  "  for (int i = 0; i < 96; i++) acc[i] = a[threadIdx.x + i * n];\n"
+  "  for (int k = 0; k < n; k++) {\n"
+  "    #pragma unroll\n"
+  "    for (int i = 0; i < 96; i++) acc[i] = acc[i] * acc[(i + 7) % 96] + a[k + i];\n"
+  "  }\n"
+  "  float s = 0;\n"
+  "  #pragma unroll\n"
+  "  for (int i = 0; i < 96; i++) s += acc[i];\n"
+  "  c[threadIdx.x] = s;\n"
+  "}\n"
+  "extern \"C\" __global__ void small(const float *a, float *c) { c[threadIdx.x] = 2 * a[threadIdx.x]; }\n";
+
+/* ptxas -v's figure for kernel in its output: "Used N registers" (what
+** "regs") or "N bytes stack frame" (what "frame"), or -1. */
+static long ptxas_figure(const char *out, const char *kernel, const char *what) {
+  char head[128];
+  snprintf(head, sizeof head, "Function properties for %s\n", kernel);
+  const char *p = strstr(out, head);
+  if (!p) return -1;
+  p += strlen(head);
+  long v = -1;
+  const char *frame = strstr(p, "bytes stack frame"), *used = strstr(p, "Used ");
+  if (!strcmp(what, "frame") && frame) {
+    const char *q = frame;
+    while (q > p && q[-1] == ' ') q--;
+    while (q > p && q[-1] >= '0' && q[-1] <= '9') q--;
+    v = strtol(q, NULL, 10);
+  } else if (!strcmp(what, "regs") && used) {
+    v = strtol(used + 5, NULL, 10);
+  }
+  return v;
+}
+
+static void cubin_resources_match_ptxas(void **state) {
+  (void)state;
+  need_nvrtc();
+  char dir[] = "/tmp/rt_cubin_XXXXXX", cu[64], cubin[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(cu, sizeof cu, "%s/k.cu", dir);
+  snprintf(cubin, sizeof cubin, "%s/k.cubin", dir);
+  FILE *f = fopen(cu, "w");
+  assert_non_null(f);
+  fputs(spill_src, f);
+  fclose(f);
+  char *argv[] = {"nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", cubin, cu, NULL};
+  rt_str out = {0};
+  if (rt_capture(argv, 1, 1 << 20, &out) != 0 || !out.s || !strstr(out.s, "Used ")) {
+    printf("skipped: nvcc -Xptxas -v did not run here\n");
+    free(out.s);
+    skip();
+  }
+  /* nvcc's cubin read here, against ptxas's own report of it */
+  f = fopen(cubin, "rb");
+  assert_non_null(f);
+  static unsigned char img[1 << 20];
+  size_t n = fread(img, 1, sizeof img, f);
+  fclose(f);
+  const char *names[] = {"big", "small"};
+  for (int i = 0; i < 2; i++) {
+    gd_res r;
+    rt_err err = {0};
+    assert_int_equal(gd_cubin_resources(img, n, names[i], &r, &err), 0);
+    printf("%s: cubin %d registers, %ld bytes frame; ptxas %ld, %ld\n", names[i], r.regs,
+           r.frame, ptxas_figure(out.s, names[i], "regs"), ptxas_figure(out.s, names[i], "frame"));
+    assert_int_equal(r.regs, ptxas_figure(out.s, names[i], "regs"));
+    assert_int_equal(r.frame, ptxas_figure(out.s, names[i], "frame"));
+  }
+  /* the spilling kernel: launch bounds of 1024 threads cap it at 64
+  ** registers, the rest in its frame */
+  gd_res big;
+  rt_err err = {0};
+  assert_int_equal(gd_cubin_resources(img, n, "big", &big, &err), 0);
+  assert_int_equal(big.regs, 64);
+  assert_true(big.frame > 0);
+  assert_int_equal(big.max_threads, 1024);
+  /* NVRTC's cubin of the same source says the same */
+  void *nimg = NULL;
+  size_t nn = 0;
+  rt_str log = {0};
+  assert_int_equal(gd_nvrtc_compile(spill_src, 9, 0, NULL, &nimg, &nn, &log, &err), 0);
+  gd_res nb;
+  assert_int_equal(gd_cubin_resources(nimg, nn, "big", &nb, &err), 0);
+  assert_int_equal(nb.regs, big.regs);
+  assert_int_equal(nb.frame, big.frame);
+  /* an unknown kernel and a truncated image are errors, never a crash */
+  assert_int_equal(gd_cubin_resources(nimg, nn, "nosuch", &nb, &err), -1);
+  assert_non_null(strstr(err.msg, "nosuch"));
+  for (size_t cut = 0; cut < nn; cut += nn / 97 + 1)
+    (void)gd_cubin_resources(nimg, cut, "big", &nb, &err);
+  free(nimg);
+  free(log.s);
+  free(out.s);
+  unlink(cu), unlink(cubin), rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(nvrtc_compiles),
@@ -429,6 +531,7 @@ int main(void) {
     cmocka_unit_test(no_device_is_an_error),
     cmocka_unit_test(target_names),
     cmocka_unit_test(plan_parses),
+    cmocka_unit_test(cubin_resources_match_ptxas),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

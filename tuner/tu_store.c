@@ -63,6 +63,14 @@ int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_
   }
   int rc = cm_coefs_parse(k, json, c, err);
   free(json);
+  if (rc && !version && strstr(err->msg, "not a coefficient of this model")) {
+    /* the latest calibration is of an older form of the model (its
+    ** coefficients renamed or retired): the defaults, saying so */
+    cm_coefs_default(k, c);
+    snprintf(c->source, sizeof c->source, "defaults (version %d: an older model form)", v);
+    err->msg[0] = 0;
+    return 0;
+  }
   if (rc) return -1;
   c->version = v;
   snprintf(c->source, sizeof c->source, "version %d, calibrated %s", v, created);
@@ -83,5 +91,8 @@ cm_tmodel *cm_tmodel_open(db *d, int64_t target_id, const char *target, const ch
   if (cm_ceilings_load(d, target_id, target, 1, &ce, NULL, err) ||
       cm_coefs_load(d, target_id, k, 0, &c, err))
     return NULL;
+  /* the backend's answers to its models, from builds already made only
+  ** (a campaign ranks thousands of schedules: tg_backend.model_setup) */
+  if (t.be->model_setup) t.be->model_setup(&t, &ce, NULL, 0);
   return cm_tmodel_new(k, pb, sp, &ce, &c, flush);
 }

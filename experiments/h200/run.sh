@@ -22,6 +22,18 @@
 #          that once pinned a schedule slower than the default (2048^3 and
 #          8192x8192x128), again under the conservative-pin rule, into
 #          pins.db (a copy of h200.db: its ceilings and calibrations)
+#   full KERNEL  issue 21's fully measured recordings: every schedule of
+#          a slice of KERNEL's space (experiments/h200/slices/KERNEL.json:
+#          gemm 272 schedules at 2048^3, reduction 216 at N=2^26, transpose
+#          284 at 8192^2, stencil 264 at 8190^2 x 4 steps; each about 5
+#          minutes), the default first, into full_KERNEL.db (replayed by
+#          `rooftune replay --db`: model-guided against random, 20 seeds);
+#          a call cut short is finished by RESUME=ID (its campaign id)
+#   guided  issue 21's three 40-trial model-guided gemm campaigns (2048^3,
+#          4096^3, 8192x8192x128) on a copy of h200.db whose gemm model is
+#          first calibrated again (the cubins' registers: model_setup), each
+#          measuring the default first and its three best again beside it
+#          (the conservative pin), into guided.db
 #   t1smoke  issue 18's first check of T1 kernels on the GPU: the GPU tests
 #          (test_gd, test_ms_cuda, test_uk), the ceilings, our fir kernel
 #          (every configuration) and small random samples of the hub's
@@ -163,6 +175,34 @@ backends)
     step 20 "explain reduction $t" "$RT" model explain --target "$t" --kernel reduction --set N=67108864 --config "${W:-default}" --flush --db "$DB"
   done
   ;;
+full)   # KERNEL=${3:-gemm}: the slice measured whole (a resumed call: RESUME=ID)
+  k=${3:-gemm}
+  case $k in
+  gemm) w=M=2048,N=2048,K=2048 ;;
+  reduction) w=N=67108864 ;;
+  transpose) w=M=8192,N=8192 ;;
+  stencil) w=NX=8190,NY=8190,STEPS=4 ;;
+  *) echo "full: KERNEL is gemm, reduction, transpose or stencil" >&2; exit 2 ;;
+  esac
+  DB="$out/full_$k.db"
+  [ -r "${DBIN:-}" ] && "$RT" db copy --db "$DBIN" --out "$DB" >/dev/null
+  step 30 "bench" "$RT" bench --target cuda:0 --db "$DB"
+  if [ -n "${RESUME:-}" ]; then
+    step 440 "full $k resumed" "$RT" tune --resume "$RESUME" --db "$DB" --no-pin
+  else
+    step 440 "full $k" "$RT" tune --target cuda:0 --kernel "$k" --set "$w" --space "$R/experiments/h200/slices/$k.json" \
+      --strategy exhaustive --budget 100% --batch 64 --flush --no-pin --db "$DB"
+  fi
+  ;;
+guided)
+  step 60 test_gd "$B/tests/test_gd"
+  "$RT" db copy --db "$DB" --out "$out/guided.db" >/dev/null
+  DB="$out/guided.db"
+  step 150 "calibrate gemm" "$RT" model calibrate --target cuda:0 --kernel gemm --set "$G" --flush --db "$DB"
+  for g in M=2048,N=2048,K=2048 "$G" M=8192,N=8192,K=128; do
+    step 120 "gemm model $g" "$RT" tune --target cuda:0 --kernel gemm --set "$g" --strategy model --budget 40 --seed 1 --flush --db "$DB" --json
+  done
+  ;;
 t1smoke)
   DB="$out/t1.db"
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,driver_version --format=csv >"$out/nvidia-smi.txt" 2>&1
@@ -210,7 +250,7 @@ ktconv)
   step 560 "kernel tuner" env PYTHONUNBUFFERED=1 python3 experiments/h200/kt_compare.py tune --kernel-dir "$H" \
     --configs "$T4" --sample "${KT_SAMPLE:-300}" ${KT_NOVERIFY:+--no-verify} --out "$out/kt_convolution.json"
   ;;
-*) echo "usage: $0 smoke|main|gemm|mem|finish|pins|backends|t1smoke|vcheck|t1conv|t1pnpoly|t1dedisp|ktconv OUT" >&2; exit 2 ;;
+*) echo "usage: $0 smoke|main|gemm|mem|finish|pins|full [KERNEL]|guided|backends|t1smoke|vcheck|t1conv|t1pnpoly|t1dedisp|ktconv OUT" >&2; exit 2 ;;
 esac
 # the database back through SQLite's backup: a step killed at its deadline
 # can leave committed trials in the -wal, which a plain cp would drop

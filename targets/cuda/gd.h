@@ -110,6 +110,35 @@ int gd_nvrtc_compile_names(const char *src, int cc_major, int cc_minor, const ch
                            const char *const *exprs, int nexpr, void **image, size_t *size,
                            char **lowered, rt_str *log, rt_err *err);
 
+/* ---- What ptxas decided, from a cubin (gd_cubin.c; no GPU needed) ---- */
+typedef struct gd_res {
+  int regs;                    /* registers per thread (EIATTR_REGCOUNT) */
+  long frame;                  /* stack frame bytes per thread: local
+                               ** memory (spills, local arrays) */
+  long min_stack, max_stack;   /* EIATTR_MIN/MAX_STACK_SIZE */
+  long smem_static;            /* bytes of .nv.shared.<kernel> */
+  long max_threads;            /* __launch_bounds__ threads (0: none) */
+} gd_res;
+/* The resources of kernel (its symbol name) in cubin image[0..n). 0, or
+** -1 with err (not an ELF64 cubin, no such kernel, a record out of its
+** section). */
+int gd_cubin_resources(const void *image, size_t n, const char *kernel, gd_res *r, rt_err *err);
+/* The resources of the first kernel a generated source (gk.h ABI)
+** launches, on sm_<maj><min>: its cubin built into the compile cache
+** (gd_cubin_build: the measurement's key, so found there if built
+** before). 0, or -1 with err (compile error, NVRTC missing). */
+int gd_kernel_resources(const char *src, int maj, int min, const char *cache_dir, gd_res *r,
+                        rt_err *err);
+
+/* The CUDA row's model_setup (tg_backend.h): the GPU models' resource
+** hook (cm_gpu_resources_set) answering from the cubins of generated
+** schedules for the ceilings' sm_XY, built into cache_dir when compile is
+** set, else read only when built before; kept per process. Nothing
+** without NVRTC or a GPU in the ceilings. */
+struct cm_ceilings;
+void gd_model_setup(const tg_target *t, const struct cm_ceilings *ce, const char *cache_dir,
+                    int compile);
+
 /* ---- cuBLAS (baselines; in a worker child) ---- */
 /* Load libcublas and run C = A*B (row-major M x K times K x N, float32,
 ** FP32 arithmetic: CUBLAS_PEDANTIC_MATH, no tensor cores) on the current
@@ -214,6 +243,8 @@ int gd_measure_batch(int dev, struct ms_workload *w, const char *const *srcs, in
 ** names of the plan's entries, one a line in entry order, are
 ** <cache>/<key>.names, written before the cubin. */
 void gd_build_key(int dev, const char *src, char key[33]);
+/* The same key for sm_<maj><min> (no device asked). */
+void gd_build_key_arch(const char *src, int maj, int min, char key[33]);
 /* Build src (plan: its parsed plan) for sm_<maj><min> into the compile
 ** cache (cache_dir, as ms_cache_path) unless there (*hit): the cubin at
 ** path (cap bytes) and the entries' lowered names, into plan and into

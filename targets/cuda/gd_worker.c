@@ -80,6 +80,10 @@ static void key_for(const char *src, int maj, int min, char key[33]) {
   rt_hash_hex(rt_hash_bytes(h, src, strlen(src)), key);
 }
 
+void gd_build_key_arch(const char *src, int maj, int min, char key[33]) {
+  key_for(src, maj, min, key);
+}
+
 void gd_build_key(int dev, const char *src, char key[33]) {
   int maj, min;
   arch_of(dev, &maj, &min);
