@@ -949,11 +949,16 @@ out:
 
 /* ---- history ---- */
 
-typedef struct hist { const mopts *o; int n; jw w; } hist;
+typedef struct hist { const mopts *o; const char *family; int n; jw w; } hist;
 
 static int hist_row(void *ctx, const char *kernel, int version, const char *coefs,
                     const char *fit, const char *created) {
   hist *h = ctx;
+  /* current: of this model's form (a campaign would start from it) */
+  const cm_kmodel *k = cm_kmodel_find_on(h->family, kernel);
+  cm_coefs c;
+  rt_err e = {0};
+  int current = k && !cm_coefs_parse(k, coefs, &c, &e);
   json_t *fj = json_loads(fit, 0, NULL);
   json_t *a = fj ? json_object_get(json_array_get(json_object_get(fj, "accuracy"), 0), "calibrated") : NULL;
   if (h->o->json) {
@@ -962,15 +967,17 @@ static int hist_row(void *ctx, const char *kernel, int version, const char *coef
     jw_key(&h->w, "version"); jw_int(&h->w, version);
     jw_key(&h->w, "created"); jw_str(&h->w, created);
     jw_key(&h->w, "coefficients"); jw_raw(&h->w, coefs);
+    jw_key(&h->w, "current"); jw_bool(&h->w, current);
     jw_key(&h->w, "fit");
     if (fj) jw_raw(&h->w, fit);
     else jw_str(&h->w, fit);   /* not JSON (written by hand before, a NaN as nan): as text */
     jw_end(&h->w, '}');
   } else {
-    printf("%-10s %3d  %s  %3lld schedules  spearman %.3f (first workload, held out %lld)\n", kernel, version, created,
+    printf("%-10s %3d  %s  %3lld schedules  spearman %.3f (first workload, held out %lld)%s\n", kernel, version, created,
            (long long)json_integer_value(json_object_get(fj, "schedules")),
            json_number_value(json_object_get(a, "spearman")),
-           (long long)json_integer_value(json_object_get(fj, "test")));
+           (long long)json_integer_value(json_object_get(fj, "test")),
+           current ? "" : "  [an older form of the model: not used]");
   }
   json_decref(fj);
   h->n++;
@@ -981,7 +988,7 @@ static int mc_history(const mopts *o, const char *cmd) {
   mctx m;
   int rc = mctx_open(&m, o, cmd, 0, 1, DB_READ, 0);
   if (rc) return rc;
-  hist h = {.o = o};
+  hist h = {.o = o, .family = m.tg.be ? m.tg.be->model_family : NULL};
   rt_err err = {0};
   if (o->json) {
     jw_init(&h.w, stdout);

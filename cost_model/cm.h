@@ -229,6 +229,10 @@ typedef struct cm_kmodel {
   const char *family;           /* the model family it belongs to (a
                                 ** backend row's model_family): "cpu"
                                 ** (NULL: "cpu"), "gpu" */
+  int form;                     /* the form of its terms (0: 1): raised when
+                                ** a coefficient's meaning changes; a
+                                ** calibration of another form is not used
+                                ** (cm_coefs_parse, cm_coefs_load) */
 } cm_kmodel;
 
 /* ---- Reuse analysis of a loop nest (cm_nest.c), shared by the models ----

@@ -403,4 +403,5 @@ const cm_kmodel cm_conv2d = {
   .ncoef = NCOEF,
   .coefs = cv_coefs,
   .work = cv_work,
+  .form = 2,   /* 2: a q block of constant bounds is a register block (issue 21) */
 };

@@ -365,4 +365,5 @@ const cm_kmodel cm_gpu_gemm = {
   .ncoef = NCOEF,
   .coefs = ggemm_coefs,
   .work = ggemm_work,
+  .form = 2,   /* 2: the cubin's registers, hiding over waves (issue 21) */
 };

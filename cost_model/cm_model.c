@@ -126,11 +126,14 @@ int cm_predict(const cm_kmodel *k, const kn_problem *pb, const sp_space *sp,
   return 0;
 }
 
+/* The model's form (cm_kmodel.form; 0 is 1). */
+static int form_of(const cm_kmodel *k) { return k->form > 0 ? k->form : 1; }
+
 char *cm_coefs_json(const cm_kmodel *k, const cm_coefs *c) {
   rt_str s = {0};
-  rt_str_printf(&s, "{");
+  rt_str_printf(&s, "{\"form\": %d", form_of(k));
   for (int i = 0; i < k->ncoef; i++)
-    rt_str_printf(&s, "%s\"%s\": %.17g", i ? ", " : "", k->coefs[i].name, c->v[i]);
+    rt_str_printf(&s, ", \"%s\": %.17g", k->coefs[i].name, c->v[i]);
   rt_str_printf(&s, "}");
   return s.s;
 }
@@ -145,9 +148,19 @@ int cm_coefs_parse(const cm_kmodel *k, const char *json, cm_coefs *c, rt_err *er
     return -1;
   }
   cm_coefs_default(k, c);
+  /* a calibration of another form of the model (none stored: form 1) */
+  json_t *f = json_object_get(o, "form");
+  json_int_t form = f ? (json_is_integer(f) ? json_integer_value(f) : -1) : 1;
+  if (form != form_of(k)) {
+    rt_err_set(err, "coefficients of %s: form %lld, not this model's form %d (an older form of the model)",
+               k->kernel, (long long)form, form_of(k));
+    json_decref(o);
+    return -1;
+  }
   const char *key;
   json_t *v;
   json_object_foreach(o, key, v) {
+    if (!strcmp(key, "form")) continue;
     int i = 0;
     while (i < k->ncoef && strcmp(k->coefs[i].name, key)) i++;
     double x = json_is_number(v) ? json_number_value(v) : NAN;

@@ -277,4 +277,5 @@ const cm_kmodel cm_transpose = {
   .ncoef = NCOEF,
   .coefs = tr_coefs,
   .work = tr_work,
+  .form = 2,   /* 2: partial streamed lines, store fills (issue 21) */
 };

@@ -333,7 +333,8 @@ static int hand_work(const kn_problem *pb, const sp_space *sp, const int *cfg, c
   w->trips = 1e6;
   return 0;
 }
-static const cm_kmodel hand_model = {"hand", 1, one_eff, CM_NGENERIC + 1, hand_coefs, hand_work, "host"};
+static const cm_kmodel hand_model = {.kernel = "hand", .neff = 1, .eff_names = one_eff, .ncoef = CM_NGENERIC + 1,
+                                     .coefs = hand_coefs, .work = hand_work, .family = "host"};
 
 static void test_time_by_hand(void **state) {
   (void)state;
@@ -428,7 +429,19 @@ static void test_coefs_json(void **state) {
   rt_err err = {0};
   assert_int_equal(cm_coefs_parse(&cm_gemm, j, &d, &err), 0);
   assert_memory_equal(c.v, d.v, sizeof c.v);
+  assert_non_null(strstr(j, "\"form\": 1"));
   free(j);
+  /* a model of form 2 reads its own calibrations, not those written
+  ** before its form changed (no "form": 1), though every name matches */
+  cm_kmodel k2 = cm_gemm;
+  k2.form = 2;
+  j = cm_coefs_json(&k2, &c);
+  assert_int_equal(cm_coefs_parse(&k2, j, &d, &err), 0);
+  assert_memory_equal(c.v, d.v, sizeof c.v);
+  assert_int_equal(cm_coefs_parse(&cm_gemm, j, &d, &err), -1);
+  free(j);
+  assert_int_equal(cm_coefs_parse(&k2, "{\"overlap\": 2}", &d, &err), -1);
+  assert_non_null(strstr(err.msg, "an older form of the model"));
   /* a missing coefficient keeps its default */
   assert_int_equal(cm_coefs_parse(&cm_gemm, "{\"overlap\": 2}", &d, &err), 0);
   assert_true(d.v[CM_C_OVERLAP] == 2 && d.v[CM_C_COMPUTE] == cm_gemm.coefs[CM_C_COMPUTE].value);
@@ -439,6 +452,8 @@ static void test_coefs_json(void **state) {
     {"{\"fixed_s\": \"x\"}", "\"fixed_s\": expected"},
     {"[1, 2]", "not a JSON object"},
     {"{", "not a JSON object"},
+    {"{\"form\": 2, \"overlap\": 2}", "form 2, not this model's form 1"},
+    {"{\"form\": \"1\"}", "form -1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     err.msg[0] = 0;

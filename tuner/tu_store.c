@@ -63,9 +63,11 @@ int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_
   }
   int rc = cm_coefs_parse(k, json, c, err);
   free(json);
-  if (rc && !version && strstr(err->msg, "not a coefficient of this model")) {
+  if (rc && !version && (strstr(err->msg, "not a coefficient of this model") ||
+                         strstr(err->msg, "an older form of the model"))) {
     /* the latest calibration is of an older form of the model (its
-    ** coefficients renamed or retired): the defaults, saying so */
+    ** coefficients renamed, retired or their meaning changed:
+    ** cm_kmodel.form): the defaults, saying so */
     cm_coefs_default(k, c);
     snprintf(c->source, sizeof c->source, "defaults (version %d: an older model form)", v);
     err->msg[0] = 0;
