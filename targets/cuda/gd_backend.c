@@ -165,4 +165,5 @@ const tg_backend gd_backend = {
   .traffic_count = NULL,
   .limit_bindings = cuda_limits,
   .kernels = gk_kernels,
+  .gpu_reading = gd_nvml_reading,
 };
