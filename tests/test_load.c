@@ -375,10 +375,10 @@ static int p_measure(void *ctx, const int *cfg, const char *src, const char *ldf
 }
 
 typedef struct pcase {
-  const char *name, *script;
+  const char *name, *script, *budget;
   int policy;
   double wait;
-  int measured;        /* schedule measurements expected (the 3 trials') */
+  int measured;        /* schedule measurements expected (the trials') */
   int loaded;          /* trials stored loaded */
   int retries;
   double waited;
@@ -386,23 +386,24 @@ typedef struct pcase {
 
 static void policy_sequences(void **state) {
   (void)state;
-  /* 3 trials, no end re-measurement; the baseline's look comes last */
+  /* BUDGET trials, no end re-measurement; the baseline's look comes last */
   static const pcase cases[] = {
     /* each trial's look busy, the wait's first look quiet, the
     ** re-measurement quiet: each measured twice, none loaded */
-    {"busy then quiet", "BQQBQQBQQQ", TU_LOAD_WAIT, 30, 6, 0, 3, 1.5},
-    /* always busy: the first waits 2 s in vain and is kept loaded; the
-    ** others do not wait again (one wait per busy spell) */
-    {"always busy", "B", TU_LOAD_WAIT, 2, 3, 3, 0, 2.0},
+    {"busy then quiet", "BQQBQQBQQQ", "3", TU_LOAD_WAIT, 30, 6, 0, 3, 1.5},
+    /* always busy, 6 trials: a wait of 1 s runs out busy at trials 1, 3
+    ** and 6 (then 1, 2 busy measurements kept without waiting; the
+    ** baseline the 4 after the third), all kept loaded */
+    {"always busy", "B", "6", TU_LOAD_WAIT, 1, 6, 6, 0, 3.0},
     /* busy after every retry: 1 + MS_LOAD_RETRIES measurements, kept loaded */
-    {"busy after retries", "BQBQBQ", TU_LOAD_WAIT, 30, 3 + MS_LOAD_RETRIES, 1, MS_LOAD_RETRIES,
-     0.5 * MS_LOAD_RETRIES},
-    /* a busy spell given up on (the first trial, 1 s), a quiet look (the
-    ** second), then busy again: waiting resumes (the third, 0.5 s) */
-    {"spell then quiet", "BBBQBQQ", TU_LOAD_WAIT, 1, 4, 1, 1, 1.5},
+    {"busy after retries", "BQBQBQ", "3", TU_LOAD_WAIT, 30, 3 + MS_LOAD_RETRIES, 1,
+     MS_LOAD_RETRIES, 0.5 * MS_LOAD_RETRIES},
+    /* a wait runs out busy (trial 1, 1 s), the next busy trial is kept
+    ** without waiting, the one after waits again and finds quiet (0.5 s) */
+    {"skip then wait", "BBBBBQQ", "3", TU_LOAD_WAIT, 1, 4, 2, 1, 1.5},
     /* the flag policy (the old behaviour): never measured again */
-    {"flag", "B", TU_LOAD_FLAG, 30, 3, 3, 0, 0},
-    {"quiet", "Q", TU_LOAD_WAIT, 30, 3, 0, 0, 0},
+    {"flag", "B", "3", TU_LOAD_FLAG, 30, 3, 3, 0, 0},
+    {"quiet", "Q", "3", TU_LOAD_WAIT, 30, 3, 0, 0, 0},
   };
   char dbp[64];
   snprintf(dbp, sizeof dbp, "/tmp/rt-loadp-%d.db", (int)getpid());
@@ -415,7 +416,7 @@ static void policy_sequences(void **state) {
     memset(&m, 0, sizeof m);
     volatile sig_atomic_t stop = 0;
     tu_campaign_opts o = {.db_path = dbp, .target = "host", .kernel = "reduction",
-                          .set = "N=1000000", .strategy = "random", .budget = "3", .seed = 1,
+                          .set = "N=1000000", .strategy = "random", .budget = pc->budget, .seed = 1,
                           .stop = &stop, .no_pin = 1, .no_recheck = 1, .measure = p_measure,
                           .measure_ctx = &m, .load_policy = pc->policy, .load_wait = pc->wait,
                           .load_hooks = &h};
@@ -441,7 +442,7 @@ static void policy_sequences(void **state) {
                (long long)rep.load_retries, pc->measured, pc->retries);
     long long loaded = q_int(dbp, "SELECT count(*) FROM trials WHERE loaded");
     if (loaded != pc->loaded) fail_msg("%s: %lld trials loaded, expected %d", pc->name, loaded, pc->loaded);
-    assert_int_equal(q_int(dbp, "SELECT count(*) FROM trials"), 3);
+    assert_int_equal(q_int(dbp, "SELECT count(*) FROM trials"), atoi(pc->budget));
     if (fabs(rep.load_wait_s - pc->waited) > 1e-9 || fabs(x.napped - pc->waited) > 1e-6)
       fail_msg("%s: waited %.3f s (napped %.3f), expected %.3f", pc->name, rep.load_wait_s,
                x.napped, pc->waited);

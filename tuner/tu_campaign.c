@@ -103,7 +103,8 @@ typedef struct camp {
   ms_load_guard guard;
   int64_t load_looks, load_busy, load_retries, load_kept, load_signs[MS_NSIGNS];
   double load_wait_s, ref_max;
-  int load_gave_up;            /* a wait ran out busy; until a quiet look, no more */
+  int64_t load_skip, load_skip_next;   /* busy measurements not waited for after a
+                               ** wait ran out busy; the next such skip */
   char load_why[160];
   int last_busy, bbusy;        /* the last single measurement's look; the batch's */
   char last_why[160];          /* the last busy look's reason */
@@ -130,7 +131,7 @@ static int look(camp *c, int n) {
   int busy = ms_load_check(&c->guard, &v);
   for (int k = 0; k < MS_NSIGNS; k++) c->load_signs[k] += (v.signs >> k & 1) * n;
   if (v.ref > c->ref_max) c->ref_max = v.ref;
-  if (!busy) return c->load_gave_up = 0;
+  if (!busy) return 0;
   c->load_busy += n;
   if (!c->load_why[0]) snprintf(c->load_why, sizeof c->load_why, "%s", v.why);
   snprintf(c->last_why, sizeof c->last_why, "%s", v.why);
@@ -141,16 +142,23 @@ static int look(camp *c, int n) {
 ** measurement of status st: 1 when it is to be measured again (a quiet
 ** machine came within the wait, and retries are left: k made so far),
 ** 0 when what was measured is kept as it is (loaded when it was busy).
-** A wait that runs out busy is the last until a look is quiet again: a
-** machine busy for long costs one wait, not one per measurement. */
+** After a wait that runs out busy, the next 1, then 2, 4, 8 ... busy
+** measurements are kept without waiting (until a wait ends quiet): a
+** machine busy for long costs a few waits, not one per measurement. */
 static int load_retry(camp *c, int k, int st) {
   if (c->o->load_policy != TU_LOAD_WAIT || !c->guard.on || k >= MS_LOAD_RETRIES ||
-      c->load_gave_up || (st != MS_OK && st != MS_TIMEOUT) || (c->o->stop && *c->o->stop))
+      (st != MS_OK && st != MS_TIMEOUT) || (c->o->stop && *c->o->stop))
     return 0;   /* a build or a verification fails the same on a quiet machine */
+  if (k == 0 && c->load_skip > 0) {
+    c->load_skip--;
+    return 0;
+  }
   ms_load_view v;
   c->load_wait_s += ms_load_wait(&c->guard, c->o->load_wait > 0 ? c->o->load_wait : MS_LOAD_WAIT,
                                  c->o->stop, &v);
-  c->load_gave_up = v.busy;
+  if (!c->load_skip_next) c->load_skip_next = 1;
+  if (v.busy && !(c->o->stop && *c->o->stop)) c->load_skip = c->load_skip_next, c->load_skip_next *= 2;
+  else if (!v.busy) c->load_skip_next = 1;
   if (v.busy || (c->o->stop && *c->o->stop)) return 0;
   c->load_retries++;
   return 1;
