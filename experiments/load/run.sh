@@ -133,7 +133,7 @@ copy "$BASE" "$RT_OUT/demo.db"
 rt tune --db "$RT_OUT/demo.db" --kernel gemm --set "$SET" --strategy bandit --budget 32 --seed 1 \
   --time-cap "$CAP" --no-pin --load-policy flag --json > "$RT_OUT/tune-demo.json"
 DEMO="$(val looks "$RT_OUT/tune-demo.json") looks, $(val ref "$RT_OUT/tune-demo.json") judged busy by the
-reference loop (slowest ratio $(val ref_max "$RT_OUT/tune-demo.json")); the CPU signs judged
+reference loop (slowest ratio $(printf %.2f "$(val ref_max "$RT_OUT/tune-demo.json")")x); the CPU signs judged
 $(val others "$RT_OUT/tune-demo.json") busy (other processes' CPU time: other work on this machine)"
 
 # ---- 3. the tables ----
@@ -167,9 +167,9 @@ report "## The campaigns
 \`loaded\`: verified trials stored as measured on a busy machine (left out of
 the calibration); \`busy_looks\`: measurements after which the guard saw a
 busy machine (the re-measurements included); \`retries\`: measured again
-after a wait; \`ref_busy\`: looks at which the reference loop alone ran over
-1.25x its start time, and \`ref_max\` its slowest ratio (on the quiet
-machine, the reference's false positives). Guard off: nothing looked at.
+after a wait; \`ref_busy\`: looks at which the reference loop ran over
+1.25x its start time, and \`ref_max\` its slowest ratio. Guard off:
+nothing looked at.
 
 \`\`\`
 $(cat "$RUNS")
