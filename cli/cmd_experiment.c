@@ -79,6 +79,8 @@ static const experiment experiments[] = {
          "winner's roofline, portability against recordings"},
   {"scaling", "distributed campaigns on MPI, emulated: wall time at 1-8 worker ranks and the "
               "batch rule's loss in score (replay --mpi)"},
+  {"load", "the load guard: one calibration quiet and beside a competing job, guard on and "
+           "off (held-out Spearman)"},
   {NULL, NULL},
 };
 

@@ -62,6 +62,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
   char syn[160], target_help[256];
   snprintf(target_help, sizeof target_help, "where to tune: %s (default host; rooftune targets)",
            tg_syntaxes(syn, sizeof syn));
+  static const char *const load_policies[] = {"wait", "flag", NULL};   /* TU_LOAD_WAIT, TU_LOAD_FLAG */
   const cli_opt opts[] = {
     CLI_OPT_STRING("target", &o->target, "T", target_help,
                    .given = &other),
@@ -85,6 +86,11 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
     CLI_OPT_FLAG("no-pin", &o->no_pin, "decide and report, but do not pin"),
     CLI_OPT_FLAG("no-load-guard", &o->no_load_guard,
                  "do not look at the machine's load after each measurement"),
+    CLI_OPT_CHOICE("load-policy", &o->load_policy, NULL, load_policies,
+                   "after a measurement on a busy machine: wait for a quiet one\n"
+                   "and measure again (default), or flag it loaded at once"),
+    CLI_OPT_DOUBLE("load-wait", &o->load_wait, "S", 0, 0, "with --load-policy wait: wait at most S seconds\n"
+                   "per measurement (default 30)", .flags = CLI_OPEN_LO),
     CLI_OPT_INT64("resume", &o->resume, "ID", 1, 0, "continue a stopped or killed campaign to its budget\n"
                   "(with its own options: only --db, --no-pin and --json\nmay accompany it)"),
     CLI_OPT_FLAG("json", json, "the report as JSON on stdout"),
@@ -124,6 +130,7 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
     .usage = "[--target T] --kernel K|--t1 FILE [--kernel-dir DIR] [--atol A] [--rtol R]\n"
              "       [--set VAR=VAL,...] [--space FILE] [--strategy S] [--budget N|P%]\n"
              "       [--time-limit S] [--seed S] [--batch N] [--db F] [--no-pin] [--json]\n"
+             "       [--no-load-guard] [--load-policy wait|flag] [--load-wait S]\n"
              "       [--devices T,...] [harness options]\n"
              "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]",
     .about = "A tuning campaign: the strategy's schedules built, verified and timed as by\n"
@@ -227,15 +234,23 @@ static void print_report(const tu_report *r) {
   if (r->reason) printf("decision   %s\n", r->reason);
   printf("spent      compile %.1f s, verify %.1f s, measure %.1f s, framework %.1f s; elapsed %.1f s\n",
          r->compile_s, r->verify_s, r->bench_s, r->framework_s, r->elapsed_s);
-  if (r->load_on && r->load_busy)
-    printf("load       %lld of %lld measurements while the machine was busy (%s): their times are "
-           "suspect; measure on a quiet machine\n", (long long)r->load_busy,
-           (long long)r->load_looks, r->load_why);
+  if (r->load_on && r->load_kept)
+    printf("load       %lld of %lld measurements kept though the machine was busy (%s): stored as "
+           "loaded (not reused, not calibrated on); measure on a quiet machine\n",
+           (long long)r->load_kept, (long long)r->load_looks, r->load_why);
+  else if (r->load_on && r->load_busy)
+    printf("load       %lld of %lld measurements while the machine was busy (%s): measured again "
+           "when it was quiet\n", (long long)r->load_busy, (long long)r->load_looks, r->load_why);
   else if (r->load_on)
-    printf("load       quiet: %lld measurements looked at (other processes' CPU time, steal)\n",
-           (long long)r->load_looks);
+    printf("load       quiet: %lld measurements looked at (other processes' CPU time, steal, the "
+           "reference loop%s)\n", (long long)r->load_looks, r->load_gpu ? ", the GPU's clocks" : "");
   else if (r->load_why)
     printf("load       not looked at: %s\n", r->load_why);
+  if (r->load_retries || r->load_wait_s > 0)
+    printf("           %lld measured again after waiting %.1f s in all for a quiet machine\n",
+           (long long)r->load_retries, r->load_wait_s);
+  if (r->load_on && r->load_gpu_why)
+    printf("           the GPU not looked at: %s\n", r->load_gpu_why);
   if (r->pin_version)
     printf("pinned     version %lld: %s (rooftune db history --target %s --kernel %s)\n",
            (long long)r->pin_version, strcmp(r->choice, "default") ? "the tuned schedule" : "the default schedule",

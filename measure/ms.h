@@ -50,6 +50,7 @@
 #ifndef MS_H
 #define MS_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "../common/rt.h"
@@ -194,20 +195,61 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
                     rt_err *err);
 
 /* ---- Load (ms_load.c): is something else using this machine? ----
-** Up to three signs over the interval since the guard's last look: other
-** processes' CPU time (/proc/stat's busy time minus rooftune's own and
-** its reaped children's, getrusage), the hypervisor's steal, and (when
-** MS_LOAD_PROBE > 0; off by default) a memory probe timed against its
-** quiet time at the start. Over a
-** threshold below, the interval is busy. Intervals shorter than
+** The signs over the interval since the guard's last look:
+**  - others: other processes' CPU time (/proc/stat's busy time minus
+**    rooftune's own and its reaped children's, getrusage), in CPUs;
+**  - steal: the hypervisor's share of the CPU time;
+**  - ref: a fixed compute loop in registers (no memory, so no cache
+**    state a heavy measurement leaves behind), its median time over its
+**    time at the guard's start: a slower core (frequency, a sibling
+**    hyperthread, a CPU the hypervisor shares without saying so);
+**  - gpu (a GPU target whose row reads its state: NVML on CUDA): the SM
+**    clock under MS_LOAD_SM_DROP of the highest seen while not idle, a
+**    throttling reason (hardware slowdown, thermal, power brake) at the
+**    look, or thermal violation time during the interval.
+** Over a threshold below, the interval is busy. Intervals shorter than
 ** MS_LOAD_MIN_WALL are not judged by CPU time (jiffies are 10 ms: too
-** coarse); they are added to the next one, the probe judges alone. */
+** coarse); they are added to the next one, the other signs judge alone.
+** Invariants:
+**  1. Every reading of the machine goes through g->hooks (NULL members:
+**     the machine's own), so tests inject sequences of readings.
+**  2. A machine that cannot be read is busy, never quiet (the CPU
+**     sample); a GPU that cannot be read is no sign (said once in
+**     g->gpu_why) and the CPU signs still judge.
+**  3. ms_load_wait returns within max_s (plus one look) and at once
+**     when *stop is set. */
 #define MS_LOAD_OTHERS 0.5        /* CPUs of other work over the interval */
 #define MS_LOAD_STEAL 0.05        /* share of the CPU time stolen */
-#define MS_LOAD_PROBE 0           /* the probe's time over its quiet time; 0: the
-                                  ** probe is no sign (ms_load.c says why) */
+#define MS_LOAD_REF 1.25          /* the reference loop's time over its start time */
+#define MS_LOAD_REF_RUNS 7        /* a look times the loop this often: the median */
+#define MS_LOAD_SM_DROP 0.85      /* GPU: SM clock over the highest seen (not idle) */
 #define MS_LOAD_MIN_WALL 0.5      /* seconds: shorter intervals wait */
-#define MS_LOAD_PROBE_BYTES (32u << 20)
+#define MS_LOAD_RETRIES 2         /* the wait policy: measurements again, at most */
+#define MS_LOAD_WAIT 30.0         /* the wait policy: seconds waited per measurement */
+#define MS_LOAD_NAP0 0.5          /* the first nap of a wait; each next doubles */
+
+/* NVML's clocks event (throttle) reason bits (nvml.h's
+** nvmlClocksEventReason* / nvmlClocksThrottleReason*, values pinned). */
+#define MS_GPU_IDLE 0x1ULL
+#define MS_GPU_SW_POWER_CAP 0x4ULL
+#define MS_GPU_HW_SLOWDOWN 0x8ULL
+#define MS_GPU_SW_THERMAL 0x20ULL
+#define MS_GPU_HW_THERMAL 0x40ULL
+#define MS_GPU_HW_POWER_BRAKE 0x80ULL
+#define MS_GPU_THROTTLED (MS_GPU_HW_SLOWDOWN | MS_GPU_SW_THERMAL | MS_GPU_HW_THERMAL | MS_GPU_HW_POWER_BRAKE)
+#define MS_GPU_UNKNOWN (~0ULL)    /* a cumulative time the driver does not give */
+
+/* A GPU's state now (targets/cuda/gd_nvml.c reads it). */
+typedef struct ms_gpu_reading {
+  unsigned sm_mhz;                       /* the SM clock now; 0: unknown */
+  unsigned long long reasons;            /* MS_GPU_* bits now */
+  unsigned long long thermal_ns, power_ns;   /* cumulative violation times (MS_GPU_UNKNOWN) */
+} ms_gpu_reading;
+
+/* The signs over their thresholds, as bits of ms_load_view.signs. */
+enum { MS_SIGN_OTHERS = 1, MS_SIGN_STEAL = 2, MS_SIGN_GPU_THROTTLE = 4, MS_SIGN_GPU_CLOCK = 8,
+       MS_SIGN_REF = 16, MS_NSIGNS = 5 };
+extern const char *const ms_sign_names[MS_NSIGNS];   /* "others", "steal", ... by bit */
 
 typedef struct ms_jiffies {
   unsigned long long busy, idle, steal;   /* /proc/stat's cpu line, summed */
@@ -218,16 +260,34 @@ typedef struct ms_load_sample_t {
   ms_jiffies j;
 } ms_load_sample_t;
 typedef struct ms_load_view {
-  double wall, others, steal, probe;      /* s; CPUs; share; ratio */
-  int running, busy;
+  double wall, others, steal, ref;        /* s; CPUs; share; ratio (0: not timed) */
+  int running, busy, signs;               /* signs: MS_SIGN_* over their thresholds */
+  int gpu;                                /* 1: the GPU fields hold a reading */
+  ms_gpu_reading g;                       /* the GPU at this look */
+  double sm_ratio, thermal_s, power_s;    /* its clock over the highest seen; violation
+                                          ** seconds during the interval (NAN: unknown) */
   char why[160];                          /* the first sign over its threshold */
 } ms_load_view;
+
+/* Where the guard's readings come from (invariant 1). */
+typedef struct ms_load_hooks {
+  int (*sample)(void *ctx, ms_load_sample_t *s, rt_err *err);   /* NULL: ms_load_sample */
+  double (*ref)(void *ctx);                                     /* NULL: ms_load_ref */
+  int (*gpu)(void *ctx, ms_gpu_reading *r, rt_err *err);        /* NULL: no GPU */
+  void (*nap)(void *ctx, double s);                             /* NULL: sleep */
+  void *ctx, *gpu_ctx;                                          /* gpu's own context */
+} ms_load_hooks;
+
 typedef struct ms_load_guard {
   int on;
-  double hz, probe_base;
-  double max_others, max_steal, max_probe;  /* the thresholds (the defines above) */
+  double hz, ref_base;
+  double max_others, max_steal, max_ref, max_sm_drop;   /* the thresholds (the defines) */
+  ms_load_hooks hooks;
   ms_load_sample_t last;
-  unsigned long *probe_buf, probe_sink;
+  int gpu_on;                             /* 1: the GPU was read at the start */
+  ms_gpu_reading gpu_last;
+  unsigned sm_top;                        /* the highest SM clock seen while not idle */
+  char gpu_why[160];                      /* why the GPU is not looked at ("": it is) */
 } ms_load_guard;
 
 /* The aggregate "cpu" line and procs_running of /proc/stat's text. 0 or
@@ -238,16 +298,29 @@ int ms_load_sample(ms_load_sample_t *s, rt_err *err);
 /* The signs between samples a and b (hz: jiffies a second); busy unset. */
 void ms_load_between(const ms_load_sample_t *a, const ms_load_sample_t *b, double hz,
                      ms_load_view *v);
-/* Busy or not by g's thresholds, into v->busy and v->why. */
+/* The GPU's signs between readings a and b into v (gpu, g, sm_ratio,
+** thermal_s, power_s); *sm_top: the highest SM clock seen while not
+** idle, raised by b. */
+void ms_load_gpu_between(const ms_gpu_reading *a, const ms_gpu_reading *b, unsigned *sm_top,
+                         ms_load_view *v);
+/* Busy or not by g's thresholds, into v->busy, v->signs and v->why. */
 void ms_load_verdict(const ms_load_guard *g, ms_load_view *v);
-/* Start a guard: the probe's quiet time (the fastest of five: start it on
-** a quiet machine) and a first sample. 0, or -1 with err. */
-int ms_load_start(ms_load_guard *g, rt_err *err);
+/* The reference loop: the median of MS_LOAD_REF_RUNS timings (after one
+** untimed run), in seconds. */
+double ms_load_ref(void);
+/* Start a guard with hooks h (NULL: the machine's): the reference's
+** start time (the fastest of three medians), the GPU's first reading
+** (when h->gpu) and a first sample. 0, or -1 with err. */
+int ms_load_start(ms_load_guard *g, const ms_load_hooks *h, rt_err *err);
 /* Look now: 1 when the interval since the last look was busy (v says
 ** why; a machine that cannot be read is busy), else 0. */
 int ms_load_check(ms_load_guard *g, ms_load_view *v);
-/* The probe once (the fastest of three), in seconds. */
-double ms_load_probe(ms_load_guard *g);
+/* Wait for a quiet machine after a busy look: naps of MS_LOAD_NAP0,
+** doubling, the last cut to what is left of max_s, a look after each,
+** until one is quiet (invariant 3). The seconds waited; *v the last
+** look (v->busy: it stayed busy, or *stop was set). */
+double ms_load_wait(ms_load_guard *g, double max_s, const volatile sig_atomic_t *stop,
+                    ms_load_view *v);
 void ms_load_end(ms_load_guard *g);
 
 #endif

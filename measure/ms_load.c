@@ -1,24 +1,25 @@
 /*
-** ms_load.c -- the load guard's eyes (ms.h "Load"): does something else
-** use this machine while rooftune measures? Three signs, each over the
-** interval between two samples:
-**   - others' CPU: the CPUs' busy time (/proc/stat) minus what rooftune's
-**     own process and its reaped children (workers, compilers) used
-**     (getrusage), in CPUs;
-**   - steal: the share of the interval's CPU time a hypervisor gave to
-**     other guests (/proc/stat's steal column);
-**   - the probe (off by default, MS_LOAD_PROBE 0): a fixed streaming read
-**     of MS_LOAD_PROBE_BYTES, timed (the fastest of three) against its
-**     fastest at the guard's start: a competitor for the memory system
-**     slows it even when it runs on another core. Off because on the
-**     development VM, quiet, it ran 1.4-1.6x its start time after gemm
-**     measurements (the cache's and the core's state after a benchmark,
-**     not load): make demo flagged 38 of 40 measurements and kept the
-**     default.
-** A sign over its threshold (ms.h) makes the interval busy, and the
-** verdict says which sign and its value. The parse and the arithmetic are
-** pure functions of their inputs (tests feed them text and numbers); only
-** ms_load_sample and the probe read the machine.
+** ms_load.c -- the load guard's eyes and its wait (ms.h "Load"): does
+** something else use this machine while rooftune measures? The signs,
+** each over the interval between two looks: others' CPU time and the
+** hypervisor's steal (/proc/stat against getrusage), a reference loop
+** re-timed against its start, and on a GPU target its clocks and
+** throttling (the row's reading, NVML on CUDA). The parse, the
+** arithmetic and the verdicts are pure functions of their inputs (tests
+** feed them text and numbers); every reading goes through the guard's
+** hooks (ms.h invariant 1), so the looks and the wait run on injected
+** sequences too.
+**
+** The reference loop replaces a memory probe (a 32 MiB streaming read,
+** the fastest of three, against its fastest of five at the start) that
+** flagged 38 of 40 quiet `make demo` measurements after gemm. Why: the
+** probe's size was the L3's (32 MiB on the development VM), so its
+** start time was partly cache-warm and any measurement in between left
+** it cold; and its time swung 0.44-2.7x run to run with no measurement
+** in between at all (this VM's memory bandwidth is shared with its
+** neighbours). A loop of dependent multiply-adds in registers reads no
+** memory: on the same VM, timed before and after gemm campaigns, its
+** median stayed within 0.96-1.04x (experiments/load/README.md).
 */
 #include "ms.h"
 
@@ -26,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 int ms_load_parse_stat(const char *text, ms_jiffies *j) {
@@ -97,65 +100,140 @@ void ms_load_between(const ms_load_sample_t *a, const ms_load_sample_t *b, doubl
   v->running = b->j.running;
 }
 
-/* ---- the probe ---- */
+const char *const ms_sign_names[MS_NSIGNS] = {"others", "steal", "gpu_throttle", "gpu_clock", "ref"};
 
-/* One streaming read of p (n words); the sum keeps the compiler from
-** dropping the loop. */
-static double probe_once(const volatile unsigned long *p, size_t n, unsigned long *sink) {
-  double t0 = rt_now();
-  unsigned long s = 0;
-  for (size_t i = 0; i < n; i += 8) s += p[i];   /* one word a 64-byte line */
-  *sink += s;
-  return rt_now() - t0;
+/* ---- the GPU ---- */
+
+void ms_load_gpu_between(const ms_gpu_reading *a, const ms_gpu_reading *b, unsigned *sm_top,
+                         ms_load_view *v) {
+  v->gpu = 1;
+  v->g = *b;
+  v->sm_ratio = NAN;
+  if (b->sm_mhz && !(b->reasons & MS_GPU_IDLE)) {   /* idle clocks say nothing */
+    if (b->sm_mhz > *sm_top) *sm_top = b->sm_mhz;
+    v->sm_ratio = (double)b->sm_mhz / *sm_top;
+  }
+#define DELTA(f) (a->f == MS_GPU_UNKNOWN || b->f == MS_GPU_UNKNOWN || b->f < a->f ? NAN : 1e-9 * (double)(b->f - a->f))
+  v->thermal_s = DELTA(thermal_ns);
+  v->power_s = DELTA(power_ns);
+#undef DELTA
 }
 
-double ms_load_probe(ms_load_guard *g) {
-  size_t n = MS_LOAD_PROBE_BYTES / sizeof(unsigned long);
-  if (!g->probe_buf) {
-    g->probe_buf = rt_malloc(MS_LOAD_PROBE_BYTES);
-    for (size_t i = 0; i < n; i++) g->probe_buf[i] = i * 2654435761u;
-  }
-  double best = 1e30;
-  for (int k = 0; k < 3; k++) {
-    double t = probe_once(g->probe_buf, n, &g->probe_sink);
-    if (t < best) best = t;
-  }
-  return best;
+/* The names of the throttling bits set in r, into buf. */
+static const char *throttle_names(unsigned long long r, char *buf, size_t cap) {
+  static const struct { unsigned long long bit; const char *name; } bits[] = {
+    {MS_GPU_HW_SLOWDOWN, "hardware slowdown"}, {MS_GPU_SW_THERMAL, "software thermal"},
+    {MS_GPU_HW_THERMAL, "hardware thermal"}, {MS_GPU_HW_POWER_BRAKE, "power brake"},
+  };
+  buf[0] = 0;
+  for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+    if (r & bits[i].bit)
+      snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? ", " : "", bits[i].name);
+  return buf;
+}
+
+/* ---- the verdict ---- */
+
+void ms_load_verdict(const ms_load_guard *g, ms_load_view *v) {
+  char names[96];
+  v->signs = 0;
+  if (v->others > g->max_others) v->signs |= MS_SIGN_OTHERS;
+  if (v->steal > g->max_steal) v->signs |= MS_SIGN_STEAL;
+  if (v->gpu && ((v->g.reasons & MS_GPU_THROTTLED) || v->thermal_s > 0)) v->signs |= MS_SIGN_GPU_THROTTLE;
+  if (v->gpu && g->max_sm_drop > 0 && v->sm_ratio < g->max_sm_drop) v->signs |= MS_SIGN_GPU_CLOCK;
+  if (g->max_ref > 0 && v->ref > g->max_ref) v->signs |= MS_SIGN_REF;
+  v->busy = v->signs != 0;
+  if (v->signs & MS_SIGN_OTHERS)
+    snprintf(v->why, sizeof v->why, "other work used %.2f CPUs (over %.2f) for %.1f s",
+             v->others, g->max_others, v->wall);
+  else if (v->signs & MS_SIGN_STEAL)
+    snprintf(v->why, sizeof v->why, "the hypervisor stole %.1f%% of the CPU time (over %.1f%%)",
+             100 * v->steal, 100 * g->max_steal);
+  else if ((v->signs & MS_SIGN_GPU_THROTTLE) && (v->g.reasons & MS_GPU_THROTTLED))
+    snprintf(v->why, sizeof v->why, "the GPU throttled its clocks (%s)",
+             throttle_names(v->g.reasons, names, sizeof names));
+  else if (v->signs & MS_SIGN_GPU_THROTTLE)
+    snprintf(v->why, sizeof v->why, "the GPU was held back for heat %.1f ms of the interval",
+             1e3 * v->thermal_s);
+  else if (v->signs & MS_SIGN_GPU_CLOCK)
+    snprintf(v->why, sizeof v->why, "the GPU's SM clock fell to %u MHz, %.0f%% of the %.0f MHz "
+             "seen (under %.0f%%)", v->g.sm_mhz, 100 * v->sm_ratio, v->g.sm_mhz / v->sm_ratio,
+             100 * g->max_sm_drop);
+  else if (v->signs & MS_SIGN_REF)
+    snprintf(v->why, sizeof v->why, "the reference loop ran %.2fx its start time (over %.2fx)",
+             v->ref, g->max_ref);
+  else
+    v->why[0] = 0;
+}
+
+/* ---- the reference loop ---- */
+
+#define REF_ITERS 200000   /* ~0.3 ms on the development VM */
+
+/* Two dependent multiply-add chains in registers: no memory traffic. */
+static double ref_once(void) {
+  volatile double seed = 1.0000001;
+  double a = 1, b = 1, m = seed, n = 2 - seed;
+  double t0 = rt_now();
+  for (int i = 0; i < REF_ITERS; i++) a = a * m + 1e-9, b = b * n + 1e-9;
+  double t = rt_now() - t0;
+  seed = a + b;   /* the chains' results are used */
+  return t;
+}
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return (a > b) - (a < b);
+}
+
+double ms_load_ref(void) {
+  double t[MS_LOAD_REF_RUNS];
+  ref_once();   /* the core and the loop's code warm */
+  for (int k = 0; k < MS_LOAD_REF_RUNS; k++) t[k] = ref_once();
+  qsort(t, MS_LOAD_REF_RUNS, sizeof *t, cmp_double);
+  return t[MS_LOAD_REF_RUNS / 2];
 }
 
 /* ---- the guard ---- */
 
-int ms_load_start(ms_load_guard *g, rt_err *err) {
+static int sample(ms_load_guard *g, ms_load_sample_t *s, rt_err *err) {
+  return g->hooks.sample ? g->hooks.sample(g->hooks.ctx, s, err) : ms_load_sample(s, err);
+}
+
+static double ref_time(ms_load_guard *g) {
+  return g->hooks.ref ? g->hooks.ref(g->hooks.ctx) : ms_load_ref();
+}
+
+int ms_load_start(ms_load_guard *g, const ms_load_hooks *h, rt_err *err) {
   memset(g, 0, sizeof *g);
+  if (h) g->hooks = *h;
   g->hz = (double)sysconf(_SC_CLK_TCK);
   if (g->hz <= 0) g->hz = 100;
-  g->max_others = MS_LOAD_OTHERS, g->max_steal = MS_LOAD_STEAL, g->max_probe = MS_LOAD_PROBE;
-  /* the quiet probe: the fastest of five (when the probe is a sign) */
-  g->probe_base = g->max_probe > 0 ? 1e30 : 0;
-  for (int k = 0; g->max_probe > 0 && k < 5; k++) {
-    double t = ms_load_probe(g);
-    if (t < g->probe_base) g->probe_base = t;
+  g->max_others = MS_LOAD_OTHERS, g->max_steal = MS_LOAD_STEAL, g->max_ref = MS_LOAD_REF;
+  g->max_sm_drop = MS_LOAD_SM_DROP;
+  g->ref_base = INFINITY;   /* the fastest of three medians */
+  for (int k = 0; k < 3; k++) g->ref_base = fmin(g->ref_base, ref_time(g));
+  if (!(g->ref_base > 0) || !isfinite(g->ref_base)) g->max_ref = 0;   /* no start time: no sign */
+  if (g->hooks.gpu) {
+    rt_err gerr = {0};
+    if (g->hooks.gpu(g->hooks.gpu_ctx, &g->gpu_last, &gerr))
+      snprintf(g->gpu_why, sizeof g->gpu_why, "%.150s", gerr.msg);   /* invariant 2 */
+    else
+      g->gpu_on = 1;
   }
-  if (ms_load_sample(&g->last, err)) {
-    ms_load_end(g);
-    return -1;
-  }
+  if (sample(g, &g->last, err)) return -1;
   g->on = 1;
   return 0;
 }
 
-void ms_load_end(ms_load_guard *g) {
-  free(g->probe_buf);
-  g->probe_buf = NULL;
-  g->on = 0;
-}
+void ms_load_end(ms_load_guard *g) { g->on = 0; }
 
 int ms_load_check(ms_load_guard *g, ms_load_view *v) {
   memset(v, 0, sizeof *v);
   if (!g->on) return 0;
   ms_load_sample_t now;
   rt_err err = {0};
-  if (ms_load_sample(&now, &err)) {   /* cannot look: say so, never call it quiet */
+  if (sample(g, &now, &err)) {   /* cannot look: say so, never call it quiet */
     snprintf(v->why, sizeof v->why, "%.150s", err.msg);
     v->busy = 1;
     return 1;
@@ -164,22 +242,42 @@ int ms_load_check(ms_load_guard *g, ms_load_view *v) {
     ms_load_between(&g->last, &now, g->hz, v);
     g->last = now;
   }
-  if (g->max_probe > 0) v->probe = ms_load_probe(g) / g->probe_base;
+  if (g->max_ref > 0) v->ref = ref_time(g) / g->ref_base;
+  ms_gpu_reading r;
+  rt_err gerr = {0};
+  if (g->gpu_on && !g->hooks.gpu(g->hooks.gpu_ctx, &r, &gerr)) {
+    ms_load_gpu_between(&g->gpu_last, &r, &g->sm_top, v);
+    g->gpu_last = r;
+  } else if (g->gpu_on) {   /* invariant 2: said, and no sign */
+    snprintf(g->gpu_why, sizeof g->gpu_why, "%.150s", gerr.msg);
+    g->gpu_on = 0;
+  }
   ms_load_verdict(g, v);
   return v->busy;
 }
 
-void ms_load_verdict(const ms_load_guard *g, ms_load_view *v) {
+static void nap(ms_load_guard *g, double s) {
+  if (g->hooks.nap) {
+    g->hooks.nap(g->hooks.ctx, s);
+    return;
+  }
+  struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+  nanosleep(&ts, NULL);
+}
+
+double ms_load_wait(ms_load_guard *g, double max_s, const volatile sig_atomic_t *stop,
+                    ms_load_view *v) {
+  double waited = 0, step = MS_LOAD_NAP0;
+  memset(v, 0, sizeof *v);
   v->busy = 1;
-  if (v->others > g->max_others)
-    snprintf(v->why, sizeof v->why, "other work used %.2f CPUs (over %.2f) for %.1f s",
-             v->others, g->max_others, v->wall);
-  else if (v->steal > g->max_steal)
-    snprintf(v->why, sizeof v->why, "the hypervisor stole %.1f%% of the CPU time (over %.1f%%)",
-             100 * v->steal, 100 * g->max_steal);
-  else if (g->max_probe > 0 && v->probe > g->max_probe)
-    snprintf(v->why, sizeof v->why, "the memory probe ran %.2fx its quiet time (over %.2fx)",
-             v->probe, g->max_probe);
-  else
-    v->busy = 0, v->why[0] = 0;
+  while (waited < max_s && !(stop && *stop)) {
+    double s = fmin(step, max_s - waited);
+    /* in slices of at most 0.1 s, so that Ctrl-C is not kept waiting */
+    for (double left = s; left > 1e-9 && !(stop && *stop); left -= 0.1) nap(g, fmin(0.1, left));
+    waited += s;
+    step *= 2;
+    if (stop && *stop) break;
+    if (!ms_load_check(g, v)) break;
+  }
+  return waited;
 }

@@ -33,6 +33,7 @@ struct kn_kernel;
 struct kn_problem;
 struct ms_opts;
 struct ms_result;
+struct ms_gpu_reading;
 struct ms_workload;
 struct cm_bench_opts;
 struct cm_ceilings;
@@ -149,6 +150,10 @@ typedef struct tg_backend {
   ** compile cache (a campaign ranking thousands). NULL: nothing to set. */
   void (*model_setup)(const tg_target *t, const struct cm_ceilings *ce, const char *cache_dir,
                       int compile);
+  /* The device's clocks and throttling now, for the load guard (ms.h
+  ** "Load"; ctx: the const tg_target *). 0, or -1 with err (the guard
+  ** then goes on without it). NULL: the row has none (a CPU). */
+  int (*gpu_reading)(void *ctx, struct ms_gpu_reading *r, rt_err *err);
 } tg_backend;
 
 /* The table (tg_table.c): every row, NULL-terminated. Declared here, not

@@ -1710,7 +1710,7 @@ static void t1300_experiment_list_and_errors(void **state) {
   json_error_t je;
   json_t *j = json_loads(r.out, 0, &je);
   assert_non_null(j);
-  assert_int_equal(json_array_size(j), 9);   /* strategies ... vendor, backends, t1, scaling */
+  assert_int_equal(json_array_size(j), 10);   /* strategies ... vendor, backends, t1, scaling, load */
   for (size_t i = 0; i < json_array_size(j); i++) {
     const char *name = json_string_value(json_object_get(json_array_get(j, i), "name"));
     char path[256];

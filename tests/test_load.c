@@ -1,14 +1,20 @@
 /*
-** test_load.c -- the load guard's eyes (measure/ms_load.c): /proc/stat's
-** text parsed against numbers written by hand (the aggregate line wherever
-** it is, kernels that stop at four columns, text without it refused); the
-** signs between two samples computed here by hand (others' CPUs, steal);
-** each threshold's verdict and its message; and on this machine, a child
-** spinning for 1.2 s seen as other work (the machine may be busier still:
-** the assertion only gets truer); a real host campaign with a spinner
-** running through it reports looks at every measurement (its trials, the
-** re-measurements and the baseline) and busy ones, and --no-load-guard
-** (an injected measurement too) none.
+** test_load.c -- the load guard (measure/ms_load.c) and its policy in
+** campaigns (tuner/tu_campaign.c): /proc/stat's text parsed against
+** numbers written by hand (the aggregate line wherever it is, kernels
+** that stop at four columns, text without it refused); the signs between
+** two samples computed here by hand (others' CPUs, steal); each sign's
+** verdict and its message; the GPU's signs from injected NVML-like
+** readings (a clock drop against the highest seen, idle clocks ignored,
+** throttle bits, thermal violation time, a power cap alone no sign, a GPU
+** that cannot be read no sign); the reference loop's sign from an
+** injected slowdown; the wait policy against injected busy/quiet
+** sequences (how many times each schedule is measured, which trials are
+** stored loaded, the seconds waited, one wait per busy spell) against
+** the flag policy; the model strategy's refit never given a loaded
+** result; and on this machine, a child spinning for 1.2 s seen as other
+** work, and a real host campaign with spinners reporting looks at every
+** measurement, and --no-load-guard (an injected measurement too) none.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +33,8 @@
 #include <unistd.h>
 
 #include "measure/ms.h"
+#include "search_spaces/sx.h"
+#include "targets/tg.h"
 #include "tuner/tu.h"
 #include <sqlite3.h>
 
@@ -71,22 +79,448 @@ static void signs_between_samples(void **state) {
 
 static void verdicts(void **state) {
   (void)state;
-  ms_load_guard g = {.max_others = MS_LOAD_OTHERS, .max_steal = MS_LOAD_STEAL,
-                     .max_probe = 1.15};   /* the probe as a sign (off by default) */
-  ms_load_view v = {.wall = 2, .others = 0.49, .steal = 0.04, .probe = 1.14};
+  ms_load_guard g = {.max_others = MS_LOAD_OTHERS, .max_steal = MS_LOAD_STEAL, .max_ref = MS_LOAD_REF};
+  ms_load_view v = {.wall = 2, .others = 0.49, .steal = 0.04, .ref = 1.24};
   ms_load_verdict(&g, &v);
   assert_int_equal(v.busy, 0);
+  assert_int_equal(v.signs, 0);
   assert_string_equal(v.why, "");
   v.others = 0.6;
   ms_load_verdict(&g, &v);
   assert_int_equal(v.busy, 1);
+  assert_int_equal(v.signs, MS_SIGN_OTHERS);
   assert_string_equal(v.why, "other work used 0.60 CPUs (over 0.50) for 2.0 s");
   v.others = 0, v.steal = 0.1;
   ms_load_verdict(&g, &v);
   assert_string_equal(v.why, "the hypervisor stole 10.0% of the CPU time (over 5.0%)");
-  v.steal = 0, v.probe = 1.5;
+  v.steal = 0, v.ref = 1.5;
   ms_load_verdict(&g, &v);
-  assert_string_equal(v.why, "the memory probe ran 1.50x its quiet time (over 1.15x)");
+  assert_int_equal(v.signs, MS_SIGN_REF);
+  assert_string_equal(v.why, "the reference loop ran 1.50x its start time (over 1.25x)");
+  v.others = 0.7;   /* two signs: both counted, the first one said */
+  ms_load_verdict(&g, &v);
+  assert_int_equal(v.signs, MS_SIGN_OTHERS | MS_SIGN_REF);
+  assert_non_null(strstr(v.why, "other work used 0.70 CPUs"));
+  assert_string_equal(ms_sign_names[4], "ref");   /* bit 16 */
+}
+
+/* One integer from the database (-1 when the query fails). */
+static long long q_int(const char *path, const char *sql) {
+  sqlite3 *h;
+  sqlite3_stmt *st;
+  long long v = -1;
+  if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return v;
+}
+
+/* ---- injected readings (ms.h invariant 1) ---- */
+
+/* A scripted machine: each sample after the first is 1 s later; the
+** interval before it busy (two CPUs of other work) or quiet by script[i]
+** ('B' or 'Q'; past its end, its last letter). The reference loop's time
+** and the naps come from here too. */
+typedef struct script {
+  const char *s;
+  int i;                 /* samples taken after the start */
+  double t, hz;
+  unsigned long long busy, idle;
+  double ref[16];        /* the reference's times in order (past nref: the last) */
+  int nref, iref;
+  double napped;
+  int naps;
+} script;
+
+static int sc_sample(void *ctx, ms_load_sample_t *s, rt_err *err) {
+  script *x = ctx;
+  (void)err;
+  if (x->t > 0) {   /* not the first */
+    size_t n = strlen(x->s);
+    char c = x->s[(size_t)x->i < n ? (size_t)x->i : n - 1];
+    x->i++;
+    if (c == 'B') x->busy += (unsigned long long)(2 * x->hz);
+    else x->idle += (unsigned long long)(2 * x->hz);
+  }
+  x->t += 1;
+  *s = (ms_load_sample_t){.t = x->t, .own = 0, .j = {.busy = x->busy, .idle = x->idle}};
+  return 0;
+}
+
+static double sc_ref(void *ctx) {
+  script *x = ctx;
+  if (!x->nref) return 1e-3;
+  double t = x->ref[x->iref < x->nref ? x->iref : x->nref - 1];
+  x->iref++;
+  return t;
+}
+
+static void sc_nap(void *ctx, double s) {
+  script *x = ctx;
+  x->napped += s;
+  x->naps++;
+}
+
+static ms_load_hooks sc_hooks(script *x) {
+  x->hz = (double)sysconf(_SC_CLK_TCK);
+  if (x->hz <= 0) x->hz = 100;
+  return (ms_load_hooks){.sample = sc_sample, .ref = sc_ref, .nap = sc_nap, .ctx = x};
+}
+
+/* The reference loop's sign: its start time the fastest of three medians;
+** an injected 1.5x slowdown is busy, 1.2x is not. */
+static void reference_sign(void **state) {
+  (void)state;
+  script x = {.s = "Q", .ref = {2e-3, 1e-3, 1.1e-3, 1.2e-3, 1.5e-3, 0.9e-3}, .nref = 6};
+  ms_load_hooks h = sc_hooks(&x);
+  ms_load_guard g;
+  rt_err err = {0};
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  assert_true(g.ref_base == 1e-3);   /* the fastest of the first three */
+  ms_load_view v;
+  assert_int_equal(ms_load_check(&g, &v), 0);   /* 1.2x */
+  assert_true(fabs(v.ref - 1.2) < 1e-12);
+  assert_int_equal(ms_load_check(&g, &v), 1);   /* 1.5x */
+  assert_int_equal(v.signs, MS_SIGN_REF);
+  assert_string_equal(v.why, "the reference loop ran 1.50x its start time (over 1.25x)");
+  assert_int_equal(ms_load_check(&g, &v), 0);   /* faster than at the start: quiet */
+  ms_load_end(&g);
+  /* the real loop: a positive time, and its median of a few is stable
+  ** enough that two in a row differ by less than 2x on any machine that
+  ** runs this test at all (no timing assertion beyond that) */
+  double a = ms_load_ref(), b = ms_load_ref();
+  assert_true(a > 0 && b > 0);
+}
+
+/* The GPU's signs from injected readings (no NVML here). */
+static void gpu_decisions(void **state) {
+  (void)state;
+  ms_load_guard g = {.max_others = MS_LOAD_OTHERS, .max_steal = MS_LOAD_STEAL, .max_sm_drop = MS_LOAD_SM_DROP};
+  unsigned top = 0;
+  ms_gpu_reading a = {.sm_mhz = 1980, .thermal_ns = 1000, .power_ns = 5000};
+  ms_gpu_reading b = a;
+  ms_load_view v = {0};
+  ms_load_gpu_between(&a, &b, &top, &v);
+  ms_load_verdict(&g, &v);
+  assert_true(top == 1980 && v.gpu && v.sm_ratio == 1.0 && v.thermal_s == 0 && v.power_s == 0);
+  assert_int_equal(v.busy, 0);
+  /* the SM clock at 81% of the highest seen: busy */
+  b.sm_mhz = 1600;
+  memset(&v, 0, sizeof v);
+  ms_load_gpu_between(&a, &b, &top, &v);
+  ms_load_verdict(&g, &v);
+  assert_int_equal(v.signs, MS_SIGN_GPU_CLOCK);
+  assert_string_equal(v.why, "the GPU's SM clock fell to 1600 MHz, 81% of the 1980 MHz seen (under 85%)");
+  /* idle clocks say nothing (the GPU idles between measurements) */
+  b.sm_mhz = 345, b.reasons = MS_GPU_IDLE;
+  memset(&v, 0, sizeof v);
+  ms_load_gpu_between(&a, &b, &top, &v);
+  ms_load_verdict(&g, &v);
+  assert_true(isnan(v.sm_ratio));
+  assert_int_equal(v.busy, 0);
+  assert_true(top == 1980);
+  /* a power cap alone at a clock near the top: no sign (a heavy kernel's
+  ** normal state); 0.96 of the top */
+  b.sm_mhz = 1900, b.reasons = MS_GPU_SW_POWER_CAP, b.power_ns = a.power_ns + 40000000;
+  memset(&v, 0, sizeof v);
+  ms_load_gpu_between(&a, &b, &top, &v);
+  ms_load_verdict(&g, &v);
+  assert_int_equal(v.busy, 0);
+  assert_true(fabs(v.power_s - 0.04) < 1e-12);
+  /* thermal and hardware slowdown bits */
+  b.reasons = MS_GPU_HW_SLOWDOWN | MS_GPU_HW_THERMAL;
+  memset(&v, 0, sizeof v);
+  ms_load_gpu_between(&a, &b, &top, &v);
+  ms_load_verdict(&g, &v);
+  assert_int_equal(v.signs, MS_SIGN_GPU_THROTTLE);
+  assert_string_equal(v.why, "the GPU throttled its clocks (hardware slowdown, hardware thermal)");
+  /* thermal violation time during the interval, no bit at the look */
+  b.reasons = 0, b.thermal_ns = a.thermal_ns + 5000000;
+  memset(&v, 0, sizeof v);
+  ms_load_gpu_between(&a, &b, &top, &v);
+  ms_load_verdict(&g, &v);
+  assert_int_equal(v.signs, MS_SIGN_GPU_THROTTLE);
+  assert_string_equal(v.why, "the GPU was held back for heat 5.0 ms of the interval");
+  /* violation times the board does not give: no sign from them */
+  b.thermal_ns = MS_GPU_UNKNOWN;
+  memset(&v, 0, sizeof v);
+  ms_load_gpu_between(&a, &b, &top, &v);
+  ms_load_verdict(&g, &v);
+  assert_true(isnan(v.thermal_s));
+  assert_int_equal(v.busy, 0);
+}
+
+/* The GPU through the guard: a reading per look; one that fails stops
+** the GPU's looks (said in gpu_why) and the CPU signs go on. */
+typedef struct gpu_seq {
+  ms_gpu_reading r[8];
+  int n, i, fail_at;
+} gpu_seq;
+
+static int gs_read(void *ctx, ms_gpu_reading *r, rt_err *err) {
+  gpu_seq *q = ctx;
+  if (q->i == q->fail_at) {
+    rt_err_set(err, "no NVML: injected");
+    return -1;
+  }
+  *r = q->r[q->i < q->n ? q->i : q->n - 1];
+  q->i++;
+  return 0;
+}
+
+static void gpu_through_guard(void **state) {
+  (void)state;
+  script x = {.s = "Q"};
+  ms_load_hooks h = sc_hooks(&x);
+  gpu_seq q = {.r = {{.sm_mhz = 210, .reasons = MS_GPU_IDLE}, {.sm_mhz = 1980}, {.sm_mhz = 1500},
+                     {.sm_mhz = 1970}},
+               .n = 4, .fail_at = 4};
+  h.gpu = gs_read, h.gpu_ctx = &q;
+  ms_load_guard g;
+  rt_err err = {0};
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  assert_int_equal(g.gpu_on, 1);
+  ms_load_view v;
+  assert_int_equal(ms_load_check(&g, &v), 0);   /* 1980: the top */
+  assert_int_equal(ms_load_check(&g, &v), 1);   /* 1500 of 1980 */
+  assert_int_equal(v.signs, MS_SIGN_GPU_CLOCK);
+  assert_int_equal(ms_load_check(&g, &v), 0);   /* 1970 */
+  assert_int_equal(ms_load_check(&g, &v), 0);   /* the read fails: no sign, said */
+  assert_int_equal(g.gpu_on, 0);
+  assert_string_equal(g.gpu_why, "no NVML: injected");
+  assert_int_equal(v.gpu, 0);
+  x.s = "QQQQB";   /* the CPU signs still judge (the 5th look's interval) */
+  assert_int_equal(ms_load_check(&g, &v), 1);
+  assert_int_equal(v.signs, MS_SIGN_OTHERS);
+  ms_load_end(&g);
+  /* a GPU that cannot be read at the start: the guard starts without it */
+  q.i = 0, q.fail_at = 0;
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  assert_true(g.on && !g.gpu_on && !strcmp(g.gpu_why, "no NVML: injected"));
+  ms_load_end(&g);
+}
+
+/* NVML on this machine (the CUDA row's reader): here, without a GPU, it
+** says why; on a GPU machine (the lead's H200) a reading with an SM clock. */
+static void nvml_here(void **state) {
+  (void)state;
+  tg_target t;
+  rt_err err = {0};
+  if (tg_resolve("cuda:0", &t, &err)) skip();
+  assert_non_null(t.be->gpu_reading);
+  ms_gpu_reading r;
+  if (t.be->gpu_reading(&t, &r, &err)) {
+    printf("no GPU reading here: %s\n", err.msg);
+    assert_true(!strncmp(err.msg, "no NVML", 7) || !strncmp(err.msg, "NVML", 4));
+  } else {
+    printf("cuda:0: SM %u MHz, reasons 0x%llx\n", r.sm_mhz, r.reasons);
+    assert_true(r.sm_mhz > 0);
+  }
+}
+
+/* ms_load_wait: naps 0.5, 1, 2 ... cut to what is left; stops at the
+** first quiet look. */
+static void wait_naps(void **state) {
+  (void)state;
+  script x = {.s = "BBQ"};
+  ms_load_hooks h = sc_hooks(&x);
+  ms_load_guard g;
+  rt_err err = {0};
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  ms_load_view v;
+  double w = ms_load_wait(&g, 30, NULL, &v);   /* looks B (0.5 s), B (1 s), Q (2 s) */
+  assert_true(fabs(w - 3.5) < 1e-12 && fabs(x.napped - 3.5) < 1e-9);
+  assert_int_equal(v.busy, 0);
+  x.s = "B", x.i = 0, x.napped = 0;
+  w = ms_load_wait(&g, 2.2, NULL, &v);   /* 0.5 + 1 + 0.7: out of time, busy */
+  assert_true(fabs(w - 2.2) < 1e-12 && fabs(x.napped - 2.2) < 1e-9);
+  assert_int_equal(v.busy, 1);
+  volatile sig_atomic_t stop = 1;
+  x.napped = 0;
+  assert_true(ms_load_wait(&g, 10, &stop, &v) == 0 && x.napped == 0 && v.busy);
+  ms_load_end(&g);
+}
+
+/* ---- the policy in a campaign (injected measurement and readings) ---- */
+
+#define PMAX 4096
+typedef struct pmeas {
+  sp_space *sp;
+  int n[PMAX];       /* measurements per rank */
+  int total;
+} pmeas;
+
+static int p_measure(void *ctx, const int *cfg, const char *src, const char *ldflags,
+                     const ms_opts *o, ms_result *r) {
+  pmeas *m = ctx;
+  (void)src, (void)ldflags, (void)o;
+  memset(r, 0, sizeof *r);
+  r->status = MS_OK;
+  r->t.n = 10;
+  double ms = 1;
+  if (cfg) {
+    rt_count rank;
+    assert_int_equal(sp_rank(m->sp, cfg, &rank), 0);
+    assert_true(rank < PMAX);
+    m->n[rank]++;
+    m->total++;
+    ms = 1 + (double)(rank % 17);
+  }
+  r->t.median = r->t.mean = r->t.min = ms * 1e-3;
+  r->t.ci_lo = 0.99 * ms * 1e-3, r->t.ci_hi = 1.01 * ms * 1e-3;
+  return 0;
+}
+
+typedef struct pcase {
+  const char *name, *script, *budget;
+  int policy;
+  double wait;
+  int measured;        /* schedule measurements expected (the trials') */
+  int loaded;          /* trials stored loaded */
+  int retries;
+  double waited;
+} pcase;
+
+static void policy_sequences(void **state) {
+  (void)state;
+  /* BUDGET trials, no end re-measurement; the baseline's look comes last */
+  static const pcase cases[] = {
+    /* each trial's look busy, the wait's first look quiet, the
+    ** re-measurement quiet: each measured twice, none loaded */
+    {"busy then quiet", "BQQBQQBQQQ", "3", TU_LOAD_WAIT, 30, 6, 0, 3, 1.5},
+    /* always busy, 6 trials: a wait of 1 s runs out busy at trials 1, 3
+    ** and 6 (then 1, 2 busy measurements kept without waiting; the
+    ** baseline the 4 after the third), all kept loaded */
+    {"always busy", "B", "6", TU_LOAD_WAIT, 1, 6, 6, 0, 3.0},
+    /* busy after every retry: 1 + MS_LOAD_RETRIES measurements, kept loaded */
+    {"busy after retries", "BQBQBQ", "3", TU_LOAD_WAIT, 30, 3 + MS_LOAD_RETRIES, 1,
+     MS_LOAD_RETRIES, 0.5 * MS_LOAD_RETRIES},
+    /* a wait runs out busy (trial 1, 1 s), the next busy trial is kept
+    ** without waiting, the one after waits again and finds quiet (0.5 s) */
+    {"skip then wait", "BBBBBQQ", "3", TU_LOAD_WAIT, 1, 4, 2, 1, 1.5},
+    /* the flag policy (the old behaviour): never measured again */
+    {"flag", "B", "3", TU_LOAD_FLAG, 30, 3, 3, 0, 0},
+    {"quiet", "Q", "3", TU_LOAD_WAIT, 30, 3, 0, 0, 0},
+  };
+  char dbp[64];
+  snprintf(dbp, sizeof dbp, "/tmp/rt-loadp-%d.db", (int)getpid());
+  for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+    const pcase *pc = &cases[ci];
+    unlink(dbp);
+    script x = {.s = pc->script};
+    ms_load_hooks h = sc_hooks(&x);
+    static pmeas m;
+    memset(&m, 0, sizeof m);
+    volatile sig_atomic_t stop = 0;
+    tu_campaign_opts o = {.db_path = dbp, .target = "host", .kernel = "reduction",
+                          .set = "N=1000000", .strategy = "random", .budget = pc->budget, .seed = 1,
+                          .stop = &stop, .no_pin = 1, .no_recheck = 1, .measure = p_measure,
+                          .measure_ctx = &m, .load_policy = pc->policy, .load_wait = pc->wait,
+                          .load_hooks = &h};
+    ms_opts_default(&o.ms);
+    rt_err err = {0};
+    m.sp = NULL;
+    /* the space, for ranks: the campaign's own, loaded the same way */
+    sx_arena *a = sx_arena_new();
+    sp_binding *b = NULL;
+    int nb = sp_parse_bindings("N=1000000", a, &b, &err);
+    tg_target t;
+    char path[512];
+    assert_int_equal(tg_resolve("host", &t, &err), 0);
+    const kn_kernel *k = tg_kernel(&t, "reduction");
+    m.sp = nb < 0 ? NULL : sp_load_file(rt_project_path(k->space, path, sizeof path), b, nb, &err);
+    free(b);
+    sx_arena_free(a);
+    assert_non_null(m.sp);
+    tu_report rep;
+    if (tu_campaign(&o, &rep, &err)) fail_msg("%s: %s", pc->name, err.msg);
+    if (m.total != pc->measured || rep.load_retries != pc->retries)
+      fail_msg("%s: %d measurements, %lld retries (expected %d, %d)", pc->name, m.total,
+               (long long)rep.load_retries, pc->measured, pc->retries);
+    long long loaded = q_int(dbp, "SELECT count(*) FROM trials WHERE loaded");
+    if (loaded != pc->loaded) fail_msg("%s: %lld trials loaded, expected %d", pc->name, loaded, pc->loaded);
+    assert_int_equal(q_int(dbp, "SELECT count(*) FROM trials"), atoi(pc->budget));
+    if (fabs(rep.load_wait_s - pc->waited) > 1e-9 || fabs(x.napped - pc->waited) > 1e-6)
+      fail_msg("%s: waited %.3f s (napped %.3f), expected %.3f", pc->name, rep.load_wait_s,
+               x.napped, pc->waited);
+    assert_int_equal(rep.load_on, 1);
+    assert_int_equal(rep.load_policy, pc->policy);
+    json_t *j = json_loads(rep.json, 0, NULL);
+    json_t *l = json_object_get(j, "load");
+    assert_string_equal(json_string_value(json_object_get(l, "policy")),
+                        pc->policy == TU_LOAD_WAIT ? "wait" : "flag");
+    assert_int_equal(json_integer_value(json_object_get(l, "retries")), pc->retries);
+    assert_true(json_integer_value(json_object_get(json_object_get(l, "signs"), "others")) ==
+                rep.load_busy);
+    json_decref(j);
+    tu_report_free(&rep);
+    sp_free(m.sp);
+  }
+  char p[80];
+  const char *sfx[] = {"", "-wal", "-shm"};
+  for (int i = 0; i < 3; i++) snprintf(p, sizeof p, "%s%s", dbp, sfx[i]), unlink(p);
+}
+
+/* ---- the model strategy learns nothing from a loaded result ---- */
+
+static const char refit_space[] =
+  "{\"ConfigurationSpace\": {\"TuningParameters\": ["
+  "{\"Name\": \"a\", \"Type\": \"int\", \"Values\": \"list(range(16))\"},"
+  "{\"Name\": \"b\", \"Type\": \"int\", \"Values\": \"list(range(16))\"}]}}";
+
+typedef struct rmodel {
+  int refits, seen_loaded, last_n;
+} rmodel;
+
+/* loaded: every configuration with a odd (the objective below says so) */
+static double r_time(const int *c) { return 1 + c[0] + 0.5 * c[1]; }
+
+static int r_predict(void *m, const int *cfgs, int n, double *t) {
+  (void)m;
+  for (int i = 0; i < n; i++) t[i] = r_time(cfgs + 2 * i);
+  return 0;
+}
+
+static int r_refit(void *m, const int *cfgs, const double *t, int n) {
+  rmodel *s = m;
+  s->refits++;
+  s->last_n = n;
+  for (int i = 0; i < n; i++) {
+    if (cfgs[2 * i] % 2) s->seen_loaded++;
+    assert_true(t[i] == r_time(cfgs + 2 * i));
+  }
+  return 0;
+}
+
+static int r_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
+  (void)ctx, (void)err;
+  *ob = (tu_obs){.ok = 1, .value = r_time(cfg), .cost = 1, .origin = TU_MEASURED,
+                 .loaded = cfg[0] % 2};
+  return 0;
+}
+
+static void refit_skips_loaded(void **state) {
+  (void)state;
+  rt_err err = {0};
+  sp_space *sp = sp_load_string(refit_space, "refit", NULL, 0, &err);
+  assert_non_null(sp);
+  rmodel m = {0};
+  tu_objective obj = {r_eval, NULL, NULL};
+  tu_run_opts ro = {.strategy = &ts_model, .seed = 3, .max_evals = 96, .batch = 8,
+                    .predict = r_predict, .refit = r_refit, .model = &m};
+  tu_run *r = tu_run_strategy(sp, &obj, &ro, NULL, &err);
+  assert_non_null(r);
+  int64_t loaded = 0;
+  for (int64_t i = 0; i < tu_run_n(r); i++) loaded += tu_run_obs(r, i)->loaded;
+  assert_true(loaded > 0);   /* exploration met some: the filter was tested */
+  assert_true(m.refits >= 1);
+  assert_int_equal(m.seen_loaded, 0);
+  assert_true(m.last_n <= tu_run_n(r) - loaded);
+  tu_run_free(r);
+  sp_free(sp);
 }
 
 /* A spinning child is other work: it is not reaped, so not ours yet. */
@@ -94,7 +528,7 @@ static void sees_a_spinner(void **state) {
   (void)state;
   ms_load_guard g;
   rt_err err = {0};
-  if (ms_load_start(&g, &err)) {
+  if (ms_load_start(&g, NULL, &err)) {
     printf("skipped: %s\n", err.msg);
     skip();
   }
@@ -118,7 +552,7 @@ static void sees_a_spinner(void **state) {
   assert_true(v.others >= 0.5);
   assert_non_null(strstr(v.why, "other work used"));
   ms_load_end(&g);
-  assert_null(g.probe_buf);
+  assert_int_equal(g.on, 0);
 }
 
 static pid_t spin(double seconds) {
@@ -133,20 +567,6 @@ static pid_t spin(double seconds) {
   return pid;
 }
 
-/* One integer from the database (-1 when the query fails). */
-static long long q_int(const char *path, const char *sql) {
-  sqlite3 *h;
-  sqlite3_stmt *st;
-  long long v = -1;
-  if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-      sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(h);
-  return v;
-}
-
 static void campaign_reports_load(void **state) {
   (void)state;
   char dbp[64];
@@ -155,7 +575,8 @@ static void campaign_reports_load(void **state) {
   for (int off = 0; off < 2; off++) {
     tu_campaign_opts o = {.db_path = dbp, .target = "host", .kernel = "reduction",
                           .set = "N=1000000", .strategy = "random", .budget = "4", .seed = 1,
-                          .stop = &stop, .no_pin = 1, .no_load_guard = off};
+                          .stop = &stop, .no_pin = 1, .no_load_guard = off,
+                          .load_policy = TU_LOAD_FLAG};   /* the spinners outlast any wait */
     ms_opts_default(&o.ms);
     o.ms.time_cap = 0.2;
     /* two spinners (on 2 cores one, sharing with the campaign, got under
@@ -218,6 +639,13 @@ int main(void) {
     cmocka_unit_test(parses_stat),
     cmocka_unit_test(signs_between_samples),
     cmocka_unit_test(verdicts),
+    cmocka_unit_test(reference_sign),
+    cmocka_unit_test(gpu_decisions),
+    cmocka_unit_test(gpu_through_guard),
+    cmocka_unit_test(nvml_here),
+    cmocka_unit_test(wait_naps),
+    cmocka_unit_test(policy_sequences),
+    cmocka_unit_test(refit_skips_loaded),
     cmocka_unit_test(sees_a_spinner),
     cmocka_unit_test(campaign_reports_load),
   };

@@ -183,7 +183,7 @@ static int mg_propose(void *st, int *cfgs, int max) {
 
 static void mg_observe(void *st, const int *cfg, const tu_obs *obs) {
   ms_ *s = st;
-  if (!obs->ok) return;
+  if (!obs->ok || obs->loaded) return;   /* a time measured under load teaches nothing */
   int np = s->b.np;
   if (s->nok == s->cap_ok) {
     s->cap_ok = s->cap_ok ? 2 * s->cap_ok : 64;

@@ -115,6 +115,8 @@ typedef struct tu_obs {
   int status;      /* ms_status (measure/ms.h): MS_OK, MS_COMPILE_ERROR, ... */
   double cost;     /* seconds the evaluation took or would have taken */
   tu_origin origin;
+  int loaded;      /* 1: measured while the machine was busy (db_trial.loaded):
+                   ** a model does not learn from it */
 } tu_obs;
 
 /* ---- Strategies ---- */
@@ -393,6 +395,8 @@ typedef struct tu_progress {
   double elapsed_s, remaining_s;     /* remaining: an estimate, NAN unknown */
 } tu_progress;
 
+enum { TU_LOAD_WAIT = 0, TU_LOAD_FLAG = 1 };   /* tu_campaign_opts.load_policy */
+
 typedef struct tu_campaign_opts {
   const char *db_path;         /* created when missing */
   const char *target;          /* "host" */
@@ -411,6 +415,17 @@ typedef struct tu_campaign_opts {
   int batch, no_pin;
   int no_load_guard;           /* 1: do not look at the machine's load (ms_load.c);
                                ** also $ROOFTUNE_LOAD_GUARD=off */
+  /* After a busy look (load_policy): TU_LOAD_WAIT (0, the default) waits
+  ** for a quiet machine (ms_load_wait, at most load_wait seconds, 0:
+  ** MS_LOAD_WAIT) and measures again, up to MS_LOAD_RETRIES times; a
+  ** measurement is stored loaded only when its last look was busy.
+  ** TU_LOAD_FLAG stores it loaded at once. Asynchronous (MPI) campaigns
+  ** flag only. */
+  int load_policy;
+  double load_wait;
+  /* TEST-ONLY: the guard's readings (ms.h invariant 1); given, the guard
+  ** looks even with an injected measurement. NULL: the machine's. */
+  const ms_load_hooks *load_hooks;
   int no_recheck;              /* 1: no re-measurement and no pin decision at the
                                ** end (compare's reference sample); implies no pin */
   ms_opts ms;
@@ -495,6 +510,18 @@ typedef struct tu_report {
   int load_on;
   int64_t load_looks, load_busy;
   char *load_why;
+  /* and its policy: measurements made again after a busy look, seconds
+  ** waited for a quiet machine, results kept though busy (stored
+  ** loaded), how many looks each sign (ms_sign_names) judged busy, the
+  ** reference loop's highest ratio (0: not timed); the GPU's last reading
+  ** (load_gpu 1) and its highest SM clock, or why it was not read. */
+  int load_policy;
+  int64_t load_retries, load_kept, load_signs[MS_NSIGNS];
+  double load_wait_s, load_ref_max;
+  int load_gpu;
+  ms_gpu_reading load_gpu_last;
+  unsigned load_sm_top;
+  char *load_gpu_why;
 } tu_report;
 
 /* Run (or with o->resume, continue) a tuning campaign: its first trial is

@@ -101,7 +101,10 @@ typedef struct camp {
   char berr[512];              /* why the batch failed (bdone < nb, not stopped) */
   /* the load guard: looks after measurements, and what they saw */
   ms_load_guard guard;
-  int64_t load_looks, load_busy;
+  int64_t load_looks, load_busy, load_retries, load_kept, load_signs[MS_NSIGNS];
+  double load_wait_s, ref_max;
+  int64_t load_skip, load_skip_next;   /* busy measurements not waited for after a
+                               ** wait ran out busy; the next such skip */
   char load_why[160];
   int last_busy, bbusy;        /* the last single measurement's look; the batch's */
   char last_why[160];          /* the last busy look's reason */
@@ -125,22 +128,57 @@ static int look(camp *c, int n) {
   ms_load_view v;
   if (!c->guard.on || n <= 0) return 0;
   c->load_looks += n;
-  if (!ms_load_check(&c->guard, &v)) return 0;
+  int busy = ms_load_check(&c->guard, &v);
+  for (int k = 0; k < MS_NSIGNS; k++) c->load_signs[k] += (v.signs >> k & 1) * n;
+  if (v.ref > c->ref_max) c->ref_max = v.ref;
+  if (!busy) return 0;
   c->load_busy += n;
   if (!c->load_why[0]) snprintf(c->load_why, sizeof c->load_why, "%s", v.why);
   snprintf(c->last_why, sizeof c->last_why, "%s", v.why);
   return 1;
 }
 
+/* The wait policy (tu.h "load_policy") after a busy look at a
+** measurement of status st: 1 when it is to be measured again (a quiet
+** machine came within the wait, and retries are left: k made so far),
+** 0 when what was measured is kept as it is (loaded when it was busy).
+** After a wait that runs out busy, the next 1, then 2, 4, 8 ... busy
+** measurements are kept without waiting (until a wait ends quiet): a
+** machine busy for long costs a few waits, not one per measurement. */
+static int load_retry(camp *c, int k, int st) {
+  if (c->o->load_policy != TU_LOAD_WAIT || !c->guard.on || k >= MS_LOAD_RETRIES ||
+      (st != MS_OK && st != MS_TIMEOUT) || (c->o->stop && *c->o->stop))
+    return 0;   /* a build or a verification fails the same on a quiet machine */
+  if (k == 0 && c->load_skip > 0) {
+    c->load_skip--;
+    return 0;
+  }
+  ms_load_view v;
+  c->load_wait_s += ms_load_wait(&c->guard, c->o->load_wait > 0 ? c->o->load_wait : MS_LOAD_WAIT,
+                                 c->o->stop, &v);
+  if (!c->load_skip_next) c->load_skip_next = 1;
+  if (v.busy && !(c->o->stop && *c->o->stop)) c->load_skip = c->load_skip_next, c->load_skip_next *= 2;
+  else if (!v.busy) c->load_skip_next = 1;
+  if (v.busy || (c->o->stop && *c->o->stop)) return 0;
+  c->load_retries++;
+  return 1;
+}
+
 /* Measure src (generated from cfg; NULL cfg: the baseline) with the
-** harness or the injected function, counting the time it spent. */
+** harness or the injected function, counting the time it spent; after a
+** busy look, by the load policy again (load_retry). */
 static int measure(camp *c, const int *cfg, const char *src, const char *ldflags, ms_result *r) {
-  int rc = c->o->measure ? c->o->measure(c->o->measure_ctx, cfg, src, ldflags, &c->ms, r)
-                         : tg_measure(&c->tg, c->w, src, ldflags, &c->ms, r);
-  c->compile_s += nz(r->compile_s);
-  c->verify_s += nz(r->verify_s);
-  c->bench_s += nz(r->bench_s);
-  c->last_busy = look(c, 1);
+  int rc;
+  for (int k = 0;; k++) {
+    rc = c->o->measure ? c->o->measure(c->o->measure_ctx, cfg, src, ldflags, &c->ms, r)
+                       : tg_measure(&c->tg, c->w, src, ldflags, &c->ms, r);
+    c->compile_s += nz(r->compile_s);
+    c->verify_s += nz(r->verify_s);
+    c->bench_s += nz(r->bench_s);
+    c->last_busy = look(c, 1);
+    if (rc || !c->last_busy || !load_retry(c, k, r->status)) break;
+  }
+  c->load_kept += c->last_busy;
   return rc;
 }
 
@@ -276,19 +314,24 @@ static void batch_measure(camp *c, const int *bcfg, const char **bsrc, int m) {
   int np = sp_nparams(c->sp);
   for (int k = 0; k < m; k++) c->bused[k] = 0;
   if (m > 1) {   /* one alone is measured alone */
-    rt_err err = {0};
-    int done = c->o->measure_batch
-                   ? c->o->measure_batch(c->o->measure_ctx, bcfg, bsrc, m, &c->ms, c->bres,
-                                         c->o->stop, &err)
-                   : tg_measure_batch(&c->tg, c->w, bsrc, m, &c->ms, c->bres, c->o->stop, &err);
-    if (done < 0) snprintf(c->berr, sizeof c->berr, "%s", err.msg[0] ? err.msg : "batch failed");
-    c->bbusy = look(c, done);
-    c->nb = m, c->bdone = done < 0 ? 0 : done;
-    for (int k = 0; k < c->bdone; k++) {
-      c->compile_s += nz(c->bres[k].compile_s);
-      c->verify_s += nz(c->bres[k].verify_s);
-      c->bench_s += nz(c->bres[k].bench_s);
+    int done;
+    for (int r = 0;; r++) {   /* busy: the whole batch again, by the load policy */
+      rt_err err = {0};
+      done = c->o->measure_batch
+                 ? c->o->measure_batch(c->o->measure_ctx, bcfg, bsrc, m, &c->ms, c->bres,
+                                       c->o->stop, &err)
+                 : tg_measure_batch(&c->tg, c->w, bsrc, m, &c->ms, c->bres, c->o->stop, &err);
+      if (done < 0) snprintf(c->berr, sizeof c->berr, "%s", err.msg[0] ? err.msg : "batch failed");
+      c->bbusy = look(c, done);
+      for (int k = 0; k < done; k++) {
+        c->compile_s += nz(c->bres[k].compile_s);
+        c->verify_s += nz(c->bres[k].verify_s);
+        c->bench_s += nz(c->bres[k].bench_s);
+      }
+      if (done < m || !c->bbusy || !load_retry(c, r, MS_OK)) break;
     }
+    c->load_kept += c->bbusy ? done : 0;
+    c->nb = m, c->bdone = done < 0 ? 0 : done;
     /* stopped: camp_eval will not be called; keep what was finished */
     for (int k = 0; done >= 0 && done < m && c->o->stop && *c->o->stop && k < done; k++) {
       int64_t id;
@@ -400,8 +443,10 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
         rt_err_set(err, "interrupted");   /* invariant 1: not stored */
         rc = -1;
       } else {
-        rc = store_measured(c, cfg, hash, &r, k >= 0 ? c->bbusy : c->last_busy, &tr.id, err);
+        int loaded = k >= 0 ? c->bbusy : c->last_busy;
+        rc = store_measured(c, cfg, hash, &r, loaded, &tr.id, err);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
+        ob->loaded = loaded;
         tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
                          r.t.noisy};
         c->measured++;
@@ -529,7 +574,8 @@ static int camp_collect(void *ctx, int *cfg, tu_obs *ob, rt_err *err) {
   c->compile_s += nz(r.compile_s);
   c->verify_s += nz(r.verify_s);
   c->bench_s += nz(r.bench_s);
-  int busy = look(c, 1);
+  int busy = look(c, 1);   /* asynchronous: flagged only (the workers are elsewhere) */
+  c->load_kept += busy;
   stopped = c->o->stop && *c->o->stop;   /* set while it was measured */
   if (rc || stopped) {   /* dropped: invariant 1 */
     if (rc) rt_err_set(err, "the harness failed: %s", r.msg);
@@ -541,6 +587,7 @@ static int camp_collect(void *ctx, int *cfg, tu_obs *ob, rt_err *err) {
   s->tr = (trial_rec){0};
   if (store_measured(c, s->cfg, s->hash, &r, busy, &s->tr.id, err)) return -1;
   obs_from(&s->ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
+  s->ob.loaded = busy;
   s->tr = (trial_rec){s->tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
                       r.t.noisy};
   c->measured++;
@@ -710,10 +757,40 @@ static int own_row(void *ctx, const db_trial_row *r) {
   int reused = r->origin && !strcmp(r->origin, "reused");
   obs_from(&c->own_obs[i], ms_status_parse(r->status), r->time_s,
            reused ? 0 : nz(r->compile_s) + nz(r->verify_s) + nz(r->bench_s), TU_RESUMED);
+  c->own_obs[i].loaded = r->loaded;
   c->own_rec[i] = (trial_rec){r->id, r->ci_lo_s, r->ci_hi_s, reused ? 0 : nz(r->compile_s),
                               reused ? 0 : nz(r->verify_s), reused ? 0 : nz(r->bench_s),
                               r->repeats, r->noisy};
   return 0;
+}
+
+/* The report's "load" object (null when the guard did not look): the
+** looks and the busy ones, the first reason, the policy's retries and
+** wait, the measurements kept though busy, how many looks each sign
+** judged busy, the reference loop's slowest ratio, the GPU's last reading. */
+static json_t *load_json(const tu_report *r) {
+  if (!r->load_on) return json_null();
+  json_t *signs = json_object();
+  for (int k = 0; k < MS_NSIGNS; k++)
+    json_object_set_new(signs, ms_sign_names[k], json_integer(r->load_signs[k]));
+  json_t *gpu = json_null();
+  if (r->load_gpu) {
+    const ms_gpu_reading *g = &r->load_gpu_last;
+#define NS(x) ((x) == MS_GPU_UNKNOWN ? json_null() : json_real(1e-9 * (double)(x)))
+    gpu = json_pack("{s:i, s:i, s:I, s:o, s:o}", "sm_mhz", (int)g->sm_mhz, "sm_top_mhz",
+                    (int)r->load_sm_top, "reasons", (json_int_t)g->reasons, "thermal_s",
+                    NS(g->thermal_ns), "power_s", NS(g->power_ns));
+#undef NS
+  } else if (r->load_gpu_why) {
+    gpu = json_pack("{s:s}", "error", r->load_gpu_why);
+  }
+  return json_pack("{s:I, s:I, s:o, s:s, s:I, s:f, s:I, s:o, s:o, s:o}", "looks",
+                   (json_int_t)r->load_looks, "busy", (json_int_t)r->load_busy, "why",
+                   r->load_why ? json_string(r->load_why) : json_null(), "policy",
+                   r->load_policy == TU_LOAD_WAIT ? "wait" : "flag", "retries",
+                   (json_int_t)r->load_retries, "waited_s", r->load_wait_s, "loaded",
+                   (json_int_t)r->load_kept, "signs", signs, "ref_max",
+                   r->load_ref_max > 0 ? json_real(r->load_ref_max) : json_null(), "gpu", gpu);
 }
 
 /* ---- The end: the pin decision (tu.h invariant 6), baseline, report ---- */
@@ -936,7 +1013,7 @@ static int decide(camp *c, tu_run *run, tu_report *rep, rt_err *err) {
   rt_hash_hex(h, q.hash);
   int found = rm_lookup(c, &q, err);
   if (found < 0) goto out;
-  int64_t busy0 = c->load_busy;
+  int64_t busy0 = c->load_kept;
   if (!found) {
     int m = rm_measure(c, &q, err);
     if (m) {
@@ -945,7 +1022,7 @@ static int decide(camp *c, tu_run *run, tu_report *rep, rt_err *err) {
     }
   }
   /* re-measured on a busy machine: nothing to compare, nothing kept for reuse */
-  int busy_rm = c->load_busy > busy0;
+  int busy_rm = c->load_kept > busy0;
   int first_def_ok = use_def && q.p[0].status == MS_OK;
   if (use_def && di < 0 && first_def_ok && default_trial(c, &q, def, busy_rm, err)) goto out;
   if ((!found || q.from != c->id) && !busy_rm && rm_store(c, &q, err)) goto out;
@@ -1137,12 +1214,7 @@ static char *report_json(const tu_report *r) {
                                               "verify", r->verify_s, "measure", r->bench_s,
                                               "framework", r->framework_s, "elapsed", r->elapsed_s,
                                               "remeasure", r->remeasure_s, "strategy", r->search_s));
-  json_object_set_new(j, "load", r->load_on ? json_pack("{s:I, s:I, s:o}", "looks",
-                                                        (json_int_t)r->load_looks, "busy",
-                                                        (json_int_t)r->load_busy, "why",
-                                                        r->load_why ? json_string(r->load_why)
-                                                                    : json_null())
-                                            : json_null());
+  json_object_set_new(j, "load", load_json(r));
   json_object_set_new(j, "pin_version", r->pin_version ? json_integer(r->pin_version) : json_null());
   if (r->pin_note) json_object_set_new(j, "pin_note", json_string(r->pin_note));
 #undef NUM
@@ -1212,9 +1284,12 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
     goto out;   /* the workers (mpi/mp.h) are not ready or not identical */
   const char *lg = getenv("ROOFTUNE_LOAD_GUARD");   /* "off": as --no-load-guard (the tests) */
   if (lg && !strcmp(lg, "off")) o.no_load_guard = 1;
-  if (!o.no_load_guard && !o.measure && !o.measure_batch) {
+  if (!o.no_load_guard && ((!o.measure && !o.measure_batch) || o.load_hooks)) {
     rt_err lerr = {0};   /* a machine that cannot be read: no guard, and the report says so */
-    if (ms_load_start(&c.guard, &lerr)) snprintf(c.load_why, sizeof c.load_why, "%.150s", lerr.msg);
+    ms_load_hooks h = {0};
+    if (o.load_hooks) h = *o.load_hooks;
+    else if (c.tg.be->gpu_reading) h.gpu = c.tg.be->gpu_reading, h.gpu_ctx = &c.tg;
+    if (ms_load_start(&c.guard, &h, &lerr)) snprintf(c.load_why, sizeof c.load_why, "%.150s", lerr.msg);
   }
   c.time_limit = o.time_limit;
   if (budget_evals(o.budget, sp_count(c.sp), &c.budget, err)) goto out;
@@ -1322,6 +1397,11 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   rep->compile_s = c.compile_s, rep->verify_s = c.verify_s, rep->bench_s = c.bench_s;
   rep->framework_s = fmax(0, rep->elapsed_s - c.compile_s - c.verify_s - c.bench_s);
   rep->load_on = c.guard.on, rep->load_looks = c.load_looks, rep->load_busy = c.load_busy;
+  rep->load_policy = o.load_policy, rep->load_retries = c.load_retries, rep->load_kept = c.load_kept;
+  rep->load_wait_s = c.load_wait_s, rep->load_ref_max = c.ref_max;
+  memcpy(rep->load_signs, c.load_signs, sizeof rep->load_signs);
+  rep->load_gpu = c.guard.gpu_on, rep->load_gpu_last = c.guard.gpu_last, rep->load_sm_top = c.guard.sm_top;
+  rep->load_gpu_why = c.guard.gpu_why[0] ? rt_strdup(c.guard.gpu_why) : NULL;
   rep->load_why = c.load_why[0] ? rt_strdup(c.load_why) : NULL;
   rep->json = report_json(rep);
   if (db_campaign_set_report(c.d, c.id, rep->json, err) || db_campaign_end(c.d, c.id, state, err))
@@ -1357,7 +1437,7 @@ void tu_report_free(tu_report *r) {
   char **s[] = {&r->kernel, &r->workload, &r->target, &r->fingerprint, &r->strategy, &r->state,
                 &r->end, &r->best_config, &r->default_config, &r->baseline_what, &r->pin_note,
                 &r->json, &r->choice, &r->reason, &r->choice_config, &r->remeasurements,
-                &r->load_why};
+                &r->load_why, &r->load_gpu_why};
   for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
     free(*s[i]);
     *s[i] = NULL;

@@ -52,6 +52,13 @@
 #          recording); SAMPLE=N: N configurations at random; DBIN=FILE starts from a copy of
 #          FILE (the previous call's t1.db: its trials are reused), so that
 #          a brute force longer than one call is finished over several
+#   load   issue 21's load guard on the GPU: nvidia-smi's clocks and throttle
+#          reasons, test_load (its nvml_here test prints NVML's reading of
+#          cuda:0), then two 20-trial random gemm campaigns at 2048^3 into a
+#          scratch database with --json (their "load" object: "gpu" holds the
+#          SM clock, the highest seen, the reasons and the violation times;
+#          "signs" what was busy), the second with a competing cuBLAS gemm
+#          loop (rooftune baseline, repeated) on the same GPU beside it
 #   ktconv  Kernel Tuner 1.5.0 (cuda-python) timing the convolution's
 #          configurations of t1conv's T4 export (KT_SAMPLE, default 300)
 # The T1 phases read the hub's kernels from .dev/hub and Debian's sqlite3
@@ -142,6 +149,18 @@ mem)
   step 130 transpose "$RT" tune --target cuda:0 --kernel transpose --set M=16384,N=16384 --strategy model --budget 50 --flush --counters --db "$DB"
   step 130 stencil "$RT" tune --target cuda:0 --kernel stencil --set NX=16382,NY=16382,STEPS=4 --strategy model --budget 50 --flush --counters --db "$DB"
   step 150 "gemm random counted" "$RT" tune --target cuda:0 --kernel gemm --set "$G" --strategy random --budget 60 --seed 11 --flush --counters --no-pin --db "$DB"
+  ;;
+load)
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks_throttle_reasons.active,power.draw,temperature.gpu,driver_version --format=csv >"$out/nvidia-smi.txt" 2>&1
+  step 60 test_load "$B/tests/test_load"
+  L="$out/load.db" W2="M=2048,N=2048,K=2048"
+  cp "$DB" "$L" 2>/dev/null || :   # its ceilings, if there; the trials are measured anew (--seed 9)
+  step 200 "gemm guarded" "$RT" tune --target cuda:0 --kernel gemm --set "$W2" --strategy random --budget 20 --seed 9 --flush --no-pin --db "$L" --json
+  # the same beside a competing job on the GPU: cuBLAS's gemm measured over and over
+  ( while [ ! -e "$out/.stop" ]; do "$RT" baseline --target cuda:0 --kernel gemm --set M=8192,N=8192,K=8192 >/dev/null 2>&1; done ) &
+  comp=$!
+  step 240 "gemm guarded, competing" "$RT" tune --target cuda:0 --kernel gemm --set "$W2" --strategy random --budget 20 --seed 10 --flush --no-pin --db "$L" --load-wait 20 --json
+  touch "$out/.stop"; wait "$comp"; rm -f "$out/.stop"
   ;;
 finish)   # what the mem phase's 10 minutes left: the winner counted, the campaigns resumed
   W=${W:-default}

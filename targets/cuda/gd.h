@@ -274,6 +274,14 @@ const char *gd_bench_source(void);
 /* The CUDA row (tg_table.c lists it; gd_backend.c). */
 extern const tg_backend gd_backend;
 
+/* ---- NVML: clocks and throttling for the load guard (gd_nvml.c) ---- */
+/* The GPU of target ctx (a const tg_target *, cuda:N) now: SM clock,
+** clocks event reasons, thermal and power violation times (ms.h
+** ms_gpu_reading). libnvidia-ml.so.1 is loaded once; 0, or -1 with err
+** (no NVML here, or the device not found). */
+struct ms_gpu_reading;
+int gd_nvml_reading(void *ctx, struct ms_gpu_reading *r, rt_err *err);
+
 /* ---- dlopen helper shared by the loaders ---- */
 /* dlopen the first of names[] (NULL-terminated) found on the loader's path
 ** or under $CUDA_HOME/{lib64,extras/CUPTI/lib64}; NULL with *why. */

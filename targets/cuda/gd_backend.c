@@ -166,4 +166,5 @@ const tg_backend gd_backend = {
   .limit_bindings = cuda_limits,
   .kernels = gk_kernels,
   .model_setup = gd_model_setup,
+  .gpu_reading = gd_nvml_reading,
 };
