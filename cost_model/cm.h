@@ -380,8 +380,8 @@ double cm_gpu_sectors(double bytes, double stride);
 void cm_gpu_props(const cm_machine *m, const kn_problem *pb, cm_gpu *g);
 /* What the compiler decided for a schedule's kernel (registers per
 ** thread, local memory per thread: the stack frame of spills and local
-** arrays), from its cubin, as a backend reads it (the CUDA row:
-** targets/cuda/gd_cubin.c). A GPU model asks through one hook that the
+** arrays), from the compiled kernel, as its backend reads it (the
+** backend table's rows, targets/). A GPU model asks through one hook that the
 ** backend installs (tg_backend.model_setup); with none, or when the hook
 ** does not know the schedule (not built, compiling off), the model uses
 ** its own estimate. The hook must answer the same for the same schedule

@@ -203,7 +203,7 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
 **    state a heavy measurement leaves behind), its median time over its
 **    time at the guard's start: a slower core (frequency, a sibling
 **    hyperthread, a CPU the hypervisor shares without saying so);
-**  - gpu (a GPU target whose row reads its state: NVML on CUDA): the SM
+**  - gpu (a GPU target whose row reads its state, tg_backend.gpu_reading): the SM
 **    clock under MS_LOAD_SM_DROP of the highest seen while not idle, a
 **    throttling reason (hardware slowdown, thermal, power brake) at the
 **    look, or thermal violation time during the interval.
@@ -239,7 +239,7 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
 #define MS_GPU_THROTTLED (MS_GPU_HW_SLOWDOWN | MS_GPU_SW_THERMAL | MS_GPU_HW_THERMAL | MS_GPU_HW_POWER_BRAKE)
 #define MS_GPU_UNKNOWN (~0ULL)    /* a cumulative time the driver does not give */
 
-/* A GPU's state now (targets/cuda/gd_nvml.c reads it). */
+/* A GPU's state now (as its backend row reads it: tg_backend.gpu_reading). */
 typedef struct ms_gpu_reading {
   unsigned sm_mhz;                       /* the SM clock now; 0: unknown */
   unsigned long long reasons;            /* MS_GPU_* bits now */

@@ -4,7 +4,7 @@
 ** each over the interval between two looks: others' CPU time and the
 ** hypervisor's steal (/proc/stat against getrusage), a reference loop
 ** re-timed against its start, and on a GPU target its clocks and
-** throttling (the row's reading, NVML on CUDA). The parse, the
+** throttling (the backend row's reading). The parse, the
 ** arithmetic and the verdicts are pure functions of their inputs (tests
 ** feed them text and numbers); every reading goes through the guard's
 ** hooks (ms.h invariant 1), so the looks and the wait run on injected
