@@ -873,9 +873,15 @@ static int mc_accuracy(const mopts *o, const char *cmd) {
     rc = cli_fail(cmd, "%s", found < 0 ? err.msg : "no such version");
     goto out;
   }
+  int stale = 0;   /* the latest is of an older form of the model: the defaults alone */
   if (found && cm_coefs_load(m.d, m.target_id, m.km, version, &cal, &err)) {
-    rc = cli_fail(cmd, "%s", err.msg);
-    goto out;
+    if (o->version || !strstr(err.msg, "an older form of the model")) {
+      rc = cli_fail(cmd, "%s", err.msg);
+      goto out;
+    }
+    stale = 1, found = 0;
+    free(fit);
+    fit = NULL;
   }
   /* The held-out split of that calibration. */
   double share = 0;
@@ -888,7 +894,8 @@ static int mc_accuracy(const mopts *o, const char *cmd) {
   json_decref(fj);
   int *use = rt_malloc((size_t)ss.n * sizeof *use), nuse = 0;
   for (int i = 0; i < ss.n; i++) nuse += use[i] = o->all || !found || tu_held_out(ss.hash[i], seed, share);
-  const char *what = !found ? "every schedule (no calibration stored)"
+  const char *what = stale   ? "every schedule (the latest calibration is of an older form of the model)"
+                     : !found ? "every schedule (no calibration stored)"
                      : o->all ? "every schedule (training ones included)"
                      : nuse ? "schedules held out of the calibration"
                             : "every schedule (the calibration held none out)";
