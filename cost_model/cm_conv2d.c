@@ -10,20 +10,22 @@
 ** rows share, and the partial lines at the edges of runs, count once
 ** where neighbours share them, see shared_traffic), plus the serial copy
 ** into the zero-bordered input when pad > 0 (what it leaves in a cache is
-** found there by the first pass over the input); the
-** compute efficiency of the register block as GCC vectorises it (the
-** block's contiguous dimension -- QB in nchw, KB in nhwc -- becomes the
-** vector lanes; edge blocks, with runtime bounds, run scalar with their
-** accumulators in memory), FMA chains against the latency, issue slots of
-** loads, broadcasts and spills; the split between threads and the loop
-** trips. Every number that is not a count is a coefficient in
-** cv_coefs[].
+** found there by the first pass over the input); the compute efficiency
+** of the register block from the cycles of one (c, r, s) step as GCC 12
+** compiles it (-O3 -march=sapphirerapids, the recorded target: 256-bit
+** vectors, vec_lanes): FMA, load and store ports and the issue width for
+** the step's instructions -- FMAs, vectors and broadcasts, filter
+** pointers reloaded when rows outnumber the general registers, spilled
+** accumulators, the loop's control and the rows' set-up each time the
+** innermost reduction loop starts (s for 'crs', the channel tile for
+** 'rsc') --, against the FMA latency (form 3, issue 21; see block_eff);
+** the split between threads and the loop trips. Every number that is
+** not a count is a coefficient in cv_coefs[].
 **
-** The L1 term counts access slots: each load or store instruction is
-** charged the bytes of a full-vector access (the L1 ceiling is measured
-** with full-vector loads; a broadcast or scalar access takes a whole port
-** slot), a store store_slots times a load. Buffers start on a line;
-** runs in rows that are not line-aligned cost half a line more on
+** The L1 term counts the bytes the loads and stores move (each access
+** its lanes x 4 bytes, a pointer 8, a store store_slots times a load):
+** the ports that issue them are the compute term's. Buffers start on a
+** line; runs in rows that are not line-aligned cost half a line more on
 ** average.
 */
 #include <math.h>
@@ -36,19 +38,24 @@
 static const char *const cv_eff[] = {"lanes", "latency", "issue"};
 enum { E_LANES, E_LATENCY, E_ISSUE, NEFF };
 enum { C_CHAINS = CM_C_EFF0 + NEFF, C_WIDTH, C_STORE, C_CAP_L1, C_CAP_L2,
-       C_CAP_L3, NCOEF };
+       C_CAP_L3, C_VL, C_LOADS, C_GPR, C_ROW, C_EDGE, NCOEF };
 
 static const cm_coef cv_coefs[NCOEF] = {
   CM_GENERIC_COEFS,
   {"exp_lanes", 1.0, CM_POS, "weight of the lanes the register block leaves empty", 0},
   {"exp_latency", 1.0, CM_POS, "weight of too few FMA chains for the latency", 0},
-  {"exp_issue", 1.0, CM_POS, "weight of load, broadcast and spill issue slots", 0},
-  {"fma_chains", 8, CM_POS, "independent FMA chains that hide the latency", 0},
-  {"issue_width", 4, CM_POS, "instructions issued per cycle", 0},
+  {"exp_issue", 1.0, CM_POS, "weight of the load and store ports and issue width beyond the FMA ports", 0},
+  {"fma_chains", 8, CM_POS, "FMA latency x FMA ports: a step takes at least half as many cycles", 0},
+  {"issue_width", 6, CM_POS, "instructions issued per cycle", 0},
   {"store_slots", 2, CM_POS, "L1 slots of one store, in loads", 0},
   {"cap_L1", 0.75, CM_POS, "share of L1 the tiles may use before they spill", 1},
   {"cap_L2", 0.75, CM_POS, "share of L2 the tiles may use before they spill", 1},
   {"cap_L3", 0.75, CM_POS, "share of this thread's L3 the tiles may use", 1},
+  {"vec_lanes", 8, CM_POS, "float lanes of GCC's vectors (8: the 256 bits GCC prefers on Intel AVX-512)", 1},
+  {"load_ports", 3, CM_POS, "loads per cycle", 0},
+  {"gpr_rows", 12, CM_POS, "block rows whose filter pointers stay in general registers", 1},
+  {"row_insns", 3.5, CM_POS, "instructions per block row each time the innermost reduction loop starts", 0},
+  {"edge_insns", 10, CM_POS, "shuffles and inserts per FMA of a block of runtime bounds", 0},
 };
 
 typedef struct conv {
@@ -162,57 +169,82 @@ static double array_fp(const cm_nest *n, const char *name, int line) {
 }
 
 /* Compute efficiency of a register block: u rows of v contiguous
-** elements. Per (c, r, s) step: FMAs, loads (vectors of the contiguous
-** operand, broadcasts of the other; gathered elements when the contiguous
-** operand is strided), stores. */
+** elements, from the instructions of one (c, r, s) step as GCC 12 emits
+** them (-O3 -march=sapphirerapids assembly of hk_conv2d.c's micro-kernel,
+** issue 21): FMAs, loads (vectors of the contiguous operand, broadcasts
+** of the other -- fused into the FMA when a row has one vector --, filter
+** row pointers reloaded from the stack when the rows outnumber the free
+** general registers, spilled accumulators), stores (spills), and the
+** loop's own instructions (its control, and each block row's pointer set
+** up again whenever the innermost reduction loop starts, shared by its
+** trips). lanes: the lanes of the widest vector the FMAs fill; issue:
+** the FMA ports' share of the busiest port or of the issue width;
+** latency: that share against the FMA chains' latency. */
 typedef struct blk_eff {
-  double lanes, lat, issue, loads, stores;
+  double lanes, lat, issue;
+  double lbytes, sbytes;    /* bytes its loads and stores move */
 } blk_eff;
+
+/* What the block of a step depends on beyond its shape. */
+typedef struct blk_ctx {
+  double vl;                /* lanes of GCC's vectors (vec_lanes) */
+  double simd;              /* lanes of the widest vector (the peak's) */
+  double regs;              /* vector registers */
+  double inner;             /* trips of the innermost reduction loop */
+  int strided;              /* the contiguous operand is strided */
+  const double *c;          /* the coefficients */
+} blk_ctx;
 
 /* Vector instructions of a loop of n contiguous elements as GCC
 ** vectorises it: vw-lane main loop, then one half-width epilogue at each
-** width down to xmm (4 lanes), then scalars. */
+** width down to xmm (4 lanes), a pair in an xmm (an 8-byte load), then
+** scalars. */
 static double vec_ops(double n, double vw) {
   double ops = floor(n / vw), r = n - ops * vw;
   for (double x = vw / 2; x >= 4; x /= 2)
     if (r >= x) ops++, r -= x;
+  if (r >= 2) ops++, r -= 2;
   return ops + r;
 }
 
 /* The kinds of register block (hk_conv2d.c's micro-kernel): a full block
-** (constant bounds, vectors of the largest power of two lanes <= v), an
-** edge whose bounds the compiler knows (the row's only q block: q0 = 0,
-** qn = Q, vectorised as vec_ops says, accumulators in registers), an edge
-** with runtime bounds (vec_ops, accumulators in memory: a load and a
-** store per FMA instruction). */
+** (constant bounds, vectors of the largest power of two lanes <= v, at
+** most vec_lanes), an edge whose bounds the compiler knows (the row's
+** only q block: q0 = 0, qn = Q, vectorised as vec_ops says, accumulators
+** in registers), an edge with runtime bounds (vec_ops, accumulators in
+** memory: a load and a store per FMA instruction, and edge_insns
+** shuffles and inserts more per FMA). */
 enum { BLK_FULL, BLK_CONST, BLK_RUNTIME };
 
-/* The efficiency of a block of kind kind (vw lanes, regs vector
-** registers): the lanes its FMAs leave empty, too few FMA chains for the
-** latency, and the cycles its load and store ports and issue width take
-** beyond those of its FMA ports. */
-static blk_eff block_eff(double u, double v, double vw, int strided, int kind,
-                         double regs, const double *c) {
+static blk_eff block_eff(double u, double v, int kind, const blk_ctx *x) {
+  const double *c = x->c;
   blk_eff e;
-  double w = 1, nv;
+  double vl = fmax(1, fmin(x->vl, x->simd)), w = 1, nv;
   if (kind == BLK_FULL) {
-    while (w * 2 <= fmin(v, vw)) w *= 2;
+    while (w * 2 <= fmin(v, vl)) w *= 2;
     if (v >= 2 && v < 4) w = 4;            /* GCC packs 2 into an xmm */
     nv = ceil(v / w);
   } else {
-    nv = vec_ops(v, vw), w = v >= 4 ? 4 : 1;
+    nv = vec_ops(v, vl), w = v >= 2 ? 4 : 1;
   }
   double fma = u * nv;
-  e.lanes = u * v / (fma * vw);
-  e.loads = (strided && w > 1 ? v : nv) + u;
-  e.stores = 0;
-  double spill = kind == BLK_RUNTIME ? fma : fmax(0, fma - (regs - 2));
-  e.loads += spill, e.stores += spill;
+  e.lanes = u * v / (fma * x->simd);
+  double bcast = nv > 1 ? u : 0;           /* separate broadcasts */
+  double reload = u > c[C_GPR] ? u : 0;    /* row pointers off the stack */
+  double spill = kind == BLK_RUNTIME ? fma
+                 : fmax(0, fma - (x->regs - nv - (nv > 1 ? 1 : 0)));
+  double loads = (x->strided && w > 1 ? v : nv) + u + reload + spill, stores = spill;
+  double sw = kind == BLK_RUNTIME ? v / nv : w;  /* lanes a spill moves */
+  e.lbytes = 4 * (v + u + sw * spill) + 8 * reload;
+  e.sbytes = 4 * sw * spill;
+  double insns = fma + nv + bcast + reload + spill + 3 +
+                 (c[C_ROW] * u + 3) / fmax(1, x->inner) +
+                 (kind == BLK_RUNTIME ? c[C_EDGE] * fma : 0);
   double port = fma / 2;
-  double cyc = fmax(fmax(port, e.loads / 2), e.stores);
-  cyc = fmax(cyc, (fma + e.loads + e.stores + 1) / c[C_WIDTH]);
-  e.lat = fmin(1, fma / c[C_CHAINS]);
+  double cyc = fmax(fmax(port, loads / c[C_LOADS]), stores);
+  cyc = fmax(cyc, insns / c[C_WIDTH]);
   e.issue = port / cyc;
+  e.lat = cyc / fmax(cyc, c[C_CHAINS] / 2);
   return e;
 }
 
@@ -242,7 +274,7 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
     rt_err_set(err, "conv2d model: %d threads (at most %d)", th, CM_MAXTHREADS);
     return -1;
   }
-  double vw = m->simd_floats > 0 ? m->simd_floats : 16, slot = vw * 4;
+  double vw = m->simd_floats > 0 ? m->simd_floats : 16;
   double lf = m->line / 4.0, line = m->line;
 
   /* Tiles and blocks: k tiles of KT in k blocks of KB (the last of each
@@ -258,17 +290,20 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   ** kinds (runtime bounds kn, qn: the k edge, of ke rows on average, with
   ** full q blocks, the q edge of qe columns with full k blocks, and both).
   ** GCC vectorises an edge along its contiguous dimension (q in nchw, k in
-  ** nhwc) as a loop of runtime length -- a zmm main loop and ymm, xmm and
-  ** scalar epilogues (-O3 -march=native assembly: QB=32 > Q=26 gives one
-  ** zmm, one ymm and two scalar FMAs a row) -- with its accumulators in
-  ** memory (a load and a store per vector FMA), except the row's only q
-  ** block (Q < QB: q0 = 0 and qn = Q are constants once mk is inlined; the
-  ** recorded QB=32, Q=26, KB=2 schedules are the fastest of their sample
-  ** where the memory-accumulator rule put them at 2.6x their time), which
-  ** keeps them in registers. Flop-weighted harmonic means. */
-  double u = d.nhwc ? QB : KB, vv = d.nhwc ? KB : QB;
-  int strided = !d.nhwc && d.st > 1;
-  blk_eff ef = block_eff(u, vv, vw, strided, BLK_FULL, m->vector_regs, v);
+  ** nhwc) as a loop of runtime length -- a main loop of vec_lanes and
+  ** narrower epilogues -- with its accumulators in memory, except the
+  ** row's only q block (Q < QB: q0 = 0 and qn = Q are constants once mk
+  ** is inlined), which keeps them in registers where the innermost
+  ** reduction loop has runtime trips: with 'crs' and R x S > 1 the
+  ** constant r and s loops are unrolled into it and it is compiled as an
+  ** edge (-O3 -march=sapphirerapids: KB=2, QB=32, Q=26 takes 426
+  ** instructions of shuffles, loads and stores per trip with 'crs', 24
+  ** with 'rsc'). The innermost reduction loop: s (crs, S > 1), r (crs, R
+  ** > 1) or c (a channel tile). The three terms multiply to the flop-
+  ** weighted harmonic mean of the kinds' products. */
+  int crs = !strcmp(kn_param_str(sp, cfg, "red_order"), "crs") && rs > 1;
+  blk_ctx bx = {v[C_VL], vw, m->vector_regs,
+                crs ? (d.s > 1 ? d.s : d.r) : d.c / nc, !d.nhwc && d.st > 1, v};
   double flops = 2 * d.n * d.k * d.p * d.q * d.c * rs;
   double ke = nkb > kfull ? (d.k - kfull * KB) / (nkb - kfull) : 0;
   double qe = d.q - qfull * QB;
@@ -276,26 +311,24 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
     {kfull * qfull, KB, QB}, {(nkb - kfull) * qfull, ke, QB},
     {kfull * (nq - qfull), KB, qe}, {(nkb - kfull) * (nq - qfull), ke, qe},
   };
-  blk_eff ek[4];
-  double tl = 0, tla = 0, ti = 0, tw = 0;
-  double l1 = 0, acc_ops = 0;
+  double tl = 0, tli = 0, tall = 0, tw = 0;
+  double l1 = 0, acc_el = 0;   /* L1 bytes; accumulator elements */
   for (int i = 0; i < 4; i++) {
     double fl = kinds[i].blocks * kinds[i].kn * kinds[i].qn;   /* FMAs per step */
     if (fl <= 0) continue;
     double eu = d.nhwc ? kinds[i].qn : kinds[i].kn, ev = d.nhwc ? kinds[i].kn : kinds[i].qn;
-    int known = i == 2 && qfull == 0;   /* the row's only q block */
-    ek[i] = i == 0 ? ef : block_eff(eu, ev, vw, strided, known ? BLK_CONST : BLK_RUNTIME,
-                                    m->vector_regs, v);
-    tl += fl / ek[i].lanes, tla += fl / ek[i].lat, ti += fl / ek[i].issue, tw += fl;
+    int known = i == 2 && qfull == 0 && !crs;   /* the row's only q block */
+    blk_eff e = block_eff(eu, ev, i == 0 ? BLK_FULL : known ? BLK_CONST : BLK_RUNTIME, &bx);
+    tl += fl / e.lanes, tli += fl / (e.lanes * e.issue);
+    tall += fl / (e.lanes * e.issue * e.lat), tw += fl;
     double steps = d.n * d.p * d.c * rs * kinds[i].blocks;
-    double vec = i == 0 ? u * ceil(vv / fmin(fmax(vv, 1), vw)) : eu * vec_ops(ev, vw);
-    l1 += steps * (ek[i].loads + v[C_STORE] * ek[i].stores);
-    acc_ops += d.n * d.p * nc * kinds[i].blocks * vec;
+    l1 += steps * (e.lbytes + v[C_STORE] * e.sbytes);
+    acc_el += d.n * d.p * nc * kinds[i].blocks * eu * ev;
   }
   w->flops = flops;
   w->eff[E_LANES] = tw > 0 ? tw / tl : 1;
-  w->eff[E_LATENCY] = tw > 0 ? tw / tla : 1;
-  w->eff[E_ISSUE] = tw > 0 ? tw / ti : 1;
+  w->eff[E_ISSUE] = tw > 0 ? tl / tli : 1;
+  w->eff[E_LATENCY] = tw > 0 ? tli / tall : 1;
 
   /* Calls, steps, L1 slots and trips. Per (n, p, c tile): nkb x nq calls;
   ** a call of a c tile of cc channels takes cc x R x S steps (an edge
@@ -304,8 +337,8 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   double calls = d.n * d.p * nc * nkb * nq;
   double fsteps = d.n * d.p * d.c * rs * kfull * qfull;
   double esteps = d.n * d.p * d.c * rs * (nkb * nq - kfull * qfull);
-  double acc_st = acc_ops, acc_ld = (nc - 1) / nc * acc_st;
-  l1 += acc_ld + v[C_STORE] * acc_st;
+  double acc_st = acc_el, acc_ld = (nc - 1) / nc * acc_st;
+  l1 += 4 * (acc_ld + v[C_STORE] * acc_st);
   double trips = calls + fsteps + esteps * (d.nhwc ? QB : KB);
 
   /* The padding copy (serial, before the parallel region): rows of the
@@ -317,7 +350,7 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
     double first = d.pad * stride + d.pad * (d.nhwc ? d.c : 1);
     cp_lines = run_lines(planes, rows, pstride, first, stride, len, lf) * line;
     xp_lines = ceil(d.n * d.c * d.hp * d.wp / lf) * line;
-    l1 += planes * rows * ceil(len / vw) * (1 + v[C_STORE]);
+    l1 += planes * rows * 4 * len * (1 + v[C_STORE]);
     trips += planes * rows;
   }
 
@@ -386,7 +419,7 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
 
   w->threads = active;
   w->imbalance = umax > 0 ? umax / (d.n * d.k * d.p / active) : 1;
-  w->bytes[0] = slot * l1;
+  w->bytes[0] = l1;
   w->bytes[1] = f[0];
   w->bytes[2] = f[1];
   w->bytes[3] = f[2];
@@ -403,5 +436,6 @@ const cm_kmodel cm_conv2d = {
   .ncoef = NCOEF,
   .coefs = cv_coefs,
   .work = cv_work,
-  .form = 2,   /* 2: a q block of constant bounds is a register block (issue 21) */
+  .form = 3,   /* 2: a q block of constant bounds is a register block; 3: the
+              ** step's cycles from its instructions (issue 21) */
 };

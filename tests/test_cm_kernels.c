@@ -991,18 +991,60 @@ static void test_streamed_partial(void **state) {
 }
 
 /* The row's only q block (Q = 26 < QB = 32) has constant bounds once the
-** micro-kernel is inlined: two rows of one zmm, one ymm and two scalar
-** FMAs (8 FMA instructions for 52 useful lanes of 128: lanes 0.40625),
-** accumulators in registers: per step 4 vector loads and 2 broadcasts,
-** no stores; 4 cycles of FMA ports, enough for the loads (3) and the
-** issue width (15 / 4): issue 1; 8 chains: latency 1. With its
-** accumulators in memory (the runtime edge) the stores would take 8. */
+** micro-kernel is inlined, and R = S = 1 leaves c the innermost
+** reduction loop (one trip here): two rows of three ymm FMAs and a pair
+** in an xmm (GCC 12, -march=sapphirerapids: 256-bit vectors), 8 FMA
+** instructions for 52 useful lanes of 8 x 16: lanes 0.40625; per step 4
+** vector loads and 2 broadcasts, no spills, 8 + 4 + 2 + 3 + (3.5 x 2 +
+** 3) / 1 = 27 instructions: 27 / 6 = 4.5 cycles against the FMA ports'
+** 4: issue 8/9; latency 1 (4.5 >= the 4 cycles of one FMA). */
 static void test_known_edge(void **state) {
   (void)state;
   cm_work w = work_with("conv2d", "N=1,H=1,W=26,C=1,K=2,R=1,S=1", "kb=2,qb=32", NULL, NULL, 0);
   assert_float_equal(w.eff[0], 52.0 / 128, 1e-12);
   assert_float_equal(w.eff[1], 1, 1e-12);
+  assert_float_equal(w.eff[2], 8.0 / 9, 1e-12);
+}
+
+/* A full 16 x 16 block (issue 21's form 3): GCC's vectors are 8 lanes
+** (vec_lanes), so a row takes 2 ymm FMAs: 32 FMAs for 256 lanes of 32 x
+** 16, lanes 0.5 (the old form counted one zmm a row, lanes 1). 32
+** accumulators, 2 input vectors and a broadcast want 35 of 32
+** registers: 3 accumulators spill (a load and a store a step each); 16
+** rows > gpr_rows 12 reload their filter pointers. Per step: loads 2 + 16
+** + 16 + 3 = 37, stores 3, instructions 32 + 2 + 16 + 16 + 3 + 3 + (3.5 x
+** 16 + 3) / 3 (crs: the s loop's 3 trips share the rows' set-up) =
+** 91.67: cycles max(16, 37 / 3, 3, 91.67 / 6) = 16, the FMA ports':
+** issue 1, latency 1. L1 bytes: 9 steps x (4 x (16 + 16 + 8 x 3) + 8 x 16
+** + 2 x 4 x 8 x 3) = 4896, and the 256 accumulators stored once (x 4 x
+** store_slots 2) = 2048. */
+static void test_full_block(void **state) {
+  (void)state;
+  cm_work w = work_with("conv2d", "N=1,H=3,W=18,C=1,K=16,R=3,S=3", "kb=16,qb=16,kt=16", NULL,
+                        NULL, 0);
+  assert_float_equal(w.eff[0], 0.5, 1e-12);
+  assert_float_equal(w.eff[1], 1, 1e-12);
   assert_float_equal(w.eff[2], 1, 1e-12);
+  assert_float_equal(w.bytes[0], 4896 + 2048, 1e-9);
+}
+
+/* The same constant-bound block with 'crs' and R x S = 9: the r and s
+** loops are unrolled into the innermost loop and GCC compiles the block
+** as an edge (accumulators in memory, edge_insns 10 shuffles an FMA):
+** per step 8 FMAs, loads 4 + 2 + 8, stores 8, instructions 8 + 4 + 2 + 8
+** + 3 + (3.5 x 2 + 3) / 3 + 10 x 8 = 108.33: 18.06 cycles, issue 4 /
+** 18.06. With 'rsc' (c innermost, one trip) as test_known_edge: 4.5
+** cycles, issue 8/9 -- 4.01 times faster; the old form ranked them
+** equal. */
+static void test_red_order(void **state) {
+  (void)state;
+  const char *set = "N=1,H=3,W=28,C=1,K=2,R=3,S=3";
+  cm_work crs = work_with("conv2d", set, "kb=2,qb=32,red_order='crs'", NULL, NULL, 0);
+  cm_work rsc = work_with("conv2d", set, "kb=2,qb=32,red_order='rsc'", NULL, NULL, 0);
+  assert_float_equal(crs.eff[0], 52.0 / 128, 1e-12);
+  assert_float_equal(crs.eff[2], 4 / (325.0 / 18), 1e-12);
+  assert_float_equal(rsc.eff[2], 8.0 / 9, 1e-12);
+  assert_float_equal(crs.eff[1] * rsc.eff[1], 1, 1e-12);
 }
 
 int main(void) {
@@ -1017,6 +1059,8 @@ int main(void) {
     cmocka_unit_test(test_store_fills),
     cmocka_unit_test(test_streamed_partial),
     cmocka_unit_test(test_known_edge),
+    cmocka_unit_test(test_full_block),
+    cmocka_unit_test(test_red_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
