@@ -3,7 +3,8 @@
 ** hooks of tu.h over one workload on one target. Refitting always starts
 ** from the coefficients the model was made with (the stored calibration
 ** or the defaults), so a run's sequence of refits is deterministic and a
-** bad early fit cannot drag later ones along.
+** bad early fit cannot drag later ones along. A prediction's uncertainty
+** is the stored calibration's for its limiting bound (cm.h invariant 6).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +41,19 @@ int cm_tmodel_predict(void *mv, const int *cfgs, int n, double *t) {
     rt_err err;
     t[i] = cm_predict(m->k, m->pb, m->sp, cfgs + (size_t)i * np, &m->ce, &m->cur,
                       m->flush, &p, &err) ? NAN : p.time;
+  }
+  return 0;
+}
+
+int cm_tmodel_sigma(void *mv, const int *cfgs, int n, double *s) {
+  cm_tmodel *m = mv;
+  int np = sp_nparams(m->sp);
+  for (int i = 0; i < n; i++) {
+    cm_pred p;
+    rt_err err;
+    s[i] = cm_predict(m->k, m->pb, m->sp, cfgs + (size_t)i * np, &m->ce, &m->cur, m->flush, &p, &err)
+               ? NAN
+               : cm_unc_sigma(&m->start.unc, p.bound);
   }
   return 0;
 }

@@ -383,6 +383,11 @@ typedef struct tu_cmp_run {
   double cost, framework_ms;   /* seconds measuring; the strategy's ms per evaluation */
   int tuned;                   /* live: the campaign's pin decision (invariant 6)
                                ** chose a tuned schedule over the default */
+  int64_t from_model, from_fallback;   /* tu_run_guide's proposals (0, 0: none said) */
+  /* Given to the source (budget entries, all NAN): it may fill spent[k-1]
+  ** with the cost spent after k evaluations, the time axis of the curve
+  ** (tu_cmp_result.spent); a source that assigns *info whole keeps it. */
+  double *spent;
 } tu_cmp_run;
 
 /* Where a comparison's runs come from. run(ctx, S, seed, budget, curve,
@@ -420,6 +425,8 @@ typedef struct tu_cmp_result {
   uint64_t seed;
   double opt;
   double *curves, *rnd, *scores;
+  double *spent;        /* as curves: the cost spent after k evaluations
+                        ** (NAN: not said, or after the run's end) */
   tu_cmp_run *runs;
   tu_cmp_stat *st;      /* per strategy */
 } tu_cmp_result;
@@ -523,6 +530,12 @@ typedef struct tu_report {
   ** baseline); framework is the rest of elapsed (strategy, code generation,
   ** workers starting, the database); search_s the run loop's own time. */
   double compile_s, verify_s, bench_s, elapsed_s, framework_s, search_s;
+  /* What a model-guided strategy did (tu_run_guide): proposals from the
+  ** model's ranking and from its fallback (guide_fallback_name NULL: the
+  ** strategy says nothing), the last agreement (Spearman, NAN: none). */
+  int64_t guide_model, guide_fallback;
+  const char *guide_fallback_name;   /* static */
+  double guide_rho;
   double flops, min_bytes;
   /* The pin decision (invariant 6): choice "tuned", "default" or "none"
   ** (NULL: not decided: stopped, or no_recheck), its reason in one
