@@ -86,9 +86,9 @@
 **     before each new evaluation it predicts the candidate's cost, compile
 **     (the median compile_s of the run's evaluations so far; before any,
 **     tu_run_opts.compile_prior) plus measurement (the candidate's
-**     predicted time -- the model's; without one, the median measured
-**     time -- times the median ratio of measuring cost to measured time so
-**     far; before any, run_prior), and ends (TU_END_COST) when what is
+**     predicted time, the model's, times the median ratio of measuring
+**     cost to measured time so far -- before any, run_prior; without a
+**     model, the median measuring cost so far), and ends (TU_END_COST) when what is
 **     spent plus that prediction exceeds the limit. Without a prediction
 **     (nothing to go on yet) it ends only once the spent cost reaches the
 **     limit. Strategies see the prediction through tu_ctx.cost. The
@@ -348,7 +348,7 @@ tu_end tu_run_end(const tu_run *r);
 ** its restarts; all 0 (rho NAN) when it says nothing. */
 tu_guide tu_run_guide(const tu_run *r);
 /* Invariant 12's predicted cost of evaluating a configuration of
-** predicted time t (NAN: unknown) after the run's evaluations so far;
+** predicted time t (NAN: no model) after the run's evaluations so far;
 ** NAN when it has nothing to go on. */
 double tu_run_cost_of(const tu_run *r, double t);
 

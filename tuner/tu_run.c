@@ -31,8 +31,9 @@ struct tu_run {
   double cost, framework_s;
   tu_end end;
   /* invariant 12: per measured evaluation its compile seconds, per
-  ** verified one its measuring seconds per second of its time */
-  double *comp, *ratio, *vals, *scratch;
+  ** verified one its measuring seconds per second of its time; runc: the
+  ** rest of each measured one's cost (no model: its median is the guess) */
+  double *comp, *runc, *ratio, *scratch;
   int64_t ncomp, nratio, capm;
   double compile_prior, run_prior;
   tu_guide guide;
@@ -60,15 +61,13 @@ static void add(tu_run *r, const int *cfg, const tu_obs *o) {
     r->capm = r->capm ? 2 * r->capm : 64;
     r->comp = rt_realloc(r->comp, (size_t)r->capm * sizeof *r->comp);
     r->ratio = rt_realloc(r->ratio, (size_t)r->capm * sizeof *r->ratio);
-    r->vals = rt_realloc(r->vals, (size_t)r->capm * sizeof *r->vals);
+    r->runc = rt_realloc(r->runc, (size_t)r->capm * sizeof *r->runc);
     r->scratch = rt_realloc(r->scratch, (size_t)r->capm * sizeof *r->scratch);
   }
   double c = o->compile_s > 0 ? fmin(o->compile_s, o->cost) : 0;
+  r->runc[r->ncomp] = o->cost - c;
   r->comp[r->ncomp++] = c;
-  if (o->ok && o->value > 0) {
-    r->vals[r->nratio] = o->value;
-    r->ratio[r->nratio++] = (o->cost - c) / o->value;
-  }
+  if (o->ok && o->value > 0) r->ratio[r->nratio++] = (o->cost - c) / o->value;
 }
 
 /* The median of v[0..n-1] (n > 0), v unchanged. */
@@ -80,10 +79,10 @@ static double median_of(tu_run *r, const double *v, int64_t n) {
 double tu_run_cost_of(const tu_run *rc, double t) {
   tu_run *r = (tu_run *)rc;   /* the scratch only */
   double comp = r->ncomp ? median_of(r, r->comp, r->ncomp) : r->compile_prior;
-  double ratio = r->nratio ? median_of(r, r->ratio, r->nratio) : r->run_prior;
-  if (!(t > 0) && r->nratio) t = median_of(r, r->vals, r->nratio);
+  double ratio = r->nratio ? median_of(r, r->ratio, r->nratio) : r->run_prior, run = 0;
   if (!(comp >= 0)) comp = 0;
-  double run = ratio > 0 && t > 0 ? ratio * t : 0;
+  if (t > 0 && ratio > 0) run = ratio * t;   /* the candidate's own time */
+  else if (r->ncomp) run = median_of(r, r->runc, r->ncomp);   /* no model: the typical one */
   return comp + run > 0 ? comp + run : NAN;
 }
 
@@ -96,7 +95,7 @@ static int over_time(tu_run *r, const tu_run_opts *o, const int *cfg) {
   double t = NAN;
   if (o->predict && o->predict(o->model, cfg, 1, &t)) t = NAN;
   double c = tu_run_cost_of(r, t);
-  return c > 0 && r->cost + c > o->max_cost;
+  return c > 0 && r->cost + c > o->max_cost * (1 + 1e-9);   /* not by rounding alone */
 }
 
 /* Add what strategy S's state st says of its guidance to the run's. */
@@ -369,7 +368,7 @@ void tu_run_free(tu_run *r) {
   if (!r) return;
   tu_cfgmap_free(&r->map);
   free(r->obs);
-  free(r->comp), free(r->ratio), free(r->vals), free(r->scratch);
+  free(r->comp), free(r->runc), free(r->ratio), free(r->scratch);
   free(r);
 }
 
