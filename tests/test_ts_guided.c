@@ -264,13 +264,13 @@ static void test_fallback_adversarial(void **state) {
   double rnd = (n + 1) / 2.0;
   for (int k = 0; k < 9; k++) {
     synth_model bad = {bowl, 3, 0, 0, 0, -1, 0};
-    tu_run *r = guided_run(sp, bowl, &bad, 100 + (uint64_t)k, 0);
+    int64_t half = (int64_t)ceil(rnd / 2);   /* not found within it: counted as half + 1 */
+    tu_run *r = guided_run(sp, bowl, &bad, 100 + (uint64_t)k, half);
     at[k] = found_at(r, opt);
+    if (!at[k]) at[k] = half + 1;
     tu_guide g = tu_run_guide(r);
     assert_non_null(g.fallback_name);
     assert_string_equal(g.fallback_name, "bayes");
-    /* by the time the optimum is found, most proposals were the fallback's */
-    assert_true(at[k] >= 1);
     if (k == 0)
       printf("adversarial model, seed 100: optimum at %lld; proposals %lld model, %lld %s; last rho %.2f\n",
              (long long)at[k], (long long)g.model, (long long)g.fallback, g.fallback_name, g.rho);
