@@ -175,8 +175,8 @@ static void refresh_pool(ms_ *s) {
 /* The agreement of the model with the measurements: Spearman rho of the
 ** predictions made before measuring against the times, over the last
 ** AGREE_WINDOW results; sets the fallback's share of the next round
-** (MIN_FALLBACK at rho >= RHO_GOOD, rising linearly to all of it at
-** RHO_BAD). */
+** (MIN_FALLBACK at rho >= RHO_GOOD, rising linearly to MAX_FALLBACK at
+** RHO_BAD); switches counts its crossings of one half. */
 static void update_share(ms_ *s) {
   int n = s->nok < AGREE_WINDOW ? s->nok : AGREE_WINDOW, m = 0;
   if (n < AGREE_MIN) return;
