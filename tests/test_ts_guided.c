@@ -247,11 +247,6 @@ static void test_huge_space(void **state) {
   sp_free(sp);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* An adversarial model (backwards, never learns): the fallback takes most
 ** of each round, and the optimum is found in at most half of random
 ** search's expected trials, (N + 1) / 2 (median over 9 seeds); a perfect
@@ -260,20 +255,21 @@ static void test_fallback_adversarial(void **state) {
   (void)state;
   sp_space *sp = load(small_space);
   double opt = brute_optimum(sp, bowl);
-  int64_t n = (int64_t)sp_count(sp), at[9];
+  int64_t n = (int64_t)sp_count(sp);
+  double at[9];
   double rnd = (n + 1) / 2.0;
   for (int k = 0; k < 9; k++) {
     synth_model bad = {bowl, 3, 0, 0, 0, -1, 0};
     int64_t half = (int64_t)ceil(rnd / 2);   /* not found within it: counted as half + 1 */
     tu_run *r = guided_run(sp, bowl, &bad, 100 + (uint64_t)k, half);
-    at[k] = found_at(r, opt);
-    if (!at[k]) at[k] = half + 1;
+    at[k] = (double)found_at(r, opt);
+    if (!at[k]) at[k] = (double)half + 1;
     tu_guide g = tu_run_guide(r);
     assert_non_null(g.fallback_name);
     assert_string_equal(g.fallback_name, "bayes");
     if (k == 0)
-      printf("adversarial model, seed 100: optimum at %lld; proposals %lld model, %lld %s; last rho %.2f\n",
-             (long long)at[k], (long long)g.model, (long long)g.fallback, g.fallback_name, g.rho);
+      printf("adversarial model, seed 100: optimum at %.0f; proposals %lld model, %lld %s; last rho %.2f\n",
+             at[k], (long long)g.model, (long long)g.fallback, g.fallback_name, g.rho);
     assert_true(g.rho < 0);
     tu_run_free(r);
     synth_model bad48 = {bowl, 3, 0, 0, 0, -1, 0};
@@ -282,10 +278,10 @@ static void test_fallback_adversarial(void **state) {
     assert_true(g.fallback >= 0.6 * (double)(g.model + g.fallback));
     tu_run_free(r);
   }
-  qsort(at, 9, sizeof *at, cmp_i64);
-  printf("adversarial model: median trials to the optimum %lld of %lld (random search expects %.1f)\n",
-         (long long)at[4], (long long)n, rnd);
-  assert_true((double)at[4] <= rnd / 2);
+  qsort(at, 9, sizeof *at, cmp_double);
+  printf("adversarial model: median trials to the optimum %.0f of %lld (random search expects %.1f)\n",
+         at[4], (long long)n, rnd);
+  assert_true(at[4] <= rnd / 2);
   synth_model good = {bowl, 3, 0, 0, 0, 1, 0};
   tu_run *r = guided_run(sp, bowl, &good, 3, 96);
   tu_guide g = tu_run_guide(r);
