@@ -59,8 +59,8 @@ static const cli_spec compare_spec = {
   .usage = "(--t4 FILE [--space T1] | --db F [--target T] [--fingerprint P] --kernel K [--space T1]\n"
            "        [--recorded] | --db F --campaign ID [--space T1]\n"
            "        | --target host --kernel K [--db F] [--reference N|P%] [--time-cap S])\n"
-           "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--repeats R]\n"
-           "       [--seed S] [--batch N] [--json] [--csv DIR]",
+           "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--time-limit S]\n"
+           "       [--repeats R] [--seed S] [--batch N] [--json] [--csv DIR]",
   .about = "Score strategies over repeats (seeds S, S+1, ...) against random search's exact\n"
            "expectation and the optimum (Willemsen et al.): 0 is random search, 1 the optimum.",
   .epilog = "live comparison (compare --target host --kernel K): every run is a campaign in the\n"
