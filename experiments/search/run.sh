@@ -266,8 +266,9 @@ awk -F, '
     }
     for (i = 1; i <= nk; i++) {
       key = order[i]; split(key, f, SUBSEP); rk = f[1] SUBSEP "random"
-      printf "| %s | %s | %d | %.1f | [%.1f, %.1f] | %d/%d | %s |\n", f[1], f[2], cnt[key], med[key], q1[key], q3[key],
-        hit[key], cnt[key], (rk in med) && med[rk] > 0 ? sprintf("%.2f", med[key] / med[rk]) : "-"
+      ratio = (rk in med) && med[rk] > 0 ? sprintf("%.2f", med[key] / med[rk]) : "-"   # not in printf: there > redirects
+      printf "| %s | %s | %d | %.3g | [%.3g, %.3g] | %d/%d | %s |\n", f[1], f[2], cnt[key], med[key], q1[key], q3[key],
+        hit[key], cnt[key], ratio
     }
   }' "$SECS" > "$RT_OUT/table_seconds.md"
 awk -F, '
