@@ -14,7 +14,8 @@
 ** N); a model that ranks backwards for its first 48 results and then well
 ** is handed back its share (the fallback's share rises above one half and
 ** falls below it again). The uncertainty: the first round's picks are
-** those of the lower confidence bound log(predicted) - sigma.
+** those of the lower confidence bound log(predicted) - sigma, and its
+** share of the first round follows the calibration's sigma.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -336,6 +337,37 @@ static void test_lower_bound(void **state) {
   sp_free(sp);
 }
 
+/* Before the agreement is measured the share follows the calibration's
+** uncertainty: a model sure of everything (sigma 0) keeps 14 of its first
+** 16 proposals (the minimum share, 10%, rounds to 2), one unsure of
+** everything (sigma 1, beyond SIG_BAD) only 3 (80% to the fallback). */
+static int sig_0(void *m, const int *cfgs, int n, double *s) {
+  (void)m, (void)cfgs;
+  for (int i = 0; i < n; i++) s[i] = 0;
+  return 0;
+}
+static int sig_1(void *m, const int *cfgs, int n, double *s) {
+  (void)m, (void)cfgs;
+  for (int i = 0; i < n; i++) s[i] = 1;
+  return 0;
+}
+
+static void test_prior_share(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  synth_model m = {bowl, 3, 0, 0, 0, 1, 0};
+  tu_run *sure = guided_run_sig(sp, bowl, &m, 1, 16, sig_0), *unsure = guided_run_sig(sp, bowl, &m, 1, 16, sig_1);
+  tu_guide a = tu_run_guide(sure), b = tu_run_guide(unsure);
+  printf("first round: sure model %lld + %lld fallback, unsure %lld + %lld\n", (long long)a.model,
+         (long long)a.fallback, (long long)b.model, (long long)b.fallback);
+  assert_int_equal(a.model, 14);
+  assert_int_equal(a.fallback, 2);
+  assert_int_equal(b.model, 3);
+  assert_int_equal(b.fallback, 13);
+  tu_run_free(sure), tu_run_free(unsure);
+  sp_free(sp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_needs_model),
@@ -347,6 +379,7 @@ int main(void) {
     cmocka_unit_test(test_fallback_adversarial),
     cmocka_unit_test(test_fallback_and_back),
     cmocka_unit_test(test_lower_bound),
+    cmocka_unit_test(test_prior_share),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,11 @@
 ** the fallback), one that ranks badly hands more and more of each round to
 ** the fallback (MAX_FALLBACK of it at rho <= RHO_BAD: the model's few picks
 ** keep measuring whether a recalibration has mended it), and a model that
-** ranks well again gets its share back. The fallback (FALLBACK: bayes) runs in a
+** ranks well again gets its share back. Until AGREE_MIN results have come,
+** the share follows the calibration's uncertainty instead (the median
+** sigma of the candidates: MIN_FALLBACK at SIG_GOOD, MAX_FALLBACK at
+** SIG_BAD), so a model its calibration found unsure is not trusted with a
+** whole first round. The fallback (FALLBACK: bayes) runs in a
 ** context of its own with a generator seeded from this one's, proposes
 ** after the model's picks of a round, observes its own proposals' results
 ** and is told (inform) every other result, so it searches from everything
@@ -43,6 +47,8 @@
 #define AGREE_MIN 8        /* results before the agreement is trusted */
 #define MIN_REFIT 4        /* results before the first recalibration */
 #define KAPPA 1.0          /* the lower confidence bound: sigmas below the prediction */
+#define SIG_GOOD 0.3       /* before the agreement is measured: a calibration this */
+#define SIG_BAD 0.6        /* sure (median sigma) gets MIN_FALLBACK, this unsure MAX */
 #define GAIN_SCAN 256      /* candidates (by bound) weighed by gain per second */
 #define FB_TRIES 64        /* known proposals of the fallback answered per call */
 #define FALLBACK ts_bayes
@@ -113,6 +119,7 @@ static int fb_start(ms_ *s, rt_err *err) {
 }
 
 static void mg_destroy(void *st);
+static void prior_share(ms_ *s);
 
 static void *mg_create(const tu_ctx *ctx, rt_err *err) {
   ms_ *s = rt_calloc(1, sizeof *s);
@@ -144,7 +151,25 @@ static void *mg_create(const tu_ctx *ctx, rt_err *err) {
   }
   free(cfg);
   predict_pool(s, 1);
+  prior_share(s);
   return s;
+}
+
+/* The fallback's share before the agreement can be measured, from the
+** calibration's uncertainty: the median sigma of the candidates, at or
+** below SIG_GOOD the minimum, rising linearly to MAX_FALLBACK at SIG_BAD
+** (unknown: the minimum). */
+static void prior_share(ms_ *s) {
+  double *u = rt_malloc((size_t)(s->pool.n ? s->pool.n : 1) * sizeof *u);
+  size_t m = 0;
+  for (int64_t i = 0; i < s->pool.n; i++)
+    if (isfinite(s->sig[i])) u[m++] = s->sig[i];
+  double med = m ? gsl_stats_median(u, 1, m) : NAN, f = MIN_FALLBACK;
+  free(u);
+  if (isfinite(med))
+    f = fmin(MAX_FALLBACK, fmax(MIN_FALLBACK, MIN_FALLBACK + (med - SIG_GOOD) / (SIG_BAD - SIG_GOOD) *
+                                                              (MAX_FALLBACK - MIN_FALLBACK)));
+  s->share = f;
 }
 
 /* Grow the pool of a sampled space: neighbours of the best few results
