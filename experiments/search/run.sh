@@ -340,10 +340,10 @@ $(cat "$RT_OUT/table_seconds.md")"
 report "Time-limited runs (\`rooftune compare --recorded --time-limit S\`, S = $TSHARE of the space's
 whole recorded cost; strategies $TIMED): a run stops before a candidate whose predicted cost
 (compile median + measuring cost per second x predicted time) would not fit; the model strategy
-prefers candidates by predicted gain per predicted second. best / optimum: the optimum's time over
+prefers candidates by predicted gain per predicted second. optimum / best: the optimum's time over
 the best found (1: found), median over the runs.
 
-| space | strategy | limit (s) | best / optimum (median) | runs within 5% | evaluations (median) | spent s (median) |
+| space | strategy | limit (s) | optimum / best (median) | runs within 5% | evaluations (median) | spent s (median) |
 |---|---|---|---|---|---|---|
 $(cat "$RT_OUT/table_timed.md")"
 report "## Tuning curves"
@@ -382,6 +382,9 @@ report "References: L. Zheng et al., \"Ansor: generating high-performance tensor
 learning\", OSDI 2020, and T. Chen et al., \"Learning to optimize tensor programs\", NeurIPS 2018
 (tuning curves of cost-model-guided search against trials)."
 if [ "$RT_QUICK" != 1 ]; then   # the curves are large: compress them once the tables are made
-  while read -r lab k set space; do gzip -f -9 "$RT_OUT/$lab/curves.csv"; done < "$RT_OUT/spaces.txt"
+  while read -r lab k set space; do
+    gzip -f -9 "$RT_OUT/$lab/curves.csv"
+    if [ -f "$RT_OUT/$lab/timed/curves.csv" ]; then gzip -f -9 "$RT_OUT/$lab/timed/curves.csv"; fi
+  done < "$RT_OUT/spaces.txt"
 fi
 report_end
