@@ -216,7 +216,14 @@ while read -r lab k set space; do
     }' "$C" "$C" > "$RT_OUT/curves_$lab.dat"
   n=$(awk -F, 'NR > 1 && $4 + 0 > K { K = $4 + 0 } END { print K }' "$C")
   opt=$(awk -F, 'NR > 1 && (o == "" || $5 + 0 < o) { o = $5 + 0 } END { printf "%.6g", o }' "$C")
-  cal=$(awk 'NF { l = $0 } END { if (l == "") print "none (default coefficients)"; else { split(l, f, " "); print "version " f[2] " (" f[3] " " f[4] ")" } }' "$RT_OUT/$lab/model_history.txt")
+  # a calibration made again here (--recalibrate) is named by the one it
+  # repeats (its own date is this run's: the tables would differ per run)
+  again=0; case " $RECALS " in *" $k "*) again=1 ;; esac
+  cal=$(awk -v again=$again 'NF { p = l; l = $0 } END {
+      if (l == "") { print "none (default coefficients)"; exit }
+      split(l, f, " "); split(p, g, " ")
+      if (again) print "version " f[2] " (version " g[2] " of " g[3] " " g[4] " calibrated again here, with its uncertainty)"
+      else print "version " f[2] " (" f[3] " " f[4] ")" }' "$RT_OUT/$lab/model_history.txt")
   echo "| $lab | $(echo "$set" | tr ',' ' ') | \`$space\` | $n | $opt | $cal |" >> "$RT_OUT/spaces_table.md"
 done < "$RT_OUT/spaces.txt"
 
