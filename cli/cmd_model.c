@@ -368,6 +368,21 @@ static void achieved(const char *what, const double work[CM_NBOUND], const doubl
   printf("\n");
 }
 
+/* The prediction's uncertainty line (cost_model/cm.h invariant 6). */
+static void print_unc(const cm_coefs *c, const cm_pred *p) {
+  double sd = cm_unc_sigma(&c->unc, p->bound);
+  int own = isfinite(c->unc.bound[p->bound]);
+  if (!isfinite(sd)) {
+    printf("uncertain  not known (%s: recalibrate to measure it)\n",
+           c->version ? "a calibration stored before rooftune kept it" : "the defaults");
+    return;
+  }
+  printf("uncertain  x/%.3g (log sd %.3f of %s %d %s schedules%s%s): %.6g to %.6g ms\n", exp(sd), sd,
+         c->unc.held_out ? "the" : "the calibration's", own ? c->unc.nb[p->bound] : c->unc.n,
+         c->unc.held_out ? "held-out" : "fitted", own ? " limited by " : "", own ? cm_bound_name(p->bound) : "",
+         p->time * exp(-sd) * 1e3, p->time * exp(sd) * 1e3);
+}
+
 static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
   mctx m;
   int rc = mctx_open(&m, o, cmd, 1, 1, DB_CREATE, 0);   /* may store ceilings */
@@ -424,6 +439,21 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     jw_key(&w, "predicted_s"); jw_double(&w, p.time);
     jw_key(&w, "predicted_gflops"); jw_double(&w, flops / p.time * 1e-9);
     jw_key(&w, "bound"); jw_str(&w, cm_bound_name(p.bound));
+    /* cost_model/cm.h invariant 6: the spread of log(measured / predicted) */
+    double sd = cm_unc_sigma(&c.unc, p.bound);
+    jw_key(&w, "uncertainty");
+    if (isfinite(sd)) {
+      jw_begin(&w, '{');
+      jw_key(&w, "log_sd"); jw_double(&w, sd);
+      jw_key(&w, "interval_68_s"); jw_begin(&w, '['); jw_double(&w, p.time * exp(-sd));
+      jw_double(&w, p.time * exp(sd)); jw_end(&w, ']');
+      jw_key(&w, "of"); jw_str(&w, isfinite(c.unc.bound[p.bound]) ? cm_bound_name(p.bound) : "all");
+      jw_key(&w, "n"); jw_int(&w, isfinite(c.unc.bound[p.bound]) ? c.unc.nb[p.bound] : c.unc.n);
+      jw_key(&w, "on"); jw_str(&w, c.unc.held_out ? "held-out" : "fitted");
+      jw_end(&w, '}');
+    } else {
+      jw_raw(&w, "null");
+    }
     jw_key(&w, "threads"); jw_int(&w, p.w.threads);
     jw_key(&w, "bounds");
     jw_begin(&w, '{');
@@ -471,6 +501,7 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     printf("predicted %.6g s (%.2f GFLOP/s), bound %s (%.0f%% of its ceiling), %d thread%s\n",
            p.time, flops / p.time * 1e-9, cm_bound_name(p.bound), 100 * p.frac[p.bound],
            p.w.threads, p.w.threads > 1 ? "s" : "");
+    print_unc(&c, &p);
   } else {
     printf("schedule   %s\nworkload   %s: %.4g FLOP, %.4g B compulsory\n", canon, wkey, flops,
            m.hk->min_bytes(&pb));
@@ -493,6 +524,7 @@ static int predict_or_explain(const mopts *o, const char *cmd, int explain) {
     for (int j = 0; j < m.km->neff; j++)
       printf("  %s %.3f^%.2f", m.km->eff_names[j], p.w.eff[j], c.v[CM_C_EFF0 + j]);
     printf("  (x eff_compute %.3f)\n", c.v[CM_C_COMPUTE]);
+    print_unc(&c, &p);
     if (ms.n)
       printf("measured   %.6g ms [%.6g, %.6g] (trial %lld of campaign %lld; %d trial%s): "
              "%.2f GFLOP/s, model error %+.1f%%\n", ms.t * 1e3, ms.lo * 1e3, ms.hi * 1e3,

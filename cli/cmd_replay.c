@@ -59,8 +59,8 @@ static const cli_spec compare_spec = {
   .usage = "(--t4 FILE [--space T1] | --db F [--target T] [--fingerprint P] --kernel K [--space T1]\n"
            "        [--recorded] | --db F --campaign ID [--space T1]\n"
            "        | --target host --kernel K [--db F] [--reference N|P%] [--time-cap S])\n"
-           "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--repeats R]\n"
-           "       [--seed S] [--batch N] [--json] [--csv DIR]",
+           "       [--set VAR=VAL,...] --strategies A,B,...|all [--budget N|P%] [--time-limit S]\n"
+           "       [--repeats R] [--seed S] [--batch N] [--json] [--csv DIR]",
   .about = "Score strategies over repeats (seeds S, S+1, ...) against random search's exact\n"
            "expectation and the optimum (Willemsen et al.): 0 is random search, 1 the optimum.",
   .epilog = "live comparison (compare --target host --kernel K): every run is a campaign in the\n"
@@ -95,8 +95,9 @@ static int parse_ropts(int argc, char **argv, const cli_spec *which, ropts *o) {
                    .mask = R_COMPARE, .required = R_COMPARE),
     CLI_OPT_STRING("budget", &o->budget, "N|P%", "evaluations, or a percentage of the recorded\n"
                    "configurations (default 5%)", .check = cli_check_budget, .given = &o->budget_set),
-    CLI_OPT_DOUBLE("time-limit", &o->time_limit, "S", 0, 0, "stop once S seconds of recorded time (compile,\n"
-                   "verification, runs, framework) are spent", .flags = CLI_OPEN_LO, .mask = R_REPLAY),
+    CLI_OPT_DOUBLE("time-limit", &o->time_limit, "S", 0, 0, "spend S seconds of recorded time (compile,\n"
+                   "verification, runs, framework): stop before a candidate\nwhose predicted cost would "
+                   "not fit (compare: each\nrun; recorded comparisons only)", .flags = CLI_OPEN_LO),
     CLI_OPT_INT64("seed", &seed, "S", 0, 0, "the seed (compare: repeat r uses S + r; default 1)"),
     CLI_OPT_INT("repeats", &o->repeats, "R", 1, 100000, "runs per strategy (default 10)", .mask = R_COMPARE),
     CLI_OPT_INT("batch", &o->batch, "N", 1, 100000, "proposals asked for at once (default 16)"),
@@ -128,6 +129,8 @@ static int parse_ropts(int argc, char **argv, const cli_spec *which, ropts *o) {
   o->live = is_compare && !o->t4 && !o->campaign && !o->recorded && !o->fingerprint && o->target &&
             tg_backend_of(o->target);
   if (o->live && !o->kernel) return cli_usage(s, "a live comparison needs --kernel K");
+  if (o->live && o->time_limit > 0)
+    return cli_usage(s, "--time-limit compares recorded runs (a live comparison's campaigns take --budget)");
   if (!o->live && (o->reference || o->time_cap_set))
     return cli_usage(s, "--reference and --time-cap are for live comparisons (--target host)");
   if (!o->live && !!o->t4 == !!o->db)
@@ -519,6 +522,7 @@ static tu_run *replay_run_on(const replay_in *in, const tu_strategy *S, uint64_t
   if (in->model) {   /* every run starts from the stored calibration */
     cm_tmodel_reset(in->model);
     ro.predict = cm_tmodel_predict, ro.refit = cm_tmodel_refit, ro.model = in->model;
+    ro.sigma = cm_tmodel_sigma;
   }
   tu_run *r = tu_run_strategy(in->sp, &obj, &ro, NULL, &err);
   while (m && mp_pending() > 0) {   /* sleeps a run ended before taking */
@@ -722,7 +726,11 @@ static int replay_curve(void *ctx, const tu_strategy *S, uint64_t seed, int64_t 
   tu_run *r = replay_run(src->in, S, seed, budget, src->o, "compare");
   if (!r) return EXIT_FAIL;
   tu_run_curve(r, budget, src->worst, curve);
-  *info = (tu_cmp_run){tu_run_n(r), tu_run_cost(r), tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3, 0};
+  double *spent = info->spent, sum = 0;
+  for (int64_t k = 0; spent && k < budget && k < tu_run_n(r); k++) spent[k] = sum += tu_run_obs(r, k)->cost;
+  tu_guide g = tu_run_guide(r);
+  *info = (tu_cmp_run){tu_run_n(r), tu_run_cost(r), tu_run_framework_s(r) / (double)tu_run_n(r) * 1e3, 0,
+                       g.model, g.fallback, spent};
   tu_run_free(r);
   return 0;
 }
@@ -780,7 +788,8 @@ static int live_curve(void *ctx, const tu_strategy *S, uint64_t seed, int64_t bu
     curve[k] = best;
   }
   *info = (tu_cmp_run){tv.n, tv.cost, rep.search_s / (double)(tv.n ? tv.n : 1) * 1e3,
-                    rep.choice && !strcmp(rep.choice, "tuned")};
+                    rep.choice && !strcmp(rep.choice, "tuned"), rep.guide_model, rep.guide_fallback,
+                    info->spent};
   free(tv.v);
   tu_report_free(&rep);
   return 0;
@@ -843,8 +852,9 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
     free(p.s);
     if (!rc) {
       fc = oc.f, fs = os.f;
-      fprintf(fc, "strategy,repeat,seed,k,best_s,random_expected_s\n");
-      fprintf(fs, "strategy,repeat,seed,score,best_s,evaluations,cost_s,framework_ms_per_eval\n");
+      fprintf(fc, "strategy,repeat,seed,k,best_s,random_expected_s,spent_s\n");
+      fprintf(fs, "strategy,repeat,seed,score,best_s,evaluations,cost_s,framework_ms_per_eval,"
+                  "from_model,from_fallback\n");
     }
   }
   for (int s = 0; s < ns && !rc; s++)
@@ -852,13 +862,17 @@ static int compare_core(const ropts *o, const tu_strategy **list, int ns, int64_
       const double *curve = res.curves + ((size_t)s * R + rep) * budget;
       const tu_cmp_run *ru = &res.runs[s * R + rep];
       uint64_t seed = o->seed + (uint64_t)rep;
-      for (int64_t k = 0; fc && k < budget; k++)
-        fprintf(fc, "%s,%d,%llu,%lld,%.9g,%.9g\n", list[s]->name, rep, (unsigned long long)seed,
+      const double *spent = res.spent + ((size_t)s * R + rep) * budget;
+      for (int64_t k = 0; fc && k < budget; k++) {
+        fprintf(fc, "%s,%d,%llu,%lld,%.9g,%.9g,", list[s]->name, rep, (unsigned long long)seed,
                 (long long)k + 1, curve[k], rnd[k]);
+        if (isnan(spent[k])) fprintf(fc, "\n");   /* after the run's end */
+        else fprintf(fc, "%.6g\n", spent[k]);
+      }
       if (fs)
-        fprintf(fs, "%s,%d,%llu,%.6f,%.9g,%lld,%.6g,%.6g\n", list[s]->name, rep,
+        fprintf(fs, "%s,%d,%llu,%.6f,%.9g,%lld,%.6g,%.6g,%lld,%lld\n", list[s]->name, rep,
                 (unsigned long long)seed, res.scores[s * R + rep], curve[budget - 1], (long long)ru->evals,
-                ru->cost, ru->framework_ms);
+                ru->cost, ru->framework_ms, (long long)ru->from_model, (long long)ru->from_fallback);
     }
   if (!rc && o->json) {
     jw w;

@@ -231,6 +231,12 @@ static void print_report(const tu_report *r) {
     if (r->remeasured_reused) printf(" (%d from the database)", r->remeasured_reused);
     printf(", %.1f s\n", r->remeasure_s);
   }
+  if (r->guide_fallback_name) {
+    int64_t all = r->guide_model + r->guide_fallback;
+    printf("guided     %lld proposals from the model, %lld from its fallback %s (%.0f%%); "
+           "last agreement Spearman %.2f\n", (long long)r->guide_model, (long long)r->guide_fallback,
+           r->guide_fallback_name, all ? 100.0 * (double)r->guide_fallback / (double)all : 0.0, r->guide_rho);
+  }
   if (r->reason) printf("decision   %s\n", r->reason);
   printf("spent      compile %.1f s, verify %.1f s, measure %.1f s, framework %.1f s; elapsed %.1f s\n",
          r->compile_s, r->verify_s, r->bench_s, r->framework_s, r->elapsed_s);

@@ -33,6 +33,13 @@
 **  5. Models are per model family, which a backend row names
 **     (tg_backend.model_family): the CPU family ("cpu") and the GPU
 **     family ("gpu") share the kernel names; cm_kmodel_find_on picks.
+**  6. A calibration carries its uncertainty (cm_unc): the spread of
+**     log(measured / predicted) over the schedules it was not fitted to
+**     (its held-out ones; the fitted ones when none was held out, which
+**     understates it, and the record says which), over all of them and
+**     per limiting bound. A prediction's uncertainty is that of its
+**     bound (cm_unc_sigma), stored in the version's fit record; the
+**     defaults and older calibrations have none (NAN).
 */
 #ifndef CM_H
 #define CM_H
@@ -168,12 +175,23 @@ typedef struct cm_coef {
                                 ** (thresholds the fit cannot see through) */
 } cm_coef;
 #define CM_MAXCOEF 24
+/* The uncertainty of a calibration (invariant 6): the sample standard
+** deviation of log(measured / predicted) over n schedules (all) and over
+** the nb[b] of them whose limiting bound is b (bound[b]; NAN when fewer
+** than CM_UNC_MIN); held_out 1 when they were held out of the fit, 0 when
+** they were the fitted ones. all NAN: unknown. */
+#define CM_UNC_MIN 5
+typedef struct cm_unc {
+  double all, bound[CM_NBOUND];
+  int n, nb[CM_NBOUND], held_out;
+} cm_unc;
 /* A coefficient vector of one kernel model (defaults or calibrated). */
 typedef struct cm_coefs {
   int n;
   double v[CM_MAXCOEF];         /* in the order of cm_kmodel.coefs */
   int version;                  /* db version; 0: the defaults */
   char source[64];              /* "defaults", "calibrated 2026-11-29 ..." */
+  cm_unc unc;                   /* its uncertainty (all NAN: unknown) */
 } cm_coefs;
 
 /* The generic coefficients every kernel model starts with (cm_time reads
@@ -485,6 +503,9 @@ cm_tmodel *cm_tmodel_new(const cm_kmodel *k, const kn_problem *pb, const sp_spac
                          const cm_ceilings *ce, const cm_coefs *c, int flush);
 void cm_tmodel_free(cm_tmodel *m);                  /* NULL is a no-op */
 int cm_tmodel_predict(void *m, const int *cfgs, int n, double *t);
+/* tu.h's sigma hook: each schedule's uncertainty (cm_unc_sigma of its
+** limiting bound under the calibration the model was made with). */
+int cm_tmodel_sigma(void *m, const int *cfgs, int n, double *s);
 /* Calibrate from the model's first coefficients on the n results. */
 int cm_tmodel_refit(void *m, const int *cfgs, const double *t, int n);
 const cm_coefs *cm_tmodel_coefs(const cm_tmodel *m);
@@ -510,6 +531,21 @@ int cm_coefs_load(struct db *d, int64_t target_id, const cm_kmodel *k, int versi
 cm_tmodel *cm_tmodel_open(struct db *d, int64_t target_id, const char *target,
                           const char *kernel, const kn_problem *pb, const sp_space *sp,
                           int flush, rt_err *err);
+
+/* ---- Uncertainty (cm_unc.c; invariant 6) ---- */
+void cm_unc_none(cm_unc *u);                      /* unknown: all NAN, n 0 */
+/* u from the residuals r[i] = log(measured_i / predicted_i) of n schedules
+** limited by bound[i]; held_out as the schedules were. */
+void cm_unc_from(cm_unc *u, const double *r, const cm_bound *bound, int n, int held_out);
+/* The uncertainty of a prediction limited by bound b: bound[b] when
+** known, else all (NAN: unknown). */
+double cm_unc_sigma(const cm_unc *u, cm_bound b);
+/* u as a JSON object {"log_sd", "n", "on": "held-out"|"fitted", "by_bound":
+** {NAME: {"log_sd", "n"}}} (malloc'ed); and back from a calibration's fit
+** record that holds it under "uncertainty" (absent: unknown, 0). 0, or -1
+** with err when the record is not JSON or the object is malformed. */
+char *cm_unc_json(const cm_unc *u);
+int cm_unc_parse_fit(const char *fit_json, cm_unc *u, rt_err *err);
 
 /* ---- Accuracy of a ranking (cm_metrics.c) ---- */
 double cm_spearman(const double *x, const double *y, int n);   /* ties: mid-ranks */

@@ -25,6 +25,7 @@ void cm_coefs_default(const cm_kmodel *k, cm_coefs *c) {
   c->n = k->ncoef;
   for (int i = 0; i < k->ncoef; i++) c->v[i] = k->coefs[i].value;
   strcpy(c->source, "defaults");
+  cm_unc_none(&c->unc);
 }
 
 void cm_machine_from_ceilings(cm_machine *m, const cm_ceilings *c) {

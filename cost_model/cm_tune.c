@@ -3,7 +3,8 @@
 ** hooks of tu.h over one workload on one target. Refitting always starts
 ** from the coefficients the model was made with (the stored calibration
 ** or the defaults), so a run's sequence of refits is deterministic and a
-** bad early fit cannot drag later ones along.
+** bad early fit cannot drag later ones along. A prediction's uncertainty
+** is the stored calibration's for its limiting bound (cm.h invariant 6).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -32,15 +33,27 @@ cm_tmodel *cm_tmodel_new(const cm_kmodel *k, const kn_problem *pb, const sp_spac
 
 void cm_tmodel_free(cm_tmodel *m) { free(m); }
 
-int cm_tmodel_predict(void *mv, const int *cfgs, int n, double *t) {
-  cm_tmodel *m = mv;
+/* out[i] := the predicted time of cfgs[i] (sigma 0) or its uncertainty
+** (sigma 1: the stored calibration's for its limiting bound); NAN when the
+** model cannot say. */
+static void each(cm_tmodel *m, const int *cfgs, int n, double *out, int sigma) {
   int np = sp_nparams(m->sp);
   for (int i = 0; i < n; i++) {
     cm_pred p;
     rt_err err;
-    t[i] = cm_predict(m->k, m->pb, m->sp, cfgs + (size_t)i * np, &m->ce, &m->cur,
-                      m->flush, &p, &err) ? NAN : p.time;
+    out[i] = cm_predict(m->k, m->pb, m->sp, cfgs + (size_t)i * np, &m->ce, &m->cur, m->flush, &p, &err) ? NAN
+             : sigma ? cm_unc_sigma(&m->start.unc, p.bound)
+                     : p.time;
   }
+}
+
+int cm_tmodel_predict(void *m, const int *cfgs, int n, double *t) {
+  each(m, cfgs, n, t, 0);
+  return 0;
+}
+
+int cm_tmodel_sigma(void *m, const int *cfgs, int n, double *s) {
+  each(m, cfgs, n, s, 1);
   return 0;
 }
 

@@ -893,6 +893,29 @@ static char *trials_text(fx *x) {
                        "|| '|' || origin, ';') FROM (SELECT * FROM trials ORDER BY id)");
 }
 
+/* --time-limit spent by predicted cost (tu.h invariant 12): every injected
+** measurement costs 0.012 s (compile 0.001, verify 0.001, measure 0.01), so
+** after the default the campaign predicts 0.012 s a candidate and stops
+** before the one that would pass 0.1 s: 8 trials, 0.096 s (stopping only
+** once the limit is reached, as before, made 9 and spent 0.108 s). */
+static void test_time_limit_predicted(void **state) {
+  fx *x = *state;
+  x->f.answer = all_slower;
+  tu_campaign_opts o = opts(x, "exhaustive", "50", 1);
+  o.time_limit = 0.1;
+  tu_report rep;
+  run_ok(&o, &rep);
+  assert_int_equal(rep.evaluations, 8);
+  assert_int_equal(rep.measured, 8);
+  assert_string_equal(rep.end, "time");
+  assert_true(q_int(x->db, "SELECT count(*) FROM trials") == 8);
+  char *t = q_text(x->db, "SELECT total(compile_s + verify_s + bench_s) FROM trials");
+  assert_non_null(t);
+  assert_true(fabs(atof(t) - 0.096) < 1e-9 && atof(t) <= o.time_limit);   /* what was spent, as stored */
+  free(t);
+  tu_report_free(&rep);
+}
+
 /* A campaign measuring batches stores what one measuring one by one
 ** stores, measures the same configurations in the same order, and decides
 ** the same; again in the same database, both reuse the same trials (a
@@ -1391,6 +1414,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
     cmocka_unit_test_setup_teardown(test_batch_same_as_single, setup, teardown),
     cmocka_unit_test_setup_teardown(test_batch_budget, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_time_limit_predicted, setup, teardown),
     cmocka_unit_test_setup_teardown(test_batch_stop_resume, setup, teardown),
     cmocka_unit_test_setup_teardown(test_batch_failure_and_counters, setup, teardown),
     cmocka_unit_test_setup_teardown(test_async_pool, setup, teardown),

@@ -475,6 +475,9 @@ static void test_tmodel(void **state) {
   cm_coefs_default(&cm_gemm, &c);
   truth = c;
   truth.v[CM_C_COMPUTE] = 0.5;
+  /* an uncertainty known for the compute bound only (sigma: its figure
+  ** there, the overall one elsewhere) */
+  c.unc.all = 0.3, c.unc.n = 40, c.unc.bound[CM_COMPUTE] = 0.1, c.unc.nb[CM_COMPUTE] = 20;
   cm_tmodel *m = cm_tmodel_new(&cm_gemm, &pb, sp, &ce, &c, 0);
   int np = sp_nparams(sp), n = 40;
   int *cfgs = malloc((size_t)n * np * sizeof *cfgs);
@@ -484,10 +487,12 @@ static void test_tmodel(void **state) {
   rt_err err = {0};
   assert_int_equal(sp_sample(sp, rng, n, 1, cfgs, &err), 0);
   assert_int_equal(cm_tmodel_predict(m, cfgs, n, t), 0);
+  assert_int_equal(cm_tmodel_sigma(m, cfgs, n, want), 0);
   for (int i = 0; i < n; i++) {
     cm_pred p;
     cm_predict(&cm_gemm, &pb, sp, cfgs + (size_t)i * np, &ce, &c, 0, &p, &err);
     assert_true(t[i] == p.time);
+    assert_true(want[i] == (p.bound == CM_COMPUTE ? 0.1 : 0.3));
     cm_predict(&cm_gemm, &pb, sp, cfgs + (size_t)i * np, &ce, &truth, 0, &p, &err);
     want[i] = p.time;
   }

@@ -204,7 +204,7 @@ static void check_trials(const char *dir, const char *space, const char *strateg
   FILE *f = fopen(path, "r");
   assert_non_null(f);
   assert_non_null(fgets(line, sizeof line, f));
-  assert_string_equal(line, "strategy,repeat,seed,k,best_s,random_expected_s\n");
+  assert_string_equal(line, "strategy,repeat,seed,k,best_s,random_expected_s,spent_s\n");
   /* two passes: the optimum, then each run's first trial within 5% */
   double opt = INFINITY;
   int kmax = 0, rep, seed, k;

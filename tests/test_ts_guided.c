@@ -8,6 +8,14 @@
 ** mostly the random ones, not the model's picks); the strategy refuses to
 ** run without a model, never repeats or proposes invalid configurations,
 ** is deterministic, and works on a space far too large to rank whole.
+** The fallback: a model that ranks backwards and never learns hands most
+** of each round to the fallback and still finds the optimum within half
+** of random search's expected trials ((N + 1) / 2 for one optimum among
+** N); a model that ranks backwards for its first 48 results and then well
+** is handed back its share (the fallback's share rises above one half and
+** falls below it again). The uncertainty: the first round's picks are
+** those of the lower confidence bound log(predicted) - sigma, and its
+** share of the first round follows the calibration's sigma.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -60,6 +68,7 @@ typedef struct synth_model {
   fn f;
   int np, learns, refits, last_n;
   double sign;
+  int learn_after;   /* > 0: refit learns only from this many results on */
 } synth_model;
 
 static int sm_predict(void *m, const int *cfgs, int n, double *t) {
@@ -72,7 +81,7 @@ static int sm_refit(void *m, const int *cfgs, const double *t, int n) {
   synth_model *s = m;
   s->refits++;
   s->last_n = n;
-  if (!s->learns) return -1;
+  if (!s->learns || n < s->learn_after) return -1;
   double sx = 0, sy = 0, sxy = 0;
   for (int i = 0; i < n; i++) {
     double x = s->f(cfgs + (size_t)i * s->np, s->np);
@@ -89,16 +98,21 @@ static sp_space *load(const char *text) {
   return sp;
 }
 
-static tu_run *guided_run(sp_space *sp, fn f, synth_model *m, uint64_t seed, int64_t budget) {
+static tu_run *guided_run_sig(sp_space *sp, fn f, synth_model *m, uint64_t seed, int64_t budget,
+                              int (*sigma)(void *, const int *, int, double *)) {
   obj_ctx o = {sp, f, 0};
   tu_objective obj = {synth_eval, &o, NULL};
   tu_run_opts opts = {.strategy = &ts_model, .seed = seed, .max_evals = budget, .batch = 16,
-                      .predict = sm_predict, .refit = sm_refit, .model = m};
+                      .predict = sm_predict, .refit = sm_refit, .model = m, .sigma = sigma};
   rt_err err = {0};
   tu_run *r = tu_run_strategy(sp, &obj, &opts, NULL, &err);
   if (!r) fprintf(stderr, "%s\n", err.msg);
   assert_non_null(r);
   return r;
+}
+
+static tu_run *guided_run(sp_space *sp, fn f, synth_model *m, uint64_t seed, int64_t budget) {
+  return guided_run_sig(sp, f, m, seed, budget, NULL);
 }
 
 /* The evaluation at which the optimum was first found (1-based), 0 if not. */
@@ -127,7 +141,7 @@ static void test_perfect_model(void **state) {
   sp_space *sp = load(small_space);
   double opt = brute_optimum(sp, bowl);
   for (uint64_t seed = 1; seed <= 5; seed++) {
-    synth_model m = {bowl, 3, 1, 0, 0, 1};
+    synth_model m = {bowl, 3, 1, 0, 0, 1, 0};
     tu_run *r = guided_run(sp, bowl, &m, seed, 16);
     int64_t at = found_at(r, opt);
     assert_true(at >= 1 && at <= 16);
@@ -140,7 +154,7 @@ static void test_learning_model(void **state) {
   (void)state;
   sp_space *sp = load(small_space);
   double opt = brute_optimum(sp, bowl);
-  synth_model m = {bowl, 3, 1, 0, 0, -1};   /* backwards until it learns */
+  synth_model m = {bowl, 3, 1, 0, 0, -1, 0};   /* backwards until it learns */
   tu_run *r = guided_run(sp, bowl, &m, 7, 48);
   int64_t at = found_at(r, opt);
   assert_true(m.refits >= 1);
@@ -172,7 +186,7 @@ static void test_explores_when_wrong(void **state) {
   do all[n++] = bowl(c, np); while (sp_next(sp, c));
   qsort(all, (size_t)n, sizeof *all, cmp_double);
   double worst48 = all[n - 48], best48 = all[47];
-  synth_model bad = {bowl, 3, 0, 0, 0, -1}, good = {bowl, 3, 0, 0, 0, 1};
+  synth_model bad = {bowl, 3, 0, 0, 0, -1, 0}, good = {bowl, 3, 0, 0, 0, 1, 0};
   tu_run *rb = guided_run(sp, bowl, &bad, 3, 48), *rg = guided_run(sp, bowl, &good, 3, 48);
   int64_t nb = 0, ng = 0;
   for (int64_t i = 32; i < 48; i++) {
@@ -194,7 +208,7 @@ static void test_valid_distinct_deterministic(void **state) {
   (void)state;
   sp_space *sp = load(small_space);
   int np = sp_nparams(sp);
-  synth_model m1 = {bowl, 3, 1, 0, 0, -1}, m2 = m1, m3 = m1;
+  synth_model m1 = {bowl, 3, 1, 0, 0, -1, 0}, m2 = m1, m3 = m1;
   tu_run *a = guided_run(sp, bowl, &m1, 42, 80), *b = guided_run(sp, bowl, &m2, 42, 80),
          *c = guided_run(sp, bowl, &m3, 43, 80);
   assert_int_equal(tu_run_n(a), 80);
@@ -210,7 +224,7 @@ static void test_valid_distinct_deterministic(void **state) {
   assert_true(differ);
   tu_run_free(a), tu_run_free(b), tu_run_free(c);
   /* the whole space: it ends on the space, every configuration once */
-  synth_model m4 = {bowl, 3, 1, 0, 0, 1};
+  synth_model m4 = {bowl, 3, 1, 0, 0, 1, 0};
   tu_run *all = guided_run(sp, bowl, &m4, 1, 0);
   assert_int_equal(tu_run_n(all), (int64_t)sp_count(sp));
   assert_int_equal(tu_run_end(all), TU_END_SPACE);
@@ -223,7 +237,7 @@ static void test_valid_distinct_deterministic(void **state) {
 static void test_huge_space(void **state) {
   (void)state;
   sp_space *sp = load(huge_space);
-  synth_model m = {bowl6, 6, 1, 0, 0, 1};
+  synth_model m = {bowl6, 6, 1, 0, 0, 1, 0};
   tu_run *r = guided_run(sp, bowl6, &m, 5, 160);
   double best = INFINITY;
   for (int64_t i = 0; i < tu_run_n(r); i++) best = fmin(best, tu_run_obs(r, i)->value);
@@ -231,6 +245,126 @@ static void test_huge_space(void **state) {
          "expects about %.0f)\n", best, 1 + 6 * 817.0 * 0.35);
   assert_true(best <= 50);
   tu_run_free(r);
+  sp_free(sp);
+}
+
+/* An adversarial model (backwards, never learns): the fallback takes most
+** of each round, and the optimum is found in at most half of random
+** search's expected trials, (N + 1) / 2 (median over 9 seeds); a perfect
+** model leaves the fallback its minimum. */
+static void test_fallback_adversarial(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  double opt = brute_optimum(sp, bowl);
+  int64_t n = (int64_t)sp_count(sp);
+  double at[9];
+  double rnd = (n + 1) / 2.0;
+  for (int k = 0; k < 9; k++) {
+    synth_model bad = {bowl, 3, 0, 0, 0, -1, 0};
+    int64_t half = (int64_t)ceil(rnd / 2);   /* not found within it: counted as half + 1 */
+    tu_run *r = guided_run(sp, bowl, &bad, 100 + (uint64_t)k, half);
+    at[k] = (double)found_at(r, opt);
+    if (!at[k]) at[k] = (double)half + 1;
+    tu_guide g = tu_run_guide(r);
+    assert_non_null(g.fallback_name);
+    assert_string_equal(g.fallback_name, "bayes");
+    if (k == 0)
+      printf("adversarial model, seed 100: optimum at %.0f; proposals %lld model, %lld %s; last rho %.2f\n",
+             at[k], (long long)g.model, (long long)g.fallback, g.fallback_name, g.rho);
+    assert_true(g.rho < 0);
+    tu_run_free(r);
+    synth_model bad48 = {bowl, 3, 0, 0, 0, -1, 0};
+    r = guided_run(sp, bowl, &bad48, 100 + (uint64_t)k, 96);
+    g = tu_run_guide(r);
+    assert_true(g.fallback >= 0.6 * (double)(g.model + g.fallback));
+    tu_run_free(r);
+  }
+  qsort(at, 9, sizeof *at, cmp_double);
+  printf("adversarial model: median trials to the optimum %.0f of %lld (random search expects %.1f)\n",
+         at[4], (long long)n, rnd);
+  assert_true(at[4] <= rnd / 2);
+  synth_model good = {bowl, 3, 0, 0, 0, 1, 0};
+  tu_run *r = guided_run(sp, bowl, &good, 3, 96);
+  tu_guide g = tu_run_guide(r);
+  assert_true(g.fallback <= 0.2 * (double)(g.model + g.fallback));
+  assert_int_equal(g.switches, 0);
+  tu_run_free(r);
+  sp_free(sp);
+}
+
+/* Backwards for the first 48 results, then (refit) right: the fallback's
+** share rises above one half, then falls below it again, and the model's
+** last agreement is good. */
+static void test_fallback_and_back(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  synth_model m = {bowl, 3, 1, 0, 0, -1, 48};
+  tu_run *r = guided_run(sp, bowl, &m, 11, 200);
+  tu_guide g = tu_run_guide(r);
+  printf("backwards then right: %d switches, last rho %.2f, proposals %lld model %lld fallback\n",
+         g.switches, g.rho, (long long)g.model, (long long)g.fallback);
+  assert_true(m.sign == 1);
+  assert_true(g.switches >= 2);
+  assert_true(g.rho > 0.6);
+  tu_run_free(r);
+  sp_free(sp);
+}
+
+/* The first round's picks are the best lower confidence bounds: a perfect
+** model unsure (sigma 3) of the configurations with c == 5 only, sure of
+** the rest: those come first (log(pred) - 3 puts them below every sure
+** one), the best of them first. */
+static int sig_c5(void *m, const int *cfgs, int n, double *s) {
+  synth_model *sm = m;
+  for (int i = 0; i < n; i++) s[i] = cfgs[(size_t)i * sm->np + 2] == 5 ? 3.0 : 0.0;
+  return 0;
+}
+
+static void test_lower_bound(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  synth_model m = {bowl, 3, 0, 0, 0, 1, 0};
+  tu_run *r = guided_run_sig(sp, bowl, &m, 1, 14, sig_c5);
+  /* the model's picks of the first round (14 of 16: the fallback's 2 after) */
+  double prev = 0;
+  for (int64_t i = 0; i < tu_run_n(r); i++) {
+    assert_int_equal(tu_run_cfg(r, i)[2], 5);
+    double v = tu_run_obs(r, i)->value;
+    assert_true(v >= prev);
+    prev = v;
+  }
+  tu_run_free(r);
+  sp_free(sp);
+}
+
+/* Before the agreement is measured the share follows the calibration's
+** uncertainty: a model sure of everything (sigma 0) keeps 14 of its first
+** 16 proposals (the minimum share, 10%, rounds to 2), one unsure of
+** everything (sigma 1, beyond SIG_BAD) only 3 (80% to the fallback). */
+static int sig_0(void *m, const int *cfgs, int n, double *s) {
+  (void)m, (void)cfgs;
+  for (int i = 0; i < n; i++) s[i] = 0;
+  return 0;
+}
+static int sig_1(void *m, const int *cfgs, int n, double *s) {
+  (void)m, (void)cfgs;
+  for (int i = 0; i < n; i++) s[i] = 1;
+  return 0;
+}
+
+static void test_prior_share(void **state) {
+  (void)state;
+  sp_space *sp = load(small_space);
+  synth_model m = {bowl, 3, 0, 0, 0, 1, 0};
+  tu_run *sure = guided_run_sig(sp, bowl, &m, 1, 16, sig_0), *unsure = guided_run_sig(sp, bowl, &m, 1, 16, sig_1);
+  tu_guide a = tu_run_guide(sure), b = tu_run_guide(unsure);
+  printf("first round: sure model %lld + %lld fallback, unsure %lld + %lld\n", (long long)a.model,
+         (long long)a.fallback, (long long)b.model, (long long)b.fallback);
+  assert_int_equal(a.model, 14);
+  assert_int_equal(a.fallback, 2);
+  assert_int_equal(b.model, 3);
+  assert_int_equal(b.fallback, 13);
+  tu_run_free(sure), tu_run_free(unsure);
   sp_free(sp);
 }
 
@@ -242,6 +376,10 @@ int main(void) {
     cmocka_unit_test(test_explores_when_wrong),
     cmocka_unit_test(test_valid_distinct_deterministic),
     cmocka_unit_test(test_huge_space),
+    cmocka_unit_test(test_fallback_adversarial),
+    cmocka_unit_test(test_fallback_and_back),
+    cmocka_unit_test(test_lower_bound),
+    cmocka_unit_test(test_prior_share),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

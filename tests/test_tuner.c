@@ -4,7 +4,10 @@
 ** expected best-so-far equals the brute-force average over all orders of
 ** a tiny space; the score equals a hand computation; the run loop never
 ** evaluates twice, is deterministic per seed, honours evaluation and cost
-** budgets and restarts a stalled strategy; exhaustive follows sp_next;
+** budgets and restarts a stalled strategy; a time limit is spent by
+** predicted cost (invariant 12: the stopping decision recomputed here from
+** the recorded costs, and with an exact model the candidate it refused);
+** exhaustive follows sp_next;
 ** replay answers exactly what the T4 file records (read here with jansson,
 ** independently of the importer) and refuses a configuration it lacks.
 */
@@ -406,6 +409,92 @@ static void test_replay_missing_is_error(void **state) {
   unlink(dbpath);
 }
 
+/* ---- Invariant 12: a time limit spent by predicted cost ---- */
+
+/* The bowl's objective with known costs: 2 s of compile, 10 runs of its time. */
+static int costly_eval(void *ctx, const int *cfg, tu_obs *obs, rt_err *err) {
+  int rc = bowl_eval(ctx, cfg, obs, err);
+  obs->compile_s = 2;
+  obs->cost = 2 + (obs->ok ? 10 * obs->value : 0.5);
+  return rc;
+}
+
+/* An exact model of the bowl (its time, failures included as their value). */
+static int exact_predict(void *m, const int *cfgs, int n, double *t) {
+  (void)m;
+  for (int i = 0; i < n; i++) {
+    const int *c = cfgs + (size_t)i * 3;
+    t[i] = 1 + (c[0] - 5) * (c[0] - 5) + 2.0 * (c[1] - 3) * (c[1] - 3) + c[2];
+  }
+  return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_n(const double *v, int n) {
+  double *c = malloc((size_t)n * sizeof *c);
+  memcpy(c, v, (size_t)n * sizeof *c);
+  qsort(c, (size_t)n, sizeof *c, cmp_dbl);
+  double m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+  free(c);
+  return m;
+}
+
+static void test_time_limit(void **state) {
+  (void)state;
+  sp_space *sp = load_str(bowl_space);
+  const double L = 6000;
+  /* No model: before evaluation k (k >= 1) the prediction is the median
+  ** compile plus the median of the rest of the cost so far */
+  bowl b = {0, 0};
+  tu_objective obj = {costly_eval, &b, NULL};
+  tu_run_opts o = {.strategy = tu_strategy_find("random"), .seed = 5, .max_cost = L};
+  rt_err err = {0};
+  tu_run *r = tu_run_strategy(sp, &obj, &o, NULL, &err);
+  assert_non_null(r);
+  int n = (int)tu_run_n(r);
+  double *comp = malloc((size_t)(n + 1) * sizeof *comp), *rest = malloc((size_t)(n + 1) * sizeof *rest), spent = 0;
+  for (int k = 0; k <= n; k++) {
+    double pred = k ? median_n(comp, k) + median_n(rest, k) : NAN;
+    if (k < n) assert_true(k == 0 || spent + pred <= L * (1 + 1e-9));   /* it fitted */
+    else assert_true(spent + pred > L);                                   /* the next would not */
+    if (k == n) break;
+    const tu_obs *ob = tu_run_obs(r, k);
+    comp[k] = ob->compile_s, rest[k] = ob->cost - ob->compile_s;
+    spent += ob->cost;
+  }
+  printf("time limit %.0f s, no model: %d evaluations, %.1f s spent\n", L, n, spent);
+  assert_int_equal(tu_run_end(r), TU_END_COST);
+  assert_true(fabs(spent - tu_run_cost(r)) < 1e-9 * spent);
+  tu_run_free(r);
+  /* An exact model and the priors (2 s, 10 runs): every prediction is the
+  ** cost itself, so the limit is never passed, and the candidate it
+  ** refused (random's next proposal: the same seed without a limit) would
+  ** have passed it */
+  o.predict = exact_predict, o.compile_prior = 2, o.run_prior = 10;
+  r = tu_run_strategy(sp, &obj, &o, NULL, &err);
+  assert_non_null(r);
+  n = (int)tu_run_n(r);
+  tu_run_opts o2 = {.strategy = o.strategy, .seed = 5, .max_evals = n + 1};
+  tu_run *r2 = tu_run_strategy(sp, &obj, &o2, NULL, &err);
+  assert_non_null(r2);
+  assert_int_equal(tu_run_n(r2), n + 1);
+  assert_memory_equal(tu_run_cfg(r, 0), tu_run_cfg(r2, 0), (size_t)n * 3 * sizeof(int));
+  double next;
+  exact_predict(NULL, tu_run_cfg(r2, n), 1, &next);
+  printf("time limit %.0f s, exact model: %d evaluations, %.1f s spent; the next would cost %.1f s\n", L, n,
+         tu_run_cost(r), 2 + 10 * next);
+  assert_true(tu_run_cost(r) <= L);
+  assert_true(tu_run_cost(r) + 2 + 10 * next > L);
+  assert_int_equal(tu_run_end(r), TU_END_COST);
+  tu_run_free(r), tu_run_free(r2);
+  free(comp), free(rest);
+  sp_free(sp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_perm_bijection),
@@ -413,6 +502,7 @@ int main(void) {
     cmocka_unit_test(test_score_by_hand),
     cmocka_unit_test(test_run_random_and_exhaustive),
     cmocka_unit_test(test_run_stall_and_invalid),
+    cmocka_unit_test(test_time_limit),
     cmocka_unit_test(test_replay_equals_recording),
     cmocka_unit_test(test_replay_missing_is_error),
   };

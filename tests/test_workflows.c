@@ -389,6 +389,54 @@ static void test_calibrate_recovers(void **state) {
   assert_int_equal(r.t_after[0].n, r.ntrain);
   assert_true(r.a_after[0].rho > 0.95 && r.a_after[0].rho >= r.a_def[0].rho);
   assert_true(fabs(r.after.v[CM_C_COMPUTE] / 0.6 - 1) < 0.1);
+  /* the uncertainty (cost_model/cm.h invariant 6), computed here another
+  ** way: the two-pass sample SD of log(measured / predicted) over the
+  ** held-out schedules, overall and per limiting bound */
+  double sum[CM_NBOUND + 1] = {0}, ss[CM_NBOUND + 1] = {0};
+  int cnt_b[CM_NBOUND + 1] = {0};
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < NS; i++) {
+      if (!r.test[i]) continue;
+      cm_pred b;
+      cm_predict(&cm_gemm, &y.pb, y.sp, y.s[i].cfg, &y.ce, &r.after, 0, &b, &err);
+      double x = log(y.s[i].t / b.time);
+      int g[2] = {CM_NBOUND, b.bound};
+      for (int k = 0; k < 2; k++) {
+        if (pass == 0) sum[g[k]] += x, cnt_b[g[k]]++;
+        else ss[g[k]] += (x - sum[g[k]] / cnt_b[g[k]]) * (x - sum[g[k]] / cnt_b[g[k]]);
+      }
+    }
+  double sd_all = sqrt(ss[CM_NBOUND] / (cnt_b[CM_NBOUND] - 1));
+  printf("uncertainty: log sd %.5f over %d held-out schedules (by hand %.5f)\n", r.after.unc.all,
+         r.after.unc.n, sd_all);
+  assert_int_equal(r.after.unc.n, r.ntest);
+  assert_int_equal(r.after.unc.held_out, 1);
+  assert_true(fabs(r.after.unc.all - sd_all) < 1e-12);
+  assert_true(sd_all > 0.005 && sd_all < 0.08);   /* the 2% noise, and the fit's small error */
+  for (int b = 0; b < CM_NBOUND; b++) {
+    assert_int_equal(r.after.unc.nb[b], cnt_b[b]);
+    if (cnt_b[b] >= CM_UNC_MIN)
+      assert_true(fabs(r.after.unc.bound[b] - sqrt(ss[b] / (cnt_b[b] - 1))) < 1e-12);
+    else
+      assert_true(isnan(r.after.unc.bound[b]));
+    cm_bound bb = (cm_bound)b;
+    assert_true(cm_unc_sigma(&r.after.unc, bb) ==
+                (cnt_b[b] >= CM_UNC_MIN ? r.after.unc.bound[b] : r.after.unc.all));
+  }
+  /* stored in the record, read back the same (as cm_coefs_load reads it) */
+  cm_unc back;
+  assert_int_equal(cm_unc_parse_fit(r.fit_json, &back, &err), 0);
+  assert_true(fabs(back.all - r.after.unc.all) <= 1e-15 * r.after.unc.all);
+  assert_int_equal(back.n, r.after.unc.n);
+  assert_int_equal(back.held_out, 1);
+  for (int b = 0; b < CM_NBOUND; b++) {
+    assert_int_equal(back.nb[b], r.after.unc.nb[b]);
+    assert_true(isnan(back.bound[b]) ? isnan(r.after.unc.bound[b])
+                                     : fabs(back.bound[b] - r.after.unc.bound[b]) <= 1e-15 * back.bound[b]);
+  }
+  assert_int_equal(cm_unc_parse_fit("{\"uncertainty\": {\"log_sd\": \"x\", \"n\": 1}}", &back, &err), -1);
+  assert_int_equal(cm_unc_parse_fit("{\"train\": 3}", &back, &err), 0);   /* an older record */
+  assert_true(isnan(back.all) && back.n == 0);
   /* the record stored with the version says the same */
   json_error_t je;
   json_t *j = json_loads(r.fit_json, 0, &je);

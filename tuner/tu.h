@@ -82,6 +82,17 @@
 **     first and the end (re-measurements, pin, baseline) stay sequential,
 **     on the lowest idle worker. Which configurations a seed gives then
 **     depends on timing (random's: never; its order: yes).
+** 12. A run with a time limit (max_cost > 0) spends it by predicted cost:
+**     before each new evaluation it predicts the candidate's cost, compile
+**     (the median compile_s of the run's evaluations so far; before any,
+**     tu_run_opts.compile_prior) plus measurement (the candidate's
+**     predicted time, the model's, times the median ratio of measuring
+**     cost to measured time so far -- before any, run_prior; without a
+**     model, the median measuring cost so far), and ends (TU_END_COST) when what is
+**     spent plus that prediction exceeds the limit. Without a prediction
+**     (nothing to go on yet) it ends only once the spent cost reaches the
+**     limit. Strategies see the prediction through tu_ctx.cost. The
+**     asynchronous loop (invariant 10) keeps the spent-cost rule only.
 */
 #ifndef TU_H
 #define TU_H
@@ -117,6 +128,8 @@ typedef struct tu_obs {
   tu_origin origin;
   int loaded;      /* 1: measured while the machine was busy (db_trial.loaded):
                    ** a model does not learn from it */
+  double compile_s; /* the part of cost spent building and verifying (the
+                    ** rest ran the candidate); 0 when not known */
 } tu_obs;
 
 /* ---- Strategies ---- */
@@ -137,12 +150,22 @@ typedef struct tu_ctx {
   ** the model kept its coefficients. NULL when the model cannot learn. */
   int (*refit)(void *model, const int *cfgs, const double *t, int n);
   void *model;
+  /* The uncertainty of n predictions: s[i] the standard deviation of
+  ** log(measured / predicted) expected for cfgs[i] (from the held-out
+  ** residuals of the model's calibration), NAN when unknown. NULL: none. */
+  int (*sigma)(void *model, const int *cfgs, int n, double *s);
+  /* The predicted cost in seconds of evaluating a configuration whose
+  ** predicted time is t (NAN: unknown), compile and measurement together
+  ** (invariant 12); NAN when the run cannot say yet. NULL unless the run
+  ** spends a time limit (tu_run_opts.max_cost). */
+  double (*cost)(void *run, double t);
   /* Evaluations the run makes at once (tu_run_opts.parallel; 0 or 1: one
   ** at a time). A strategy that proposes one configuration at a time may
   ** then propose up to this many (bayes: the constant liar). */
   int parallel;
 } tu_ctx;
 
+struct tu_guide;
 typedef struct tu_strategy {
   const char *name;      /* on the command line: --strategy NAME */
   const char *summary;   /* one line for --help */
@@ -164,7 +187,22 @@ typedef struct tu_strategy {
   ** proposals are still out, and observe takes results in the order they
   ** finish, each matched by its configuration. */
   int async;
+  /* Optional: add what the strategy did to *g (a strategy that guides
+  ** itself by a model and falls back on another: model). The run sums it
+  ** over restarts (tu_run_guide). */
+  void (*guide)(void *st, struct tu_guide *g);
 } tu_strategy;
+
+/* What a model-guided strategy did: proposals it took from the model's
+** ranking and from its model-free fallback (named), the rank correlation
+** of its last agreement window (NAN: not measured) and how often the
+** share of the fallback rose above one half or fell back below it. */
+typedef struct tu_guide {
+  int64_t model, fallback;
+  const char *fallback_name;
+  double rho;
+  int switches;
+} tu_guide;
 
 /* The strategy table (tu_strategies.c), NULL-terminated. */
 extern const tu_strategy *const tu_strategies[];
@@ -260,6 +298,13 @@ typedef struct tu_run_opts {
   int (*predict)(void *model, const int *cfgs, int n, double *t);
   int (*refit)(void *model, const int *cfgs, const double *t, int n);
   void *model;
+  /* The model's uncertainty (tu_ctx.sigma); NULL: none. */
+  int (*sigma)(void *model, const int *cfgs, int n, double *s);
+  /* Invariant 12's priors, used until the run has measured something:
+  ** seconds of compile (and verify) per candidate, and measuring seconds
+  ** per second of the candidate's time (the measurement policy's
+  ** repeats); 0 or NAN: none. */
+  double compile_prior, run_prior;
   const int *first;      /* nfirst configurations to evaluate first
                          ** (invariant 5); NULL: none */
   int nfirst;
@@ -301,6 +346,13 @@ double tu_run_framework_s(const tu_run *r);    /* wall time outside eval() and
 int64_t tu_run_proposals(const tu_run *r);     /* incl. already-known ones */
 int tu_run_restarts(const tu_run *r);
 tu_end tu_run_end(const tu_run *r);
+/* What the strategy said of its guidance (tu_strategy.guide), summed over
+** its restarts; all 0 (rho NAN) when it says nothing. */
+tu_guide tu_run_guide(const tu_run *r);
+/* Invariant 12's predicted cost of evaluating a configuration of
+** predicted time t (NAN: no model) after the run's evaluations so far;
+** NAN when it has nothing to go on. */
+double tu_run_cost_of(const tu_run *r, double t);
 
 /* ---- Scoring (tu_score.c): the methodology of Willemsen et al. ---- */
 
@@ -333,6 +385,11 @@ typedef struct tu_cmp_run {
   double cost, framework_ms;   /* seconds measuring; the strategy's ms per evaluation */
   int tuned;                   /* live: the campaign's pin decision (invariant 6)
                                ** chose a tuned schedule over the default */
+  int64_t from_model, from_fallback;   /* tu_run_guide's proposals (0, 0: none said) */
+  /* Given to the source (budget entries, all NAN): it may fill spent[k-1]
+  ** with the cost spent after k evaluations, the time axis of the curve
+  ** (tu_cmp_result.spent); a source that assigns *info whole keeps it. */
+  double *spent;
 } tu_cmp_run;
 
 /* Where a comparison's runs come from. run(ctx, S, seed, budget, curve,
@@ -370,6 +427,8 @@ typedef struct tu_cmp_result {
   uint64_t seed;
   double opt;
   double *curves, *rnd, *scores;
+  double *spent;        /* as curves: the cost spent after k evaluations
+                        ** (NAN: not said, or after the run's end) */
   tu_cmp_run *runs;
   tu_cmp_stat *st;      /* per strategy */
 } tu_cmp_result;
@@ -486,6 +545,12 @@ typedef struct tu_report {
   ** baseline); framework is the rest of elapsed (strategy, code generation,
   ** workers starting, the database); search_s the run loop's own time. */
   double compile_s, verify_s, bench_s, elapsed_s, framework_s, search_s;
+  /* What a model-guided strategy did (tu_run_guide): proposals from the
+  ** model's ranking and from its fallback (guide_fallback_name NULL: the
+  ** strategy says nothing), the last agreement (Spearman, NAN: none). */
+  int64_t guide_model, guide_fallback;
+  const char *guide_fallback_name;   /* static */
+  double guide_rho;
   double flops, min_bytes;
   /* The pin decision (invariant 6): choice "tuned", "default" or "none"
   ** (NULL: not decided: stopped, or no_recheck), its reason in one

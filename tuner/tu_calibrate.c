@@ -111,6 +111,25 @@ static double byte_error(const tu_cal_in *in, const tu_counted *ct, int n, int l
   return med;
 }
 
+/* The calibrated model's uncertainty (cm.h invariant 6) into o->after.unc:
+** the residuals log(measured / predicted) of the schedules eval selects
+** (the held-out ones, else the fitted ones) under o->after, by bound. */
+static void uncertainty(const tu_cal_in *in, tu_cal_out *o, const int *eval) {
+  double *r = rt_malloc((size_t)(in->n > 0 ? in->n : 1) * sizeof *r);
+  cm_bound *b = rt_malloc((size_t)(in->n > 0 ? in->n : 1) * sizeof *b);
+  int m = 0;
+  for (int i = 0; i < in->n; i++) {
+    cm_pred p;
+    rt_err err;
+    if (!eval[i] || cm_predict(in->km, in->s[i].pb, in->s[i].sp, in->s[i].cfg, in->ce, &o->after,
+                               in->flush, &p, &err) || !(p.time > 0) || !(in->s[i].t > 0))
+      continue;
+    r[m] = log(in->s[i].t / p.time), b[m++] = p.bound;
+  }
+  cm_unc_from(&o->after.unc, r, b, m, o->ntest > 0);
+  free(r), free(b);
+}
+
 /* The record stored with the version: what it was fitted on and how well
 ** (malloc'ed, without a newline at its end). */
 static char *fit_record(const tu_cal_in *in, const tu_cal_out *o) {
@@ -141,6 +160,9 @@ static char *fit_record(const tu_cal_in *in, const tu_cal_out *o) {
   jw_key(&w, "outliers"); jw_int(&w, o->fit.n_outliers);
   jw_key(&w, "counted"); jw_int(&w, o->counted);
   jw_key(&w, "counter_source"); jw_str(&w, o->source);
+  char *unc = cm_unc_json(&o->after.unc);
+  jw_key(&w, "uncertainty"); jw_raw(&w, unc);
+  free(unc);
   jw_key(&w, "accuracy");
   jw_begin(&w, '[');
   for (int i = 0; i < in->nwl; i++) {
@@ -228,6 +250,7 @@ int tu_calibrate(const tu_cal_in *in, tu_cal_out *o, rt_err *err) {
   free(tr);
   if (rc) return -1;
   const int *eval = o->ntest ? o->test : o->train;
+  uncertainty(in, o, eval);
   for (int i = 0; i < in->nwl; i++) {   /* per workload */
     const sp_space *w = in->wl[i];
     tu_accuracy(km, in->ce, &o->defs, in->flush, in->s, eval, n, w, &o->a_def[i]);

@@ -47,6 +47,7 @@
 **     batch stores nothing of it and ends the run when camp_eval reaches
 **     its first candidate.
 */
+#include <gsl/gsl_statistics_double.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -342,6 +343,42 @@ static void batch_measure(camp *c, const int *bcfg, const char **bsrc, int m) {
   }
 }
 
+/* ---- The time limit's priors (tu.h invariant 12) ---- */
+
+/* What earlier trials of the kernel on this target cost: compile (and
+** verify) seconds of each fresh build, measuring seconds per second of a
+** verified trial's time. */
+typedef struct cost_hist {
+  double *comp, *ratio;
+  int ncomp, nratio, cap;
+} cost_hist;
+
+static int cost_row(void *ctx, const db_trial_row *r) {
+  cost_hist *h = ctx;
+  if (h->ncomp == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 256;
+    h->comp = rt_realloc(h->comp, (size_t)h->cap * sizeof *h->comp);
+    h->ratio = rt_realloc(h->ratio, (size_t)h->cap * sizeof *h->ratio);
+  }
+  if (r->compile_s > 0) h->comp[h->ncomp++] = r->compile_s + (r->verify_s > 0 ? r->verify_s : 0);
+  if (!strcmp(r->status, "ok") && r->time_s > 0 && r->bench_s > 0) h->ratio[h->nratio++] = r->bench_s / r->time_s;
+  return 0;
+}
+
+/* The run's priors for a time limit from the kernel's history on this
+** target (medians; NAN where it has none). */
+static void cost_priors(camp *c, tu_run_opts *ro) {
+  cost_hist h = {0};
+  db_trial_filter f = {.target_id = c->target_id, .kernel = c->k->name};
+  rt_err err = {0};
+  ro->compile_prior = ro->run_prior = NAN;
+  if (db_trials(c->d, &f, cost_row, &h, &err) >= 0) {
+    if (h.ncomp) ro->compile_prior = gsl_stats_median(h.comp, 1, (size_t)h.ncomp);
+    if (h.nratio) ro->run_prior = gsl_stats_median(h.ratio, 1, (size_t)h.nratio);
+  }
+  free(h.comp), free(h.ratio);
+}
+
 /* Build a batch's schedules in parallel, then, where the campaign measures
 ** batches, measure them together (tu_objective.prepare). Only the
 ** schedules that need a measurement are built: within the budget left,
@@ -447,6 +484,7 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
         rc = store_measured(c, cfg, hash, &r, loaded, &tr.id, err);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
         ob->loaded = loaded;
+        ob->compile_s = r.compile_s + r.verify_s;   /* invariant 12's compile part */
         tr = (trial_rec){tr.id, r.t.ci_lo, r.t.ci_hi, r.compile_s, r.verify_s, r.bench_s, r.t.n,
                          r.t.noisy};
         c->measured++;
@@ -1114,6 +1152,9 @@ static void finish_report(camp *c, tu_run *run, tu_report *rep) {
   rep->evaluations = run ? tu_run_n(run) : 0;
   rep->measured = c->measured, rep->reused = c->reused, rep->resumed = c->resumed;
   rep->search_s = run ? tu_run_framework_s(run) : 0;
+  tu_guide g = run ? tu_run_guide(run) : (tu_guide){0, 0, NULL, NAN, 0};
+  rep->guide_model = g.model, rep->guide_fallback = g.fallback;
+  rep->guide_fallback_name = g.fallback_name, rep->guide_rho = g.rho;
   int64_t b = run ? tu_run_best(run) : -1;
   rep->best_s = rep->best_gflops = rep->best_gbs = rep->best_ci_lo = rep->best_ci_hi = NAN;
   if (b >= 0) {
@@ -1215,6 +1256,11 @@ static char *report_json(const tu_report *r) {
                                               "framework", r->framework_s, "elapsed", r->elapsed_s,
                                               "remeasure", r->remeasure_s, "strategy", r->search_s));
   json_object_set_new(j, "load", load_json(r));
+  json_object_set_new(j, "guide", r->guide_fallback_name
+                                      ? json_pack("{s:I, s:I, s:s, s:o}", "from_model", (json_int_t)r->guide_model,
+                                                  "from_fallback", (json_int_t)r->guide_fallback, "fallback",
+                                                  r->guide_fallback_name, "agreement_spearman", NUM(r->guide_rho))
+                                      : json_null());
   json_object_set_new(j, "pin_version", r->pin_version ? json_integer(r->pin_version) : json_null());
   if (r->pin_note) json_object_set_new(j, "pin_note", json_string(r->pin_note));
 #undef NUM
@@ -1320,6 +1366,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
                     .parallel = o.parallel};
   int async = campaign_async(&o);
   if (async) ro.submit = camp_submit, ro.collect = camp_collect;   /* tu.h invariant 11 */
+  if (o.time_limit > 0) cost_priors(&c, &ro);   /* tu.h invariant 12 */
   /* the default schedule, the first trial (tu.h 5, 6); resuming a campaign
   ** that ran (or runs now) asynchronously, then every stored trial */
   int feed = (async || was_async) && c.own.n > 0;
@@ -1337,6 +1384,7 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
       goto out;
     }
     ro.predict = cm_tmodel_predict, ro.refit = cm_tmodel_refit, ro.model = c.model;
+    ro.sigma = cm_tmodel_sigma;
   }
   tu_run *partial = NULL;
   rt_err rerr = {0};

@@ -31,12 +31,18 @@ int tu_compare(const tu_cmp_src *src, const tu_strategy *const *list, int ns, in
   int R = repeats;
   res->ns = ns, res->repeats = R, res->budget = budget, res->seed = seed;
   res->curves = rt_malloc((size_t)ns * R * budget * sizeof *res->curves);
+  res->spent = rt_malloc((size_t)ns * R * budget * sizeof *res->spent);
+  for (size_t i = 0; i < (size_t)ns * R * budget; i++) res->spent[i] = NAN;
   res->runs = rt_calloc((size_t)ns * R, sizeof *res->runs);
   for (int s = 0; s < ns; s++)
-    for (int rep = 0; rep < R; rep++)
-      if (src->run(src->ctx, list[s], seed + (uint64_t)rep, budget,
-                   res->curves + ((size_t)s * R + rep) * budget, &res->runs[s * R + rep], err))
+    for (int rep = 0; rep < R; rep++) {
+      size_t at = ((size_t)s * R + rep) * budget;
+      res->runs[s * R + rep].spent = res->spent + at;
+      if (src->run(src->ctx, list[s], seed + (uint64_t)rep, budget, res->curves + at,
+                   &res->runs[s * R + rep], err))
         return -1;
+      res->runs[s * R + rep].spent = res->spent + at;
+    }
   /* The optimum: the best known anywhere (live runs may beat the sample). */
   double opt = src->opt;
   for (size_t i = 0; i < (size_t)ns * R * budget; i++) opt = fmin(opt, res->curves[i]);
@@ -74,6 +80,6 @@ int tu_compare(const tu_cmp_src *src, const tu_strategy *const *list, int ns, in
 }
 
 void tu_cmp_result_free(tu_cmp_result *res) {
-  free(res->curves), free(res->runs), free(res->rnd), free(res->scores), free(res->st);
+  free(res->curves), free(res->spent), free(res->runs), free(res->rnd), free(res->scores), free(res->st);
   memset(res, 0, sizeof *res);
 }

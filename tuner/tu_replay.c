@@ -50,7 +50,7 @@ static int load_row(void *ctx, const db_trial_row *t) {
   r->obs[i] = (tu_obs){.ok = st == MS_OK, .value = st == MS_OK ? t->time_s : NAN, .status = st,
                        .cost = nz(t->compile_s) + nz(t->verify_s) + nz(t->bench_s) +
                                nz(t->framework_s),
-                       .origin = TU_REPLAYED};
+                       .origin = TU_REPLAYED, .compile_s = nz(t->compile_s) + nz(t->verify_s)};
   return 0;
 }
 

@@ -3,12 +3,16 @@
 ** a budget. It asks for proposals in batches, answers the ones it has seen
 ** from its own memory (free), evaluates the new ones, keeps every result
 ** in evaluation order, and restarts a strategy that stops producing new
-** configurations. Replay, comparison and live campaigns all run here.
+** configurations. Under a time limit it predicts each candidate's cost
+** from what the run has measured (tu.h invariant 12) and ends before one
+** that would not fit. Replay, comparison and live campaigns all run here.
 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <gsl/gsl_statistics_double.h>
 
 #include "tu.h"
 
@@ -26,6 +30,13 @@ struct tu_run {
   int restarts;
   double cost, framework_s;
   tu_end end;
+  /* invariant 12: per measured evaluation its compile seconds, per
+  ** verified one its measuring seconds per second of its time; runc: the
+  ** rest of each measured one's cost (no model: its median is the guess) */
+  double *comp, *runc, *ratio, *scratch;
+  int64_t ncomp, nratio, capm;
+  double compile_prior, run_prior;
+  tu_guide guide;
 };
 
 static const char *const end_names[] = {"budget", "time", "space exhausted", "stopped",
@@ -45,6 +56,56 @@ static void add(tu_run *r, const int *cfg, const tu_obs *o) {
   r->obs[i] = *o;
   r->cost += o->cost;
   if (o->ok && (r->best < 0 || o->value < r->obs[r->best].value)) r->best = i;
+  if (!(o->cost > 0)) return;   /* reused: it cost nothing, and says nothing of cost */
+  if (r->ncomp == r->capm) {
+    r->capm = r->capm ? 2 * r->capm : 64;
+    r->comp = rt_realloc(r->comp, (size_t)r->capm * sizeof *r->comp);
+    r->ratio = rt_realloc(r->ratio, (size_t)r->capm * sizeof *r->ratio);
+    r->runc = rt_realloc(r->runc, (size_t)r->capm * sizeof *r->runc);
+    r->scratch = rt_realloc(r->scratch, (size_t)r->capm * sizeof *r->scratch);
+  }
+  double c = o->compile_s > 0 ? fmin(o->compile_s, o->cost) : 0;
+  r->runc[r->ncomp] = o->cost - c;
+  r->comp[r->ncomp++] = c;
+  if (o->ok && o->value > 0) r->ratio[r->nratio++] = (o->cost - c) / o->value;
+}
+
+/* The median of v[0..n-1] (n > 0), v unchanged. */
+static double median_of(tu_run *r, const double *v, int64_t n) {
+  memcpy(r->scratch, v, (size_t)n * sizeof *v);
+  return gsl_stats_median(r->scratch, 1, (size_t)n);
+}
+
+double tu_run_cost_of(const tu_run *rc, double t) {
+  tu_run *r = (tu_run *)rc;   /* the scratch only */
+  double comp = r->ncomp ? median_of(r, r->comp, r->ncomp) : r->compile_prior;
+  double ratio = r->nratio ? median_of(r, r->ratio, r->nratio) : r->run_prior, run = 0;
+  if (!(comp >= 0)) comp = 0;
+  if (t > 0 && ratio > 0) run = ratio * t;   /* the candidate's own time */
+  else if (r->ncomp) run = median_of(r, r->runc, r->ncomp);   /* no model: the typical one */
+  return comp + run > 0 ? comp + run : NAN;
+}
+
+static double ctx_cost(void *run, double t) { return tu_run_cost_of(run, t); }
+
+/* Invariant 12: 1 when the predicted cost of evaluating cfg would take the
+** run past its time limit. */
+static int over_time(tu_run *r, const tu_run_opts *o, const int *cfg) {
+  if (!(o->max_cost > 0)) return 0;
+  double t = NAN;
+  if (o->predict && o->predict(o->model, cfg, 1, &t)) t = NAN;
+  double c = tu_run_cost_of(r, t);
+  return c > 0 && r->cost + c > o->max_cost * (1 + 1e-9);   /* not by rounding alone */
+}
+
+/* Add what strategy S's state st says of its guidance to the run's. */
+static void keep_guide(tu_run *r, const tu_strategy *S, void *st) {
+  if (!S->guide || !st) return;
+  tu_guide g = {0, 0, NULL, NAN, 0};
+  S->guide(st, &g);
+  r->guide.model += g.model, r->guide.fallback += g.fallback, r->guide.switches += g.switches;
+  if (g.fallback_name) r->guide.fallback_name = g.fallback_name;
+  if (!isnan(g.rho)) r->guide.rho = g.rho;
 }
 
 /* ---- The loop ---- */
@@ -128,6 +189,7 @@ static int run_async(tu_run *r, const tu_objective *obj, const tu_run_opts *o, c
           *end = TU_END_STALLED;
           break;
         }
+        keep_guide(r, S, *stp);
         S->destroy(*stp);
         stall = 0;
         seed_rng(rng, o->seed, r->restarts);
@@ -182,13 +244,16 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
   r->sp = sp;
   r->np = sp_nparams(sp);
   r->best = -1;
+  r->compile_prior = o->compile_prior, r->run_prior = o->run_prior;
+  r->guide.rho = NAN;
   tu_cfgmap_init(&r->map, r->np);
   rt_count count = sp_count(sp);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   seed_rng(rng, o->seed, 0);
   tu_ctx ctx = {.sp = sp, .rng = rng, .budget = o->max_evals > 0 ? o->max_evals : -1,
                 .known = known, .run = r, .predict = o->predict,
-                .refit = o->refit, .model = o->model, .parallel = o->parallel > 1 ? o->parallel : 1};
+                .refit = o->refit, .model = o->model, .parallel = o->parallel > 1 ? o->parallel : 1,
+                .sigma = o->sigma, .cost = o->max_cost > 0 ? ctx_cost : NULL};
   int async = o->parallel > 1 && S->async && o->submit && o->collect;
   int batch = o->batch > 0 ? o->batch : 16, failed = 0, end = -1, stall = 0;
   int *buf = rt_malloc((size_t)batch * r->np * sizeof *buf);
@@ -254,6 +319,9 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
       }
       if (known(r, c, &ob)) {
         restart = ++stall >= TU_STALL;
+      } else if (over_time(r, o, c)) {   /* invariant 12: it would not fit */
+        end = TU_END_COST;
+        break;
       } else {
         double t1 = rt_now();
         int rc = obj->eval(obj->ctx, c, &ob, err);
@@ -274,12 +342,14 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
         end = TU_END_STALLED;
         break;
       }
+      keep_guide(r, S, st);
       S->destroy(st);
       stall = 0;
       seed_rng(rng, o->seed, r->restarts);
       if (!(st = S->create(&ctx, err))) failed = 1;
     }
   }
+  keep_guide(r, S, st);
   if (st) S->destroy(st);
   gsl_rng_free(rng);
   free(buf);
@@ -298,6 +368,7 @@ void tu_run_free(tu_run *r) {
   if (!r) return;
   tu_cfgmap_free(&r->map);
   free(r->obs);
+  free(r->comp), free(r->runc), free(r->ratio), free(r->scratch);
   free(r);
 }
 
@@ -310,3 +381,4 @@ double tu_run_framework_s(const tu_run *r) { return r->framework_s; }
 int64_t tu_run_proposals(const tu_run *r) { return r->proposals; }
 int tu_run_restarts(const tu_run *r) { return r->restarts; }
 tu_end tu_run_end(const tu_run *r) { return r->end; }
+tu_guide tu_run_guide(const tu_run *r) { return r->guide; }

@@ -49,9 +49,9 @@ int cm_ceilings_load(db *d, int64_t target_id, const char *target, int measure,
 
 int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_coefs *c,
                   rt_err *err) {
-  char *json = NULL, created[32] = "";
+  char *json = NULL, *fit = NULL, created[32] = "";
   int v = 0;
-  int found = db_model_get(d, target_id, k->kernel, version, &json, NULL, &v, created, err);
+  int found = db_model_get(d, target_id, k->kernel, version, &json, &fit, &v, created, err);
   if (found < 0) return -1;
   if (!found) {
     if (version) {
@@ -62,17 +62,22 @@ int cm_coefs_load(db *d, int64_t target_id, const cm_kmodel *k, int version, cm_
     return 0;
   }
   int rc = cm_coefs_parse(k, json, c, err);
-  free(json);
   if (rc && !version && (strstr(err->msg, "not a coefficient of this model") ||
                          strstr(err->msg, "an older form of the model"))) {
     /* the latest calibration is of an older form of the model (its
     ** coefficients renamed, retired or their meaning changed:
     ** cm_kmodel.form): the defaults, saying so */
+    free(json), free(fit);
     cm_coefs_default(k, c);
     snprintf(c->source, sizeof c->source, "defaults (version %d: an older model form)", v);
     err->msg[0] = 0;
     return 0;
   }
+  if (!rc && cm_unc_parse_fit(fit, &c->unc, err)) {
+    rt_err_prefix(err, "version %d of the %s model", v, k->kernel);
+    rc = -1;
+  }
+  free(json), free(fit);
   if (rc) return -1;
   c->version = v;
   snprintf(c->source, sizeof c->source, "version %d, calibrated %s", v, created);

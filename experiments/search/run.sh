@@ -23,11 +23,21 @@
 #   --fingerprint P   the stored target whose trials are replayed (a prefix of
 #                     its fingerprint; by default the one target holding them,
 #                     whatever machine runs this; with --measure, this machine)
+#   --time-share F    the time-limited comparison's limit: this share of the
+#                     space's whole recorded cost (default 0.1; 0: none)
+#   --timed L         the strategies of the time-limited comparison (default
+#                     model,random; those of --strategies only)
+#   --recalibrate W   auto (default): a kernel whose latest calibration has no
+#                     uncertainty (stored before it was kept) is calibrated
+#                     again in the copy on the same workloads, hold-out, seed
+#                     and counters (the same coefficients, now with their
+#                     held-out uncertainty, which the model strategy's lower
+#                     bound uses); no: never
 . experiments/lib.sh
 
 DB_IN=experiments/cost_model/results/cost_model.db
 LIST=experiments/search/spaces.txt
-KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP= FP=
+KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP= FP= TSHARE=0.1 TIMED=model,random RECAL=auto
 while [ $# -gt 0 ]; do
   case $1 in
     --db) DB_IN=$2; shift 2 ;;
@@ -39,6 +49,9 @@ while [ $# -gt 0 ]; do
     --measure) MEASURE=1; shift ;;
     --time-cap) CAP=$2; shift 2 ;;
     --fingerprint) FP=$2; shift 2 ;;
+    --time-share) TSHARE=$2; shift 2 ;;
+    --timed) TIMED=$2; shift 2 ;;
+    --recalibrate) RECAL=$2; shift 2 ;;
     *) echo "search: unknown argument '$1' (see experiments/search/README.md)" >&2; exit 2 ;;
   esac
 done
@@ -73,33 +86,37 @@ grep -v '^[[:space:]]*#' "$LIST" | awk -v only=",$KERNELS," '
   }' > "$RT_OUT/spaces.txt"
 [ -s "$RT_OUT/spaces.txt" ] || { echo "search: no space of $LIST selected" >&2; exit 2; }
 
-# The model-guided strategy starts from the kernel's latest calibration; one
-# of an older form of the model (cm_kmodel.form: its terms changed since) is
-# not used. Such a kernel is calibrated first, in the copy, as
-# experiments/cost_model/run.sh did it: on the samples of
-# experiments/fidelity/workloads.txt, 30% held out, seed 1, with that file's
-# counted training schedules.
-RECAL=
-for k in $(awk '{ print $2 }' "$RT_OUT/spaces.txt" | sort -u); do
-  rt model history --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" --json > "$RT_OUT/history_$k.json"
-  cur=$(sqlite3 -batch -noheader :memory: "SELECT json_extract(readfile('$RT_OUT/history_$k.json'), '\$[#-1].current')")
-  rm -f "$RT_OUT/history_$k.json"
-  [ "$cur" = 1 ] && continue
-  w=$(grep -v '^[[:space:]]*#' "$RT_ROOT/experiments/fidelity/workloads.txt" | awk -v k="$k" '$1 == k { $1 = ""; print; exit }')
-  [ -n "$w" ] || continue   # no sample to calibrate on: the defaults
-  set -- $w
-  nc=$1
-  shift
-  setargs=
-  for x in "$@"; do setargs="$setargs --set $x"; done
-  # shellcheck disable=SC2086
-  rt model calibrate --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" $setargs --holdout 0.3 --seed 1 \
-    --counters "$nc" > "$RT_OUT/calibrate_$k.txt"
-  RECAL="$RECAL $k"
-done
+# A latest calibration without an uncertainty (stored before rooftune kept
+# it) or of an older form of the model (cm_kmodel.form: its terms changed
+# since; model history marks it, and a campaign would start from the
+# defaults): calibrated again on what its record says it was fitted on.
+RECALS=
+if [ "$RECAL" = auto ]; then
+  for k in $(awk '{ print $2 }' "$RT_OUT/spaces.txt" | sort -u); do
+    rt model history --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" --json > "$RT_OUT/history_$k.json"
+    args=$(python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))
+if h and ("uncertainty" not in h[-1]["fit"] or not h[-1].get("current", True)):
+    f = h[-1]["fit"]
+    sets = ["--set " + ",".join(w.split()[2:]) for w in f["workloads"]]
+    print(" ".join(sets), "--holdout", f["holdout"], "--seed", f["seed"], "--counters", f.get("counted", 0))' \
+      "$RT_OUT/history_$k.json")
+    rm -f "$RT_OUT/history_$k.json"
+    [ -n "$args" ] || continue
+    # shellcheck disable=SC2086  # the words are the options made above
+    rt model calibrate --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" $args > "$RT_OUT/recalibrate_$k.txt"
+    RECALS="$RECALS $k"
+  done
+fi
 
 NEED="$RT_OUT/trials_to_5pct.csv"   # one row per run
 echo "space,strategy,repeat,seed,trials,reached,budget" > "$NEED"
+SECS="$RT_OUT/seconds_to_5pct.csv"   # the same runs on the time axis
+echo "space,strategy,repeat,seed,seconds,reached,whole_s" > "$SECS"
+TIMEDCSV="$RT_OUT/time_limited.csv"   # the runs under --time-limit
+echo "space,strategy,repeat,seed,limit_s,spent_s,evaluations,best_over_opt,within_5pct" > "$TIMEDCSV"
+GUIDE="$RT_OUT/guide.csv"             # the model strategy's proposals by source
+echo "space,repeat,seed,from_model,from_fallback" > "$GUIDE"
 : > "$RT_OUT/spaces_table.md"
 while read -r lab k set space; do
   if [ $MEASURE = 1 ]; then
@@ -131,6 +148,40 @@ while read -r lab k set space; do
           printf "%s,%s,%s,%s,%d,%d,%d\n", lab, f[1], f[2], seed[order[i]], (first[order[i]] ? first[order[i]] : K + 1), (first[order[i]] > 0), K
         }
     }' "$C" "$C" >> "$NEED"
+  # The same runs on the time axis (curves.csv's spent_s: the recorded
+  # compile + verify + measure seconds after each trial): the seconds each
+  # run spent until within 5%; whole_s: the space's whole recorded cost.
+  awk -F, -v lab="$lab" '
+    NR == FNR { if (FNR > 1 && (opt == "" || $5 + 0 < opt)) opt = $5 + 0; if (FNR > 1 && $7 + 0 > W) W = $7 + 0; next }
+    FNR == 1 { next }
+    {
+      run = $1 SUBSEP $2
+      if (!(run in got)) { order[++nr] = run; seed[run] = $3; got[run] = 0 }
+      if (!got[run] && $7 != "" && $5 + 0 <= 1.05 * opt) { got[run] = 1; sec[run] = $7 + 0 }
+    }
+    END {
+      for (i = 1; i <= nr; i++) {
+        split(order[i], f, SUBSEP)
+        printf "%s,%s,%s,%s,%.6g,%d,%.6g\n", lab, f[1], f[2], seed[order[i]], got[order[i]] ? sec[order[i]] : W, got[order[i]], W
+      }
+    }' "$RT_OUT/$lab/curves.csv" "$RT_OUT/$lab/curves.csv" >> "$SECS"
+  awk -F, -v lab="$lab" 'NR > 1 && $1 == "model" { printf "%s,%s,%s,%s,%s\n", lab, $2, $3, $9, $10 }' \
+    "$RT_OUT/$lab/scores.csv" >> "$GUIDE"
+  # Time-limited runs (rooftune compare --time-limit: a run stops before a
+  # candidate whose predicted cost would not fit, tu.h invariant 12).
+  whole=$(awk -F, 'NR > 1 && $7 + 0 > W { W = $7 + 0 } END { printf "%.6g", W }' "$RT_OUT/$lab/curves.csv")
+  lim=$(awk -v w="$whole" -v s="$TSHARE" 'BEGIN { printf "%.6g", w * s }')
+  if awk -v l="$lim" 'BEGIN { exit !(l > 0) }'; then
+    mkdir -p "$RT_OUT/$lab/timed"
+    rt compare --db "$DB" ${FP:+--fingerprint "$FP"} --kernel "$k" --set "$set" --space "$space" --recorded \
+      --strategies "$TIMED" --budget 100% --time-limit "$lim" --repeats "$REPEATS" --seed 1 \
+      --csv "$RT_OUT/$lab/timed" > "$RT_OUT/$lab/timed/compare.txt"
+    awk -F, -v lab="$lab" -v lim="$lim" -v copt="$(awk -F, 'NR > 1 && (o == "" || $5 + 0 < o) { o = $5 + 0 } END { print o }' "$RT_OUT/$lab/curves.csv")" '
+      FNR == 1 { next }
+      NR == FNR { if ($7 != "") { run = $1 SUBSEP $2; sp[run] = $7 + 0; ev[run] = $4 + 0 } next }
+      { run = $1 SUBSEP $2; printf "%s,%s,%s,%s,%s,%.6g,%d,%.6f,%d\n", lab, $1, $2, $3, lim, sp[run], ev[run], $5 / copt, $5 <= 1.05 * copt }
+    ' "$RT_OUT/$lab/timed/curves.csv" "$RT_OUT/$lab/timed/scores.csv" >> "$TIMEDCSV"
+  fi
   # Tuning curves: per strategy and trial k, quartiles over the runs of
   # optimum / best-so-far (1: the optimum found); a gnuplot block each.
   awk -F, -v strats="$STRATS" '
@@ -167,7 +218,14 @@ while read -r lab k set space; do
     }' "$C" "$C" > "$RT_OUT/curves_$lab.dat"
   n=$(awk -F, 'NR > 1 && $4 + 0 > K { K = $4 + 0 } END { print K }' "$C")
   opt=$(awk -F, 'NR > 1 && (o == "" || $5 + 0 < o) { o = $5 + 0 } END { printf "%.6g", o }' "$C")
-  cal=$(awk 'NF { l = $0 } END { if (l == "") print "none (default coefficients)"; else { split(l, f, " "); print "version " f[2] " (" f[3] " " f[4] ")" } }' "$RT_OUT/$lab/model_history.txt")
+  # a calibration made again here (--recalibrate) is named by the one it
+  # repeats (its own date is this run's: the tables would differ per run)
+  again=0; case " $RECALS " in *" $k "*) again=1 ;; esac
+  cal=$(awk -v again=$again 'NF { p = l; l = $0 } END {
+      if (l == "") { print "none (default coefficients)"; exit }
+      split(l, f, " "); split(p, g, " ")
+      if (again) print "version " f[2] " (version " g[2] " of " g[3] " " g[4] " calibrated again here)"
+      else print "version " f[2] " (" f[3] " " f[4] ")" }' "$RT_OUT/$lab/model_history.txt")
   echo "| $lab | $(echo "$set" | tr ',' ' ') | \`$space\` | $n | $opt | $cal |" >> "$RT_OUT/spaces_table.md"
 done < "$RT_OUT/spaces.txt"
 
@@ -202,6 +260,43 @@ awk -F, '
     }
   }' "$NEED" > "$RT_OUT/table_trials.md"
 
+# Tables on the time axis: seconds to within 5% (median, quartiles, vs
+# random); the time-limited runs (median best / optimum, runs within 5%,
+# median evaluations and seconds spent); the model's fallback share.
+awk -F, '
+  function q(p,   h, lo) { h = (m - 1) * p; lo = int(h); return lo + 1 < m ? x[lo] + (h - lo) * (x[lo + 1] - x[lo]) : x[lo] }
+  NR == 1 { next }
+  { key = $1 SUBSEP $2; if (!(key in cnt)) order[++nk] = key; val[key, cnt[key]++] = $5 + 0; hit[key] += $6 }
+  END {
+    for (i = 1; i <= nk; i++) {
+      key = order[i]; m = 0
+      for (r = 0; r < cnt[key]; r++) { y = val[key, r]; for (j = m; j > 0 && x[j - 1] > y; j--) x[j] = x[j - 1]; x[j] = y; m++ }
+      q1[key] = q(0.25); med[key] = q(0.5); q3[key] = q(0.75)
+    }
+    for (i = 1; i <= nk; i++) {
+      key = order[i]; split(key, f, SUBSEP); rk = f[1] SUBSEP "random"
+      ratio = (rk in med) && med[rk] > 0 ? sprintf("%.2f", med[key] / med[rk]) : "-"   # not in printf: there > redirects
+      printf "| %s | %s | %d | %.3g | [%.3g, %.3g] | %d/%d | %s |\n", f[1], f[2], cnt[key], med[key], q1[key], q3[key],
+        hit[key], cnt[key], ratio
+    }
+  }' "$SECS" > "$RT_OUT/table_seconds.md"
+awk -F, '
+  function q(p,   h, lo) { h = (m - 1) * p; lo = int(h); return lo + 1 < m ? x[lo] + (h - lo) * (x[lo + 1] - x[lo]) : x[lo] }
+  function medof(a, key,   r, y, j) { m = 0; for (r = 0; r < cnt[key]; r++) { y = a[key, r]; for (j = m; j > 0 && x[j - 1] > y; j--) x[j] = x[j - 1]; x[j] = y; m++ } return q(0.5) }
+  NR == 1 { next }
+  { key = $1 SUBSEP $2; if (!(key in cnt)) { order[++nk] = key; lim[key] = $5 }
+    b[key, cnt[key]] = $8 + 0; e[key, cnt[key]] = $7 + 0; s[key, cnt[key]++] = $6 + 0; hit[key] += $9 }
+  END {
+    for (i = 1; i <= nk; i++) {
+      key = order[i]; split(key, f, SUBSEP)
+      printf "| %s | %s | %.1f | %.3f | %d/%d | %.0f | %.1f |\n", f[1], f[2], lim[key], 1 / medof(b, key), hit[key], cnt[key], medof(e, key), medof(s, key)
+    }
+  }' "$TIMEDCSV" > "$RT_OUT/table_timed.md"
+awk -F, 'NR > 1 { m[$1] += $4; f[$1] += $5; if (!($1 in o)) o[$1] = ++n; } END {
+    for (s in o) ord[o[s]] = s
+    for (i = 1; i <= n; i++) { s = ord[i]; printf "| %s | %d | %d | %.0f%% |\n", s, m[s], f[s], 100 * f[s] / (m[s] + f[s] > 0 ? m[s] + f[s] : 1) } }' \
+  "$GUIDE" > "$RT_OUT/table_guide.md"
+
 # ---- the report ----
 report_begin "Model-guided search efficiency: tuning curves and trials to within 5%"
 report_data "$DB"
@@ -216,14 +311,16 @@ report "## The spaces
 
 schedules: the space's size (all measured); optimum: its best measured time; the model-guided
 strategy starts from the kernel's latest stored calibration (fitted on other workloads of the
-kernel: experiments/fidelity) and recalibrates during the run.$([ -n "$RECAL" ] && echo "
-The stored calibrations of$RECAL are of an older form of the model: this run calibrated
-them first, in its copy, on the samples of experiments/fidelity/workloads.txt (30% held
-out, seed 1; calibrate_KERNEL.txt).")
+kernel: experiments/fidelity) and recalibrates during the run.
 
 | space | workload | space file | schedules | optimum (s) | model's starting calibration |
 |---|---|---|---|---|---|
 $(cat "$RT_OUT/spaces_table.md")"
+[ -n "$RECALS" ] && report "Calibrated again in the copy (their latest stored calibration predates the
+uncertainty, or is of an older form of the model, which a campaign does not use; same workloads,
+hold-out, seed and counters: where only the uncertainty was missing, the same coefficients, now with
+the held-out spread of log(measured / predicted) per limiting bound, which the model strategy's lower
+confidence bound uses): $(echo $RECALS | sed 's/ /, /g') (\`recalibrate_<kernel>.txt\`)."
 report "## Trials to come within 5% of the optimum
 
 The first trial whose best-so-far time is within 5% of the optimum, over the runs of each
@@ -232,6 +329,33 @@ as the budget + 1 (shown >N); vs random: the median over random search's median.
 report "| space | strategy | runs | median trials | quartiles | runs within 5% | vs random (median) |
 |---|---|---|---|---|---|---|
 $(cat "$RT_OUT/table_trials.md")"
+report "## The model's fallback
+
+The model-guided strategy hands each round's share to its model-free fallback (bayes) by how well
+its recent predictions ranked the measured trials (Spearman over the last 32): the proposals from
+each, summed over the model's runs of the whole-space comparison.
+
+| space | from the model | from the fallback | fallback's share |
+|---|---|---|---|
+$(cat "$RT_OUT/table_guide.md")"
+report "## On the time axis
+
+The same runs against the recorded time they spent (compile + verify + measure + framework of each
+trial, as recorded): seconds until the best-so-far is within 5% of the optimum (a run that never
+gets there counts the space's whole recorded cost), median and quartiles; vs random: the ratio of
+the medians."
+report "| space | strategy | runs | median seconds | quartiles | runs within 5% | vs random (median) |
+|---|---|---|---|---|---|---|
+$(cat "$RT_OUT/table_seconds.md")"
+report "Time-limited runs (\`rooftune compare --recorded --time-limit S\`, S = $TSHARE of the space's
+whole recorded cost; strategies $TIMED): a run stops before a candidate whose predicted cost
+(compile median + measuring cost per second x predicted time) would not fit; the model strategy
+prefers candidates by predicted gain per predicted second. optimum / best: the optimum's time over
+the best found (1: found), median over the runs.
+
+| space | strategy | limit (s) | optimum / best (median) | runs within 5% | evaluations (median) | spent s (median) |
+|---|---|---|---|---|---|---|
+$(cat "$RT_OUT/table_timed.md")"
 report "## Tuning curves"
 while read -r lab k set space; do
   n=$(awk -F, 'NR > 1 && $4 + 0 > K { K = $4 + 0 } END { print K }' "$RT_OUT/$lab/curves.csv")
@@ -258,14 +382,19 @@ while read -r lab k set space; do
   } | plot "curves_$lab"
   figure "curves_$lab" "$lab: the best time found so far as a fraction of the optimum's speed (optimum time / best time) against trials, median (line) and interquartile band over $REPEATS runs per strategy; dotted grey: the calculated expectation of random search (optimum time / expected best time); dashed: within 5% of the optimum"
 done < "$RT_OUT/spaces.txt"
-report "The raw data: \`<space>/curves.csv\` (every run's best-so-far time after each trial, and the
-calculated expectation of random search), \`<space>/scores.csv\` (each run's Willemsen et al.
-score), \`<space>/compare.txt\` (rooftune's summary), \`trials_to_5pct.csv\` (every run's trials
-to within 5%), \`curves_<space>.dat\` (the plotted quartiles)."
+report "The raw data: \`<space>/curves.csv\` (every run's best-so-far time after each trial, the
+calculated expectation of random search, and the recorded seconds spent), \`<space>/scores.csv\`
+(each run's Willemsen et al. score, and the model's proposals by source), \`<space>/compare.txt\`
+(rooftune's summary), \`<space>/timed/\` (the time-limited comparison), \`trials_to_5pct.csv\`
+(every run's trials to within 5%), \`seconds_to_5pct.csv\`, \`time_limited.csv\`, \`guide.csv\`,
+\`curves_<space>.dat\` (the plotted quartiles)."
 report "References: L. Zheng et al., \"Ansor: generating high-performance tensor programs for deep
 learning\", OSDI 2020, and T. Chen et al., \"Learning to optimize tensor programs\", NeurIPS 2018
 (tuning curves of cost-model-guided search against trials)."
 if [ "$RT_QUICK" != 1 ]; then   # the curves are large: compress them once the tables are made
-  while read -r lab k set space; do gzip -f -9 "$RT_OUT/$lab/curves.csv"; done < "$RT_OUT/spaces.txt"
+  while read -r lab k set space; do
+    gzip -f -9 "$RT_OUT/$lab/curves.csv"
+    if [ -f "$RT_OUT/$lab/timed/curves.csv" ]; then gzip -f -9 "$RT_OUT/$lab/timed/curves.csv"; fi
+  done < "$RT_OUT/spaces.txt"
 fi
 report_end
