@@ -28,11 +28,12 @@
 #   --timed L         the strategies of the time-limited comparison (default
 #                     model,random; those of --strategies only)
 #   --recalibrate W   auto (default): a kernel whose latest calibration has no
-#                     uncertainty (stored before it was kept) is calibrated
-#                     again in the copy on the same workloads, hold-out, seed
-#                     and counters (the same coefficients, now with their
-#                     held-out uncertainty, which the model strategy's lower
-#                     bound uses); no: never
+#                     uncertainty (stored before it was kept) or is of an
+#                     older form of the model is calibrated again in the
+#                     copy on the same workloads, hold-out, seed and counters
+#                     (where only the uncertainty was missing, the same
+#                     coefficients, now with their held-out uncertainty,
+#                     which the model strategy's lower bound uses); no: never
 . experiments/lib.sh
 
 DB_IN=experiments/cost_model/results/cost_model.db
