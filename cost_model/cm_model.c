@@ -20,6 +20,14 @@ const char *cm_bound_name(cm_bound b) {
   return b >= 0 && b < CM_NBOUND ? names[b] : "?";
 }
 
+/* An unknown uncertainty (cm_coefs.unc of the defaults; cm_unc.c fills a
+** calibration's). */
+void cm_unc_none(cm_unc *u) {
+  memset(u, 0, sizeof *u);
+  u->all = NAN;
+  for (int b = 0; b < CM_NBOUND; b++) u->bound[b] = NAN;
+}
+
 void cm_coefs_default(const cm_kmodel *k, cm_coefs *c) {
   memset(c, 0, sizeof *c);
   c->n = k->ncoef;

@@ -15,12 +15,6 @@
 
 #include <gsl/gsl_statistics_double.h>
 
-void cm_unc_none(cm_unc *u) {
-  memset(u, 0, sizeof *u);
-  u->all = NAN;
-  for (int b = 0; b < CM_NBOUND; b++) u->bound[b] = NAN;
-}
-
 void cm_unc_from(cm_unc *u, const double *r, const cm_bound *bound, int n, int held_out) {
   cm_unc_none(u);
   double *x = rt_malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
