@@ -6,10 +6,10 @@ set key bottom right box opaque
 set grid
 set style fill transparent solid 0.18 noborder
 plot 1/1.05 with lines dt 2 lc rgb 'black' title 'within 5% of the optimum', \
-  '/work/wt/guided/experiments/results/64815fff9d34/search/curves_gemm.dat' index 0 using 1:2:4 with filledcurves lc rgb '#d62728' notitle, \
+  '/tmp/srch_all/curves_gemm.dat' index 0 using 1:2:4 with filledcurves lc rgb '#d62728' notitle, \
   '' index 0 using 1:3 with lines lw 2 lc rgb '#d62728' title 'model', \
-  '/work/wt/guided/experiments/results/64815fff9d34/search/curves_gemm.dat' index 1 using 1:2:4 with filledcurves lc rgb '#555555' notitle, \
+  '/tmp/srch_all/curves_gemm.dat' index 1 using 1:2:4 with filledcurves lc rgb '#555555' notitle, \
   '' index 1 using 1:3 with lines lw 2 lc rgb '#555555' title 'random', \
-  '/work/wt/guided/experiments/results/64815fff9d34/search/curves_gemm.dat' index 2 using 1:2:4 with filledcurves lc rgb '#ff7f0e' notitle, \
+  '/tmp/srch_all/curves_gemm.dat' index 2 using 1:2:4 with filledcurves lc rgb '#ff7f0e' notitle, \
   '' index 2 using 1:3 with lines lw 2 lc rgb '#ff7f0e' title 'bayes', \
-  '/work/wt/guided/experiments/results/64815fff9d34/search/curves_gemm.dat' index 3 using 1:2 with lines dt 3 lw 2 lc rgb '#555555' title 'random, expected (calculated)'
+  '/tmp/srch_all/curves_gemm.dat' index 3 using 1:2 with lines dt 3 lw 2 lc rgb '#555555' title 'random, expected (calculated)'
