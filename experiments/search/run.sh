@@ -34,11 +34,13 @@
 #                     (where only the uncertainty was missing, the same
 #                     coefficients, now with their held-out uncertainty,
 #                     which the model strategy's lower bound uses); no: never
+#                     (the default with --quick: the calibrations take most
+#                     of a quick run's time)
 . experiments/lib.sh
 
 DB_IN=experiments/cost_model/results/cost_model.db
 LIST=experiments/search/spaces.txt
-KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP= FP= TSHARE=0.1 TIMED=model,random RECAL=auto
+KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP= FP= TSHARE=0.1 TIMED=model,random RECAL=
 while [ $# -gt 0 ]; do
   case $1 in
     --db) DB_IN=$2; shift 2 ;;
@@ -58,9 +60,9 @@ while [ $# -gt 0 ]; do
 done
 if [ "$RT_QUICK" = 1 ]; then
   [ "$LIST" = experiments/search/spaces.txt ] && : "${KERNELS:=gemm,reduction}"
-  : "${STRATS:=model,random,annealing,genetic}" "${REPEATS:=5}" "${CAP:=0.05}"
+  : "${STRATS:=model,random,annealing,genetic}" "${REPEATS:=5}" "${CAP:=0.05}" "${RECAL:=no}"
 else
-  : "${STRATS:=model,random,annealing,genetic,de,pso,bayes,bandit}" "${REPEATS:=20}" "${CAP:=0.3}"
+  : "${STRATS:=model,random,annealing,genetic,de,pso,bayes,bandit}" "${REPEATS:=20}" "${CAP:=0.3}" "${RECAL:=auto}"
 fi
 [ -r "$DB_IN" ] || { echo "search: cannot read the database $DB_IN" >&2; exit 2; }
 [ -r "$LIST" ] || { echo "search: cannot read the space list $LIST" >&2; exit 2; }
