@@ -271,12 +271,13 @@ static json_t *one_per_config(json_t *rows, int *dropped) {
   size_t i;
   *dropped = 0;
   json_array_foreach(rows, i, row) {
-    char key[256];
-    snprintf(key, sizeof key, "%s|%s", json_string_value(json_object_get(row, "workload")),
-             json_string_value(json_object_get(row, "config_hash")));
-    json_t *slot = json_object_get(at, key);
+    rt_str key = {0};   /* a workload key has no length bound: never truncated */
+    rt_str_printf(&key, "%s|%s", json_string_value(json_object_get(row, "workload")),
+                  json_string_value(json_object_get(row, "config_hash")));
+    json_t *slot = json_object_get(at, key.s);
+    if (!slot) json_object_set_new(at, key.s, json_integer((json_int_t)json_array_size(kept)));
+    free(key.s);
     if (!slot) {
-      json_object_set_new(at, key, json_integer((json_int_t)json_array_size(kept)));
       json_array_append(kept, row);
       continue;
     }
