@@ -241,7 +241,10 @@ typedef struct cm_kmodel {
   const cm_coef *coefs;         /* defaults (invariant 1) */
   /* The work of schedule cfg of workload pb on machine m: 0, or -1 with
   ** err when cfg is not a schedule of this kernel. c holds the model's own
-  ** coefficients (byte-term factors, ...) at c->v[CM_C_EFF0 + neff ...]. */
+  ** coefficients (byte-term factors, ...) at c->v[CM_C_EFF0 + neff ...].
+  ** A pure function of its arguments that reads no other coefficient:
+  ** calibration computes it once per sample when no own coefficient is
+  ** free, and reuses it where only generic ones moved (cm_calib.c). */
   int (*work)(const kn_problem *pb, const sp_space *sp, const int *cfg,
               const cm_machine *m, const cm_coefs *c, cm_work *w, rt_err *err);
   const char *family;           /* the model family it belongs to (a
@@ -467,6 +470,7 @@ typedef struct cm_fit_opts {
 } cm_fit_opts;
 typedef struct cm_fit_result {
   int iters;                    /* solver iterations in all */
+  long evals;                   /* calls of the residual function in all */
   int irls_rounds;
   double rms_before, rms_after; /* unweighted rms of r over the n_obs rows */
   int n_outliers;               /* observations with weight 0 at the end */

@@ -24,8 +24,49 @@ typedef struct calib {
   const cm_ceilings *ce;
   cm_work *w;                 /* the samples' work when no free coefficient
                               ** changes it (only cm_time then depends on u) */
+  struct memo *memo;          /* else each sample's work at two recent points */
+  int own0;                   /* the model's own coefficients: own0 .. ncoef-1 */
+  int evals;                  /* calls of resid so far */
   cm_coefs c;                 /* scratch: the coefficients being tried */
 } calib;
+
+/* A sample's work at the last two values of the model's own coefficients,
+** the one used longer ago replaced first. Work depends on nothing else that
+** a fit moves (cm.h, cm_kmodel.work), and the solver's finite-difference
+** Jacobian moves one coefficient per column: a column that moves a generic
+** coefficient (ceilings' shares, overlap, overheads, exponents) finds the
+** work of the base point here, one that moves an own coefficient takes
+** the other slot. The result is the same to the bit as computing it again. */
+typedef struct memo {
+  double own[2][CM_MAXCOEF];
+  cm_work w[2];
+  int used[2];                /* 0: empty; else the evaluation it was last used */
+} memo;
+
+/* The work of sample i at the coefficients cb->c, from its memo or
+** computed (then kept in the slot used longer ago). */
+static int memo_work(calib *cb, int i, int eval, cm_pred *p, rt_err *err) {
+  memo *m = &cb->memo[i];
+  int nown = cb->k->ncoef - cb->own0;
+  const double *own = cb->c.v + cb->own0;
+  for (int s = 0; s < 2; s++) {
+    if (!m->used[s]) continue;
+    int same = 1;
+    for (int j = 0; j < nown && same; j++) same = m->own[s][j] == own[j];
+    if (same) {
+      m->used[s] = eval;
+      cm_time(cb->k, &m->w[s], cb->ce, &cb->c, p);
+      return 0;
+    }
+  }
+  const cm_sample *x = &cb->s[i];
+  if (cm_predict(cb->k, x->pb, x->sp, x->cfg, cb->ce, &cb->c, cb->flush, p, err)) return -1;
+  int s = m->used[0] <= m->used[1] ? 0 : 1;
+  memcpy(m->own[s], own, (size_t)nown * sizeof *own);
+  m->w[s] = p->w;
+  m->used[s] = eval;
+  return 0;
+}
 
 static double to_u(const cm_coef *k, double x) {
   return k->kind == CM_GE1 ? log(fmax(x - 1, 1e-9)) : log(fmax(x, 1e-300));
@@ -38,15 +79,15 @@ static int resid(void *ctx, const double *u, double *r) {
   calib *cb = ctx;
   for (int j = 0; j < cb->nfree; j++)
     cb->c.v[cb->idx[j]] = from_u(&cb->k->coefs[cb->idx[j]], u[j]);
+  cb->evals++;
   for (int i = 0; i < cb->n; i++) {
     cm_pred p;
     rt_err err;
-    const cm_sample *x = &cb->s[i];
     if (cb->w)
       cm_time(cb->k, &cb->w[i], cb->ce, &cb->c, &p);
-    else if (cm_predict(cb->k, x->pb, x->sp, x->cfg, cb->ce, &cb->c, cb->flush, &p, &err))
+    else if (memo_work(cb, i, cb->evals, &p, &err))
       return -1;
-    r[i] = log(p.time) - log(x->t);   /* non-finite: cm_fit rejects the step */
+    r[i] = log(p.time) - log(cb->s[i].t);   /* non-finite: cm_fit rejects the step */
   }
   return 0;
 }
@@ -83,7 +124,8 @@ int cm_calibrate_capped(const cm_kmodel *k, const cm_sample *s, int n, const cm_
   ** coefficients (after the exponents): when those are all kept, compute
   ** it once. */
   int own_free = 0;
-  for (int j = 0; j < cb.nfree; j++) own_free |= cb.idx[j] >= CM_C_EFF0 + k->neff;
+  cb.own0 = CM_C_EFF0 + k->neff;
+  for (int j = 0; j < cb.nfree; j++) own_free |= cb.idx[j] >= cb.own0;
   if (!own_free) {
     cb.w = rt_malloc((size_t)n * sizeof *cb.w);
     for (int i = 0; i < n; i++) {
@@ -94,6 +136,8 @@ int cm_calibrate_capped(const cm_kmodel *k, const cm_sample *s, int n, const cm_
       }
       cb.w[i] = p.w;
     }
+  } else {
+    cb.memo = rt_calloc((size_t)n, sizeof *cb.memo);
   }
   cm_fit_opts o;
   cm_fit_opts_default(&o);
@@ -103,6 +147,7 @@ int cm_calibrate_capped(const cm_kmodel *k, const cm_sample *s, int n, const cm_
   o.max_rounds = max_rounds;
   int rc = cm_fit(n, cb.nfree, resid, &cb, u, &o, res, err);
   free(cb.w);
+  free(cb.memo);
   if (rc) {
     rt_err_prefix(err, "calibrating the %s model", k->kernel);
     return -1;

@@ -370,10 +370,20 @@ static int cv_work(const kn_problem *pb, const sp_space *sp, const int *cfg,
   ** its footprint, that of its input window, its traffic per level. */
   double f[3] = {0, 0, 0}, umax = 0, fp_fo = 0, fp_in = 0;
   double fin[CM_MAXTHREADS], fall[CM_MAXTHREADS], mains[3][CM_MAXTHREADS];
+  int prev = -1;                /* the last thread whose nest was analysed */
   for (int t = 0; t < th; t++) {
     if (units[t] <= 0) continue;
     umax = fmax(umax, units[t]);
     double full[3] = {d.n, nkt, npt}, rem = hi[t] - lo[t];
+    if (prev >= 0 && hi[prev] - lo[prev] == rem) {
+      /* the same count of iterations: the same nest (static ranges give
+      ** most threads one count), so the same footprints and traffic */
+      fin[t] = fin[prev], fall[t] = fall[prev];
+      for (int l = 0; l < 3; l++) mains[l][t] = mains[l][prev];
+      fp_in += fin[t], fp_fo += fall[t] - fin[t];
+      continue;
+    }
+    prev = t;
     cv_shape s = {&d, {d.n, nkt, npt}, nc, nkb / nkt, d.p / npt, nq,
                   d.c / nc, d.k / nkb, d.q / nq, kp, lf};
     for (int i = cd - 1; i >= 0; i--) {

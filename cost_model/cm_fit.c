@@ -51,6 +51,7 @@ typedef struct fit_ctx {
   const double *prior;         /* n_par values */
   double *u, *r;               /* scratch: n_par, n_obs */
   int failed;                  /* fn returned non-zero */
+  long evals;                  /* calls of fn */
 } fit_ctx;
 
 /* The residual vector of GSL's problem at x: the n_obs observation rows
@@ -59,6 +60,7 @@ typedef struct fit_ctx {
 static int fit_f(const gsl_vector *x, void *params, gsl_vector *f) {
   fit_ctx *c = params;
   for (int j = 0; j < c->n_par; j++) c->u[j] = gsl_vector_get(x, (size_t)j);
+  c->evals++;
   if (c->fn(c->ctx, c->u, c->r)) {
     c->failed = 1;
     return GSL_EBADFUNC;
@@ -85,6 +87,7 @@ static void fit_fn_failed(rt_err *err, const char *where) {
 ** when fn fails or (check_finite) a residual is not finite. */
 static int fit_eval(fit_ctx *c, const double *u, int check_finite,
                     rt_err *err) {
+  c->evals++;
   if (c->fn(c->ctx, u, c->r)) {
     fit_fn_failed(err, check_finite ? "at the start point" : "at the solution");
     return -1;
@@ -220,7 +223,7 @@ int cm_fit(int n_obs, int n_par, cm_resid_fn fn, void *ctx, double *u,
          (size_t)n_par * sizeof *prior);
   fit_ctx c = {n_obs, n_par, fn, ctx, o->lambda, prior,
                rt_malloc((size_t)n_par * sizeof(double)),
-               rt_malloc((size_t)n_obs * sizeof(double)), 0};
+               rt_malloc((size_t)n_obs * sizeof(double)), 0, 0};
   double *wn = rt_malloc((size_t)n_obs * sizeof *wn);
   double *work = rt_malloc((size_t)n_obs * sizeof *work);
   gsl_vector *x = gsl_vector_alloc((size_t)n_par);
@@ -282,6 +285,7 @@ int cm_fit(int n_obs, int n_par, cm_resid_fn fn, void *ctx, double *u,
   }
   if (fit_eval(&c, x->data, 0, err)) goto done;
   res->rms_after = fit_rms(c.r, n_obs);
+  res->evals = c.evals;
   for (int j = 0; j < n_par; j++) u[j] = gsl_vector_get(x, (size_t)j);
   rc = 0;
 

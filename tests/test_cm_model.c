@@ -417,6 +417,75 @@ static void test_calibration_recovers(void **state) {
   sp_free(sp);
 }
 
+/* ---- Calibration of a model's own coefficient: work reused where only
+** generic coefficients moved (cm_calib.c's memo) ---- */
+
+static const cm_coef own_coefs[CM_NGENERIC + 2] = {
+  CM_GENERIC_COEFS,
+  {"exp_e", 1.0, CM_POS, "", 0},
+  {"shape", 1.0, CM_POS, "exponent of the DRAM bytes' growth (the model's own)", 0},
+};
+static long own_calls;   /* calls of own_work */
+/* cfg[0] = i: the sample's size; the DRAM bytes grow as size^shape, a
+** shape that no ceiling's share can imitate. */
+static int own_work(const kn_problem *pb, const sp_space *sp, const int *cfg, const cm_machine *m,
+                    const cm_coefs *c, cm_work *w, rt_err *err) {
+  (void)pb, (void)sp, (void)m, (void)err;
+  own_calls++;
+  double x = 1 + cfg[0] % 13;
+  w->flops = 1e8 * (1 + cfg[0] % 10);
+  w->bytes[3] = 2e7 * pow(x, c->v[CM_C_EFF0 + 1]);
+  w->eff[0] = 0.5 + 0.05 * (cfg[0] % 9);
+  w->threads = 2, w->imbalance = 1;
+  return 0;
+}
+static const cm_kmodel own_model = {.kernel = "own", .neff = 1, .eff_names = one_eff, .ncoef = CM_NGENERIC + 2,
+                                    .coefs = own_coefs, .work = own_work, .family = "host"};
+
+static void test_calibration_own_coefficient(void **state) {
+  (void)state;
+  cm_ceilings ce = test_ceilings();
+  enum { N = 120 };
+  int size[N];
+  cm_sample s[N];
+  cm_coefs truth, fit;
+  cm_coefs_default(&own_model, &truth);
+  fit = truth;
+  truth.v[CM_C_COMPUTE] = 0.6, truth.v[CM_C_DRAM] = 0.5, truth.v[CM_C_FIXED] = 3e-4;
+  truth.v[CM_C_EFF0 + 1] = 1.4;
+  rt_err err = {0};
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);   /* noise: 1% (the robust */
+  gsl_rng_set(rng, 5);                             /* weights need a spread) */
+  for (int i = 0; i < N; i++) {
+    cm_pred p;
+    size[i] = i;
+    assert_int_equal(cm_predict(&own_model, NULL, NULL, &size[i], &ce, &truth, 0, &p, &err), 0);
+    s[i] = (cm_sample){NULL, NULL, &size[i], p.time * exp(gsl_ran_gaussian(rng, 0.01))};
+  }
+  gsl_rng_free(rng);
+  int fixed[CM_NGENERIC + 2];
+  for (int j = 0; j < CM_NGENERIC + 2; j++) fixed[j] = 1;
+  int freed[] = {CM_C_COMPUTE, CM_C_DRAM, CM_C_FIXED, CM_C_EFF0 + 1};
+  for (size_t j = 0; j < sizeof freed / sizeof *freed; j++) fixed[freed[j]] = 0;
+  cm_fit_result res;
+  own_calls = 0;
+  assert_int_equal(cm_calibrate(&own_model, s, N, &ce, 0, &fit, fixed, &res, &err), 0);
+  printf("own coefficient: shape %.4f (1.4), eff_DRAM %.4f (0.5), eff_compute %.4f (0.6); "
+         "rms %.2g; %d iterations, %ld evaluations, %ld calls of the work function for %d "
+         "samples\n", fit.v[CM_C_EFF0 + 1], fit.v[CM_C_DRAM], fit.v[CM_C_COMPUTE], res.rms_after,
+         res.iters, res.evals, own_calls, N);
+  /* a work reused after the own coefficient moved would leave it wrong */
+  assert_true(fabs(fit.v[CM_C_EFF0 + 1] / 1.4 - 1) < 0.03);
+  assert_true(fabs(fit.v[CM_C_DRAM] / 0.5 - 1) < 0.10);    /* the prior pulls */
+  assert_true(fabs(fit.v[CM_C_COMPUTE] / 0.6 - 1) < 0.10); /* these a little */
+  assert_true(res.rms_after < 0.02);
+  /* computed afresh, the work would take N calls per evaluation of the
+  ** residuals; three of the finite-difference Jacobian's four columns move
+  ** only generic coefficients (here: 36% of that) */
+  assert_true(res.evals > res.iters);
+  assert_true(own_calls >= N && own_calls < 0.5 * N * res.evals);
+}
+
 /* ---- Coefficients as JSON ---- */
 
 static void test_coefs_json(void **state) {
@@ -517,6 +586,7 @@ int main(void) {
     cmocka_unit_test(test_gemm_bytes_cachegrind),
     cmocka_unit_test(test_time_by_hand),
     cmocka_unit_test(test_calibration_recovers),
+    cmocka_unit_test(test_calibration_own_coefficient),
     cmocka_unit_test(test_coefs_json),
     cmocka_unit_test(test_tmodel),
   };
