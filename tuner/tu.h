@@ -88,11 +88,14 @@
 **     tu_run_opts.compile_prior) plus measurement (the candidate's
 **     predicted time, the model's, times the median ratio of measuring
 **     cost to measured time so far -- before any, run_prior; without a
-**     model, the median measuring cost so far), and ends (TU_END_COST) when what is
-**     spent plus that prediction exceeds the limit. Without a prediction
-**     (nothing to go on yet) it ends only once the spent cost reaches the
-**     limit. Strategies see the prediction through tu_ctx.cost. The
-**     asynchronous loop (invariant 10) keeps the spent-cost rule only.
+**     model, the median measuring cost so far), and ends (TU_END_COST)
+**     when what is spent plus that prediction exceeds the limit. Without
+**     a prediction (nothing to go on yet) it ends only once the spent cost
+**     reaches the limit. Strategies see the prediction through
+**     tu_ctx.cost. A batch's parallel build is spent as its trials are:
+**     each carries its share (the build's wall time over the sources it
+**     built) in its compile_s and cost. The asynchronous loop (invariant
+**     10) keeps the spent-cost rule only.
 */
 #ifndef TU_H
 #define TU_H

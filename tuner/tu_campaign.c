@@ -99,6 +99,10 @@ typedef struct camp {
   char (*bhash)[33];
   ms_result *bres;
   int *bused;
+  double *bshare;              /* the last prepare's parallel build: each built
+                               ** source's share of its wall time, until a
+                               ** trial of that source carries it (then 0) */
+  int npre;                    /* sources that build made: bhash[0 .. npre) */
   char berr[512];              /* why the batch failed (bdone < nb, not stopped) */
   /* the load guard: looks after measurements, and what they saw */
   ms_load_guard guard;
@@ -296,6 +300,26 @@ static int batch_item(const camp *c, const char *hash) {
   return -1;
 }
 
+/* Source hash's share of the last parallel build, taken once: a trial's
+** compile_s is what compiling it cost, and a build of m sources in
+** parallel costs each its wall time over m (the trial's own build is then a
+** cache hit). The shares of a batch add up to the build's wall time. */
+static double take_share(camp *c, const char *hash) {
+  for (int k = 0; k < c->npre; k++)
+    if (c->bshare[k] > 0 && !strcmp(c->bhash[k], hash)) {
+      double s = c->bshare[k];
+      c->bshare[k] = 0;
+      return s;
+    }
+  return 0;
+}
+
+/* r's compile_s with source hash's share of the last parallel build. */
+static void charge_share(camp *c, const char *hash, ms_result *r) {
+  double s = take_share(c, hash);
+  if (s > 0) r->compile_s = nz(r->compile_s) + s;
+}
+
 /* Whether an earlier measurement of the source whose reuse key is hash
 ** can be reused. A database error answers 1 too: camp_eval meets and
 ** reports it. */
@@ -337,6 +361,7 @@ static void batch_measure(camp *c, const int *bcfg, const char **bsrc, int m) {
     for (int k = 0; done >= 0 && done < m && c->o->stop && *c->o->stop && k < done; k++) {
       int64_t id;
       rt_err e = {0};
+      charge_share(c, c->bhash[k], &c->bres[k]);
       if (!store_measured(c, bcfg + (size_t)k * np, c->bhash[k], &c->bres[k], c->bbusy, &id, &e))
         c->bused[k] = 1;
     }
@@ -387,7 +412,7 @@ static void cost_priors(camp *c, tu_run_opts *ro) {
 ** would otherwise compile every reused schedule again). */
 static void camp_prepare(void *ctx, const int *cfgs, int n) {
   camp *c = ctx;
-  c->nb = c->bdone = 0;   /* what the last batch left untaken is dropped */
+  c->nb = c->bdone = c->npre = 0;   /* what the last batch left untaken is dropped */
   c->berr[0] = 0;
   int batch = batching(c), injected = c->o->measure || c->o->measure_batch;
   if (injected && !batch) return;   /* an injected measurement builds nothing */
@@ -397,6 +422,7 @@ static void camp_prepare(void *ctx, const int *cfgs, int n) {
     c->bhash = rt_realloc(c->bhash, (size_t)n * sizeof *c->bhash);
     c->bres = rt_realloc(c->bres, (size_t)n * sizeof *c->bres);
     c->bused = rt_realloc(c->bused, (size_t)n * sizeof *c->bused);
+    c->bshare = rt_realloc(c->bshare, (size_t)n * sizeof *c->bshare);
   }
   char **src = rt_malloc((size_t)n * sizeof *src);
   int *bcfg = rt_malloc((size_t)n * np * sizeof *bcfg);
@@ -419,7 +445,10 @@ static void camp_prepare(void *ctx, const int *cfgs, int n) {
   if (!injected && m > 0) {
     double t0 = rt_now();
     tg_prebuild(&c->tg, (const char *const *)src, m, NULL, &c->ms, 0);
-    c->compile_s += rt_now() - t0;   /* compile time, though no trial carries it */
+    double wall = rt_now() - t0;
+    c->compile_s += wall;   /* the trials carry it as they are stored (take_share) */
+    for (int k = 0; k < m; k++) c->bshare[k] = wall / m;
+    c->npre = m;
   }
   if (batch) batch_measure(c, bcfg, (const char **)src, m);
   for (int i = 0; i < m; i++) free(src[i]);
@@ -481,6 +510,7 @@ static int camp_eval(void *ctx, const int *cfg, tu_obs *ob, rt_err *err) {
         rc = -1;
       } else {
         int loaded = k >= 0 ? c->bbusy : c->last_busy;
+        charge_share(c, hash, &r);   /* its part of the parallel build, in its cost too */
         rc = store_measured(c, cfg, hash, &r, loaded, &tr.id, err);
         obs_from(ob, r.status, r.t.median, r.compile_s + r.verify_s + r.bench_s, TU_MEASURED);
         ob->loaded = loaded;
@@ -1468,6 +1498,7 @@ out:
   free(c.bhash);
   free(c.bres);
   free(c.bused);
+  free(c.bshare);
   for (int64_t a = 0; a < c.nas; a++) free(c.as[a].cfg);
   free(c.as);
   free(c.ready);
