@@ -277,6 +277,25 @@ static void no_device_is_an_error(void **state) {
   assert_int_equal(gd_describe(0, &d, &err), -1);
 }
 
+/* With a device: the driver's PCI bus id (what NVML's handle is found by,
+** gd_nvml.c) names a PCI device that sysfs lists. */
+static void pci_bus_id_from_driver(void **state) {
+  (void)state;
+  gd_props p;
+  rt_err err = {0};
+  if (gd_props_get(0, &p, &err)) {
+    printf("skipped: no CUDA device (%s)\n", err.msg);
+    skip();
+  }
+  printf("cuda:0 is %s at PCI %s\n", p.name, p.pci_bus_id);
+  unsigned dom, bus, dev, fn;
+  char tail;
+  assert_int_equal(sscanf(p.pci_bus_id, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail), 4);
+  char path[96];
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%04x:%02x:%02x.%x", dom, bus, dev, fn);
+  if (access("/sys/bus/pci/devices", F_OK) == 0) assert_int_equal(access(path, F_OK), 0);
+}
+
 static void target_names(void **state) {
   (void)state;
   assert_int_equal(gd_target_device("cuda"), 0);
@@ -529,6 +548,7 @@ int main(void) {
     cmocka_unit_test(cubin_cache_with_entries),
     cmocka_unit_test(compile_errors_cached),
     cmocka_unit_test(no_device_is_an_error),
+    cmocka_unit_test(pci_bus_id_from_driver),
     cmocka_unit_test(target_names),
     cmocka_unit_test(plan_parses),
     cmocka_unit_test(cubin_resources_match_ptxas),

@@ -183,6 +183,7 @@ static int child_props(int dev, gd_props *p, rt_err *err) {
   gd_cu.cuDeviceTotalMem(&mem, d);
   p->mem_bytes = (double)mem;
   gd_cu.cuDriverGetVersion(&p->driver_version);
+  if (gd_cu.cuDeviceGetPCIBusId(p->pci_bus_id, (int)sizeof p->pci_bus_id, d)) p->pci_bus_id[0] = 0;
   return 0;
 }
 

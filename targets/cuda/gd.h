@@ -35,7 +35,7 @@
 /* ---- The driver (in a worker child only: invariant 1) ---- */
 #define GD_DRIVER_FNS(X) \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount) \
-  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDeviceGetPCIBusId) \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSynchronize) \
   X(cuCtxSetCurrent) X(cuCtxGetCurrent) \
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal) \
@@ -74,6 +74,8 @@ typedef struct gd_props {
   int max_block[3], max_grid[3];   /* block and grid dimensions, x y z */
   double mem_bytes;
   int driver_version;          /* 13000 */
+  char pci_bus_id[32];         /* "0000:65:00.0" (NVML's handle, gd_nvml.c);
+                               ** "" when the driver did not say */
 } gd_props;
 /* The properties of device ordinal dev, from a forked child (cached in
 ** this process after the first success). 0, or -1 with err. */

@@ -11,9 +11,11 @@
 ** readings; this file only reads.
 **
 ** The device: NVML numbers GPUs in PCI order and ignores
-** CUDA_VISIBLE_DEVICES; cuda:N is the N-th entry of CUDA_VISIBLE_DEVICES
-** when set (an index, or a "GPU-..." UUID), else NVML index N (CUDA's
-** default order is the PCI order on machines of one GPU model).
+** CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER, so cuda:N is found by the PCI
+** bus id its driver gives (gd_props, asked of a child); only where that is
+** unknown, by the N-th entry of CUDA_VISIBLE_DEVICES when set (an index,
+** or a "GPU-..." UUID), else NVML index N (CUDA's default order, fastest
+** first, is the PCI order on machines of one GPU model).
 */
 #include "gd.h"
 
@@ -39,6 +41,7 @@ static struct {
   nvml_ret (*init)(void);
   nvml_ret (*by_index)(unsigned, nvml_dev *);
   nvml_ret (*by_uuid)(const char *, nvml_dev *);
+  nvml_ret (*by_pci)(const char *, nvml_dev *);
   nvml_ret (*clock)(nvml_dev, int, unsigned *);
   nvml_ret (*reasons)(nvml_dev, unsigned long long *);
   nvml_ret (*violation)(nvml_dev, int, nvml_violation *);
@@ -64,7 +67,8 @@ static int nvml_load(void) {
   static const struct { const char *sym; size_t off; } syms[] = {
 #define S(name, field) {name, offsetof(__typeof__(nv), field)}
     S("nvmlInit_v2", init), S("nvmlDeviceGetHandleByIndex_v2", by_index),
-    S("nvmlDeviceGetHandleByUUID", by_uuid), S("nvmlDeviceGetClockInfo", clock),
+    S("nvmlDeviceGetHandleByUUID", by_uuid), S("nvmlDeviceGetHandleByPciBusId_v2", by_pci),
+    S("nvmlDeviceGetClockInfo", clock),
     S(NULL, reasons), S("nvmlDeviceGetViolationStatus", violation), S("nvmlErrorString", error),
 #undef S
   };
@@ -88,6 +92,9 @@ static int nvml_load(void) {
 
 /* The NVML handle of CUDA ordinal dev (the file's header). */
 static nvml_ret device(int dev, nvml_dev *d) {
+  gd_props p;
+  rt_err e = {0};
+  if (!gd_props_get(dev, &p, &e) && p.pci_bus_id[0]) return nv.by_pci(p.pci_bus_id, d);
   const char *vis = getenv("CUDA_VISIBLE_DEVICES");
   if (!vis || !*vis) return nv.by_index((unsigned)dev, d);
   char buf[256];
