@@ -495,6 +495,61 @@ static void test_time_limit(void **state) {
   sp_free(sp);
 }
 
+/* The same with three evaluations in flight (invariant 10): submit queues,
+** collect answers the oldest. The in-flight evaluations' predicted costs
+** count as spent, so with an exact model the limit is never passed (the
+** spent-cost rule alone submitted until the spent cost reached the limit,
+** and the three in flight then passed it). */
+typedef struct aqueue {
+  bowl b;                 /* first: costly_eval's context */
+  int q[8][3];
+  int head, tail;
+} aqueue;
+static int aq_submit(void *ctx, const int *cfg, rt_err *err) {
+  aqueue *a = ctx;
+  if (a->tail - a->head >= 8) {
+    rt_err_set(err, "more than 8 in flight");
+    return -1;
+  }
+  memcpy(a->q[a->tail++ % 8], cfg, sizeof a->q[0]);
+  return 0;
+}
+static int aq_collect(void *ctx, int *cfg, tu_obs *ob, rt_err *err) {
+  aqueue *a = ctx;
+  if (a->head == a->tail) {
+    rt_err_set(err, "nothing in flight");
+    return -1;
+  }
+  memcpy(cfg, a->q[a->head++ % 8], sizeof a->q[0]);
+  return costly_eval(&a->b, cfg, ob, err);
+}
+
+static void test_time_limit_async(void **state) {
+  (void)state;
+  sp_space *sp = load_str(bowl_space);
+  const double L = 6000;
+  aqueue a = {0};
+  tu_objective obj = {costly_eval, &a, NULL};
+  tu_run_opts o = {.strategy = tu_strategy_find("random"), .seed = 5, .max_cost = L, .parallel = 3,
+                   .submit = aq_submit, .collect = aq_collect, .predict = exact_predict,
+                   .compile_prior = 2, .run_prior = 10};
+  rt_err err = {0};
+  tu_run *r = tu_run_strategy(sp, &obj, &o, NULL, &err);
+  assert_non_null(r);
+  int n = (int)tu_run_n(r);
+  double spent = 0;
+  for (int k = 0; k < n; k++) spent += tu_run_obs(r, k)->cost;
+  printf("time limit %.0f s, exact model, 3 in flight: %d evaluations, %.1f s spent\n", L, n, spent);
+  assert_int_equal(a.head, a.tail);          /* every one submitted was collected */
+  assert_int_equal(a.b.evals, n);            /* and added */
+  assert_true(fabs(spent - tu_run_cost(r)) < 1e-9 * spent);
+  assert_true(spent <= L);
+  assert_true(n > 10);
+  assert_int_equal(tu_run_end(r), TU_END_COST);
+  tu_run_free(r);
+  sp_free(sp);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_perm_bijection),
@@ -503,6 +558,7 @@ int main(void) {
     cmocka_unit_test(test_run_random_and_exhaustive),
     cmocka_unit_test(test_run_stall_and_invalid),
     cmocka_unit_test(test_time_limit),
+    cmocka_unit_test(test_time_limit_async),
     cmocka_unit_test(test_replay_equals_recording),
     cmocka_unit_test(test_replay_missing_is_error),
   };

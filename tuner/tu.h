@@ -95,7 +95,9 @@
 **     tu_ctx.cost. A batch's parallel build is spent as its trials are:
 **     each carries its share (the build's wall time over the sources it
 **     built) in its compile_s and cost. The asynchronous loop (invariant
-**     10) keeps the spent-cost rule only.
+**     10) counts the predicted costs of the evaluations in flight as
+**     spent, submits none that would pass the limit, and ends (TU_END_COST)
+**     once those in flight are in.
 */
 #ifndef TU_H
 #define TU_H

@@ -88,14 +88,18 @@ double tu_run_cost_of(const tu_run *rc, double t) {
 
 static double ctx_cost(void *run, double t) { return tu_run_cost_of(run, t); }
 
-/* Invariant 12: 1 when the predicted cost of evaluating cfg would take the
-** run past its time limit. */
-static int over_time(tu_run *r, const tu_run_opts *o, const int *cfg) {
+/* Invariant 12: 1 when the predicted cost of evaluating cfg, after `out`
+** seconds predicted for the evaluations in flight, would take the run past
+** its time limit; *pc: that prediction (0 when there is none). */
+static int over_time(tu_run *r, const tu_run_opts *o, const int *cfg, double out, double *pc) {
+  *pc = 0;
   if (!(o->max_cost > 0)) return 0;
   double t = NAN;
   if (o->predict && o->predict(o->model, cfg, 1, &t)) t = NAN;
   double c = tu_run_cost_of(r, t);
-  return c > 0 && r->cost + c > o->max_cost * (1 + 1e-9);   /* not by rounding alone */
+  if (!(c > 0)) return 0;
+  *pc = c;
+  return r->cost + out + c > o->max_cost * (1 + 1e-9);   /* not by rounding alone */
 }
 
 /* Add what strategy S's state st says of its guidance to the run's. */
@@ -137,8 +141,10 @@ static int ending(const tu_run *r, const tu_run_opts *o, rt_count count) {
 typedef struct flight {
   tu_cfgmap map;        /* every configuration submitted, dense index */
   int *times;           /* per index: proposals waiting for its result (0: done) */
-  int64_t cap;
+  double *pred;         /* per index: its predicted cost (invariant 12), 0: none */
+  double pred_out;      /* the predicted cost of those in flight */
   int out;              /* evaluations in flight */
+  int full;             /* the next would pass the time limit: submit no more */
 } flight;
 
 /* Run strategy st asynchronously until an end; 0, or -1 (err set). *end,
@@ -151,7 +157,7 @@ static int run_async(tu_run *r, const tu_objective *obj, const tu_run_opts *o, c
   int *c = rt_malloc((size_t)(r->np ? r->np : 1) * sizeof *c), rc = 0, stall = 0;
   for (;;) {
     /* fill the free slots */
-    while (rc == 0 && f.out < o->parallel && (*end = ending_out(r, o, count, f.out)) < 0) {
+    while (rc == 0 && !f.full && f.out < o->parallel && (*end = ending_out(r, o, count, f.out)) < 0) {
       int k = S->propose(*stp, c, 1);
       if (k <= 0 && f.out > 0) break;   /* nothing until results come */
       r->proposals += k > 0;
@@ -172,14 +178,23 @@ static int run_async(tu_run *r, const tu_objective *obj, const tu_run_opts *o, c
         S->observe(*stp, c, &ob);
         restart = ++stall >= TU_STALL;
       } else if (!restart) {
+        double pc;
+        if (over_time(r, o, c, f.pred_out, &pc)) {   /* invariant 12, with those in flight */
+          f.full = 1;
+          break;
+        }
         double t1 = rt_now();
         int added;
         int64_t cap = f.map.cap;
         fi = tu_cfgmap_put(&f.map, c, &added);
-        if (f.map.cap != cap) f.times = rt_realloc(f.times, (size_t)f.map.cap * sizeof *f.times);
+        if (f.map.cap != cap) {
+          f.times = rt_realloc(f.times, (size_t)f.map.cap * sizeof *f.times);
+          f.pred = rt_realloc(f.pred, (size_t)f.map.cap * sizeof *f.pred);
+        }
         f.times[fi] = 1;
+        f.pred[fi] = pc;
         if (o->submit(obj->ctx, c, err)) rc = -1;
-        else f.out++;
+        else f.out++, f.pred_out += pc;
         *in_eval += rt_now() - t1;
         stall = 0;
       }
@@ -213,6 +228,7 @@ static int run_async(tu_run *r, const tu_objective *obj, const tu_run_opts *o, c
       rc = -1;
       break;
     }
+    f.pred_out = f.out > 0 ? fmax(0, f.pred_out - f.pred[fi]) : 0;
     add(r, c, &ob);
     if (o->on_eval) o->on_eval(o->on_eval_ctx, r);
     for (; f.times[fi] > 0; f.times[fi]--) S->observe(*stp, c, &ob);
@@ -225,9 +241,10 @@ static int run_async(tu_run *r, const tu_objective *obj, const tu_run_opts *o, c
     rt_err e2 = {0};
     o->collect(obj->ctx, c, &ob, &e2);
   }
-  if (*end < 0 && !rc) *end = ending(r, o, count);
+  if (*end < 0 && !rc) *end = f.full ? TU_END_COST : ending(r, o, count);
   free(c);
   free(f.times);
+  free(f.pred);
   tu_cfgmap_free(&f.map);
   return rc;
 }
@@ -319,7 +336,7 @@ tu_run *tu_run_strategy(sp_space *sp, const tu_objective *obj, const tu_run_opts
       }
       if (known(r, c, &ob)) {
         restart = ++stall >= TU_STALL;
-      } else if (over_time(r, o, c)) {   /* invariant 12: it would not fit */
+      } else if (over_time(r, o, c, 0, &(double){0})) {   /* invariant 12: it would not fit */
         end = TU_END_COST;
         break;
       } else {
