@@ -44,7 +44,10 @@ int ms_load_parse_stat(const char *text, ms_jiffies *j) {
   int n = sscanf(p + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
                  &v[4], &v[5], &v[6], &v[7]);
   if (n < 4) return -1;   /* user nice system idle at least (old kernels stop at 4) */
-  /* user nice system idle iowait irq softirq steal (guest is inside user) */
+  /* user nice system idle iowait irq softirq steal (guest is inside user).
+  ** Niced time counts as others' work on purpose: a niced job still takes
+  ** cores a parallel schedule's threads wait for, and shares the caches
+  ** and the memory bandwidth whatever its priority. */
   j->busy = v[0] + v[1] + v[2] + v[5] + v[6];
   j->idle = v[3] + v[4];
   j->steal = v[7];
