@@ -207,9 +207,13 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
 **    clock under MS_LOAD_SM_DROP of the highest seen while not idle, a
 **    throttling reason (hardware slowdown, thermal, power brake) at the
 **    look, or thermal violation time during the interval.
-** Over a threshold below, the interval is busy. Intervals shorter than
-** MS_LOAD_MIN_WALL are not judged by CPU time (jiffies are 10 ms: too
-** coarse); they are added to the next one, the other signs judge alone.
+** Over a threshold below, the interval is busy. CPU time is judged over
+** at least MS_LOAD_MIN_WALL (jiffies are 10 ms: too coarse for less): a
+** look after a shorter measurement is judged over the window back to the
+** newest earlier look that old (MS_LOAD_HIST kept), so what ran beside a
+** short measurement marks it, not the next one; where none is that old
+** (a guard's first half second), back to the oldest when it is a quarter
+** of that old, else the other signs judge alone.
 ** Invariants:
 **  1. Every reading of the machine goes through g->hooks (NULL members:
 **     the machine's own), so tests inject sequences of readings.
@@ -223,7 +227,8 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
 #define MS_LOAD_REF 1.25          /* the reference loop's time over its start time */
 #define MS_LOAD_REF_RUNS 7        /* a look times the loop this often: the median */
 #define MS_LOAD_SM_DROP 0.85      /* GPU: SM clock over the highest seen (not idle) */
-#define MS_LOAD_MIN_WALL 0.5      /* seconds: shorter intervals wait */
+#define MS_LOAD_MIN_WALL 0.5      /* seconds: the shortest window CPU time judges */
+#define MS_LOAD_HIST 64           /* earlier looks kept for that window */
 #define MS_LOAD_RETRIES 2         /* the wait policy: measurements again, at most */
 #define MS_LOAD_WAIT 30.0         /* the wait policy: seconds waited per measurement */
 #define MS_LOAD_NAP0 0.5          /* the first nap of a wait; each next doubles */
@@ -283,7 +288,8 @@ typedef struct ms_load_guard {
   double hz, ref_base;
   double max_others, max_steal, max_ref, max_sm_drop;   /* the thresholds (the defines) */
   ms_load_hooks hooks;
-  ms_load_sample_t last;
+  ms_load_sample_t hist[MS_LOAD_HIST];    /* the latest looks' samples, a ring */
+  int nhist, head;                        /* kept; the newest's index */
   int gpu_on;                             /* 1: the GPU was read at the start */
   ms_gpu_reading gpu_last;
   unsigned sm_top;                        /* the highest SM clock seen while not idle */

@@ -207,6 +207,25 @@ static double ref_time(ms_load_guard *g) {
   return g->hooks.ref ? g->hooks.ref(g->hooks.ctx) : ms_load_ref();
 }
 
+/* Keep sample s as the newest of g's ring. */
+static void push_sample(ms_load_guard *g, const ms_load_sample_t *s) {
+  g->head = g->nhist ? (g->head + 1) % MS_LOAD_HIST : 0;
+  g->hist[g->head] = *s;
+  if (g->nhist < MS_LOAD_HIST) g->nhist++;
+}
+
+/* The newest kept sample at least MS_LOAD_MIN_WALL before t; none that
+** old (a guard's first half second, or looks faster than the ring): the
+** oldest when it is a quarter of that old, else NULL. */
+static const ms_load_sample_t *window_start(const ms_load_guard *g, double t) {
+  const ms_load_sample_t *s = NULL;
+  for (int k = 0; k < g->nhist; k++) {
+    s = &g->hist[(g->head - k + MS_LOAD_HIST) % MS_LOAD_HIST];
+    if (t - s->t >= MS_LOAD_MIN_WALL) return s;
+  }
+  return s && t - s->t >= MS_LOAD_MIN_WALL / 4 ? s : NULL;
+}
+
 int ms_load_start(ms_load_guard *g, const ms_load_hooks *h, rt_err *err) {
   memset(g, 0, sizeof *g);
   if (h) g->hooks = *h;
@@ -224,7 +243,10 @@ int ms_load_start(ms_load_guard *g, const ms_load_hooks *h, rt_err *err) {
     else
       g->gpu_on = 1;
   }
-  if (sample(g, &g->last, err)) return -1;
+  ms_load_sample_t first;
+  if (sample(g, &first, err)) return -1;
+  g->nhist = 0;
+  push_sample(g, &first);
   g->on = 1;
   return 0;
 }
@@ -241,10 +263,9 @@ int ms_load_check(ms_load_guard *g, ms_load_view *v) {
     v->busy = 1;
     return 1;
   }
-  if (now.t - g->last.t >= MS_LOAD_MIN_WALL) {
-    ms_load_between(&g->last, &now, g->hz, v);
-    g->last = now;
-  }
+  const ms_load_sample_t *from = window_start(g, now.t);
+  if (from) ms_load_between(from, &now, g->hz, v);
+  push_sample(g, &now);
   if (g->max_ref > 0) v->ref = ref_time(g) / g->ref_base;
   ms_gpu_reading r;
   rt_err gerr = {0};

@@ -170,6 +170,42 @@ static ms_load_hooks sc_hooks(script *x) {
   return (ms_load_hooks){.sample = sc_sample, .ref = sc_ref, .nap = sc_nap, .ctx = x};
 }
 
+/* A machine busy throughout (two CPUs of other work) looked at every 0.1 s,
+** as after short measurements: every look from the second on is busy,
+** judged over the last half second (shorter intervals were once left to
+** the next look, so only every fifth short measurement was marked and
+** the others were stored as quiet). */
+typedef struct steady { double t, hz; unsigned long long busy; } steady;
+static int st_sample(void *ctx, ms_load_sample_t *s, rt_err *err) {
+  steady *x = ctx;
+  (void)err;
+  x->t += 0.1;
+  x->busy += (unsigned long long)(2 * 0.1 * x->hz + 0.5);
+  *s = (ms_load_sample_t){.t = x->t, .own = 0, .j = {.busy = x->busy, .idle = 0}};
+  return 0;
+}
+static double st_ref(void *ctx) {
+  (void)ctx;
+  return 1e-3;
+}
+static void short_looks(void **state) {
+  (void)state;
+  steady x = {0, 100, 0};
+  ms_load_hooks h = {.sample = st_sample, .ref = st_ref, .ctx = &x};
+  ms_load_guard g;
+  rt_err err = {0};
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  ms_load_view v;
+  int busy = 0;
+  assert_int_equal(ms_load_check(&g, &v), 0);   /* 0.1 s: too short to judge */
+  for (int k = 0; k < 19; k++) {
+    busy += ms_load_check(&g, &v);
+    assert_true(fabs(v.others - 2) < 1e-9);
+  }
+  assert_int_equal(busy, 19);
+  ms_load_end(&g);
+}
+
 /* The reference loop's sign: its start time the fastest of three medians;
 ** an injected 1.5x slowdown is busy, 1.2x is not. */
 static void reference_sign(void **state) {
@@ -639,6 +675,7 @@ int main(void) {
     cmocka_unit_test(parses_stat),
     cmocka_unit_test(signs_between_samples),
     cmocka_unit_test(verdicts),
+    cmocka_unit_test(short_looks),
     cmocka_unit_test(reference_sign),
     cmocka_unit_test(gpu_decisions),
     cmocka_unit_test(gpu_through_guard),
