@@ -145,16 +145,40 @@ int ms__send_item(int fd, ms__report *rep) {
 ** included. */
 static const struct { int off, len; } fixed[] = {{0, 18}, {20, 4}, {44, 4}, {56, 4}, {64, 28}};
 
+/* The header is read through a descriptor opened once per file and never
+** closed: closing any descriptor of a file drops every POSIX lock this
+** process holds on it, SQLite's included, and another process's SQLite
+** then took itself for the last connection and deleted the WAL file under
+** the campaign's (a `sqlite3` shell reading a live campaign's database did
+** it). A file replaced since (another inode: none of our locks) is read
+** by an open and close of its own. The harness's parent is one thread. */
+static struct { dev_t dev; ino_t ino; int fd; } kept[8];
+static int nkept;
+
+static int header_fd(const char *path, const struct stat *sb, int *transient) {
+  *transient = 0;
+  for (int i = 0; i < nkept; i++)
+    if (kept[i].dev == sb->st_dev && kept[i].ino == sb->st_ino) return kept[i].fd;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat fb;
+  if (fd < 0 || fstat(fd, &fb) || fb.st_dev != sb->st_dev || fb.st_ino != sb->st_ino ||
+      nkept == (int)(sizeof kept / sizeof *kept)) {
+    *transient = fd >= 0;
+    return fd;
+  }
+  kept[nkept].dev = fb.st_dev, kept[nkept].ino = fb.st_ino, kept[nkept].fd = fd;
+  nkept++;
+  return fd;
+}
+
 void ms__guard_take(const char *path, ms__guard *g) {
   memset(g, 0, sizeof *g);
-  if (!path) return;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) || pread(fd, g->head, sizeof g->head, 0) != (ssize_t)sizeof g->head) {
-    if (fd >= 0) close(fd);
-    return;   /* no complete header: nothing to guard */
-  }
-  close(fd);
+  if (!path || stat(path, &sb)) return;
+  int transient, fd = header_fd(path, &sb, &transient);
+  int ok = fd >= 0 && pread(fd, g->head, sizeof g->head, 0) == (ssize_t)sizeof g->head;
+  if (transient) close(fd);
+  if (!ok) return;   /* no complete header: nothing to guard */
   g->dev = sb.st_dev, g->ino = sb.st_ino;
   g->valid = 1;
 }

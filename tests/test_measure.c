@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <gsl/gsl_rng.h>
+#include <sqlite3.h>
 
 #include "measure/ms.h"
 #include "measure/ms_backend.h"
@@ -1187,7 +1188,71 @@ static void test_batch_stop_and_guard(void **state) {
   no_batch_orphans(log);
 }
 
-int main(void) {
+/* The database guard reads the header while this process's SQLite holds
+** the file in WAL mode: another process that opens, reads and closes the
+** database must still see this one's locks, so it leaves the WAL file in
+** place and this connection's rows visible (a guard that closed its own
+** descriptor of the file dropped SQLite's locks, and a `sqlite3` shell
+** deleted a live campaign's WAL under it). */
+static int count_rows(const char *path) {
+  sqlite3 *h = NULL;
+  int n = -1;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&   /* as a shell opens it */
+      sqlite3_prepare_v2(h, "SELECT count(*) FROM t", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    n = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return n;
+}
+
+/* Another process, with no SQLite state of ours (a fork would share it):
+** this program again, counting the rows. */
+static int reader_sees(const char *path, int want) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return 0;
+  self[n] = 0;
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(self, self, "--count-rows", path, (char *)NULL);
+    _exit(127);
+  }
+  int status;
+  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 0;
+  return want == 4 ? WEXITSTATUS(status) == 0 : WEXITSTATUS(status) == 1;
+}
+
+static void test_guard_keeps_sqlite_locks(void **state) {
+  (void)state;
+  char dir[] = "/tmp/rt_tguard_XXXXXX", path[64], wal[72], shm[72];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/g.db", dir);
+  snprintf(wal, sizeof wal, "%s-wal", path);
+  snprintf(shm, sizeof shm, "%s-shm", path);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "PRAGMA journal_mode = WAL; CREATE TABLE t(x);"
+                                   "INSERT INTO t VALUES (1), (2);", NULL, NULL, NULL), SQLITE_OK);
+  for (int round = 0; round < 2; round++) {
+    ms__guard g;
+    char msg[256];
+    ms__guard_take(path, &g);
+    assert_true(g.valid);
+    assert_int_equal(ms__guard_check(path, &g, msg, sizeof msg), 0);
+    assert_true(reader_sees(path, 2 + round));   /* another process opens, reads, closes */
+    if (access(wal, F_OK)) fail_msg("the WAL file of a live connection was deleted by a reader");
+    assert_int_equal(sqlite3_exec(h, "INSERT INTO t VALUES (3)", NULL, NULL, NULL), SQLITE_OK);
+  }
+  assert_true(reader_sees(path, 4));   /* the writes after the reads are seen */
+  sqlite3_close(h);
+  unlink(path), unlink(wal), unlink(shm);
+  rmdir(dir);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--count-rows")) return count_rows(argv[2]) == 4 ? 0 : 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fault_isolation),
     cmocka_unit_test(test_library_binding),
@@ -1208,6 +1273,7 @@ int main(void) {
     cmocka_unit_test(test_batch),
     cmocka_unit_test(test_child_group_ends),
     cmocka_unit_test(test_batch_stop_and_guard),
+    cmocka_unit_test(test_guard_keeps_sqlite_locks),
   };
   return cmocka_run_group_tests_name("measure", tests, setup, teardown);
 }
