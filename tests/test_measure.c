@@ -1214,14 +1214,15 @@ static int reader_sees(const char *path, int want) {
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return 0;
   self[n] = 0;
+  char want_s[16];
+  snprintf(want_s, sizeof want_s, "%d", want);
   pid_t pid = fork();
   if (pid == 0) {
-    execl(self, self, "--count-rows", path, (char *)NULL);
+    execl(self, self, "--count-rows", path, want_s, (char *)NULL);
     _exit(127);
   }
   int status;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return 0;
-  return want == 4 ? WEXITSTATUS(status) == 0 : WEXITSTATUS(status) == 1;
+  return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 static void test_guard_keeps_sqlite_locks(void **state) {
@@ -1252,7 +1253,7 @@ static void test_guard_keeps_sqlite_locks(void **state) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && !strcmp(argv[1], "--count-rows")) return count_rows(argv[2]) == 4 ? 0 : 1;
+  if (argc == 4 && !strcmp(argv[1], "--count-rows")) return count_rows(argv[2]) == atoi(argv[3]) ? 0 : 1;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fault_isolation),
     cmocka_unit_test(test_library_binding),
