@@ -146,7 +146,7 @@ for k in $(echo "$KERNELS" | tr , ' '); do
     # model puts there (explain) per second, of that level'"'"'s bandwidth
     # overhead-bound (the model: launch, threads, loop trips): no ceiling, -1
     frac = ($11 > 0 ? ($9 == "compute" ? flops : $10) / time / $11 : -1)
-    printf "%s,%s,%s,%s,%s,%.9g,%.9g,%.9g,%s,%s,%.0f,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.4f,%s,%s\n",
+    printf "%s,%s,%s,%s,%s,%.9g,%.9g,%.9g,%s,%s,%.0f,%.0f,%.6g,%.6g,%.6g,%s,%.6g,%.6g,%.6g,%s,%s\n",
       k, w, c, tr, $6, time, $2, $3, $4, $5, flops, bytes, (flops > 0 ? flops / bytes : 0),
       flops / time * 1e-9, bytes / time * 1e-9, $9, ($9 == "compute" ? flops : $10), $11, frac, $12, pin
   }' >> "$CSV"
