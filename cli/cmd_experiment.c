@@ -485,6 +485,10 @@ static int run(int argc, char **argv) {
     setenv("RT_QUICK", quick ? "1" : "0", 1);
     setenv("RT_FINGERPRINT", d.fingerprint, 1);
     setenv("RT_VERSION", RT_VERSION, 1);
+    /* the script runs in the root; file operands are the user's (lib.sh rt_abs) */
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd)) setenv("RT_CWD", cwd, 1);
+    else unsetenv("RT_CWD");
     if (chdir(absroot)) _exit(127);
     char **av = rt_calloc((size_t)(argc - first_arg + 3), sizeof *av);
     av[0] = "sh";

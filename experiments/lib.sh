@@ -11,7 +11,12 @@
 #   RT_FINGERPRINT  the host's fingerprint (this machine: for what the script
 #                   measures; recorded data carries its own); RT_VERSION
 #                   rooftune's version
+#   RT_CWD          the folder rooftune was run from (file operands are
+#                   relative to it: rt_abs)
 # and it sources this file, which gives:
+#   rt_abs PATH            PATH as the user meant it: relative to RT_CWD
+#                          when it names something there, else unchanged
+#                          (relative to the project root, as before)
 #   rt ARGS...             run rooftune; the command line is logged in
 #                          commands.txt (as `rooftune ...`, paths relative to
 #                          the project root); stops the experiment on failure
@@ -64,6 +69,13 @@ log() {
     esac
   done | sed "s|$RT_ROOT/||g" >> "$RT_OUT/commands.txt"
   echo >> "$RT_OUT/commands.txt"
+}
+rt_abs() {
+  case $1 in
+    /*|'') printf '%s\n' "$1" ;;
+    *) if [ -n "${RT_CWD:-}" ] && [ -e "$RT_CWD/$1" ]; then printf '%s\n' "$RT_CWD/$1"
+       else printf '%s\n' "$1"; fi ;;
+  esac
 }
 rt() { log rooftune "$@"; "$ROOFTUNE" "$@"; }
 copy() { rt db copy --db "$1" --out "$2" > /dev/null && rt db init --db "$2" > /dev/null; }

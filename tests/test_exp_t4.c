@@ -161,10 +161,32 @@ static void portability(void **state) {
   char d2[] = "/tmp/rooftune-exp-portability-XXXXXX";
   assert_non_null(mkdtemp(d2));
   assert_int_equal(tk_exp_run_as(rooftune, "portability", d2, NULL, TK_OTHER_HOST), 0);
-  char *t1 = tk_exp_tables(dir, "report.md", 5), *t2 = tk_exp_tables(d2, "report.md", 5);
-  assert_string_equal(t1, t2);
-  free(t1), free(t2);
+  char *t1s = tk_exp_tables(dir, "report.md", 5), *t2s = tk_exp_tables(d2, "report.md", 5);
+  assert_string_equal(t1s, t2s);
+  free(t1s), free(t2s);
   tk_rm_rf(d2);
+  /* file operands relative to the folder rooftune runs from, not the
+  ** project root the script runs in: the same tables (the old script
+  ** looked for the relative name in the root: "not readable") */
+  char d3[] = "/tmp/rooftune-exp-portability-XXXXXX", here[4096], t1[4200], a100[4200],
+       a4000[4200], link[4200], out3[4200];
+  assert_non_null(mkdtemp(d3));
+  assert_non_null(getcwd(here, sizeof here));
+  snprintf(t1, sizeof t1, "%s/data/t1/convolution_milo.json", here);
+  snprintf(a100, sizeof a100, "%s/" T4 "convolution_milo_A100_T4.json.gz", here);
+  snprintf(a4000, sizeof a4000, "%s/" T4 "convolution_milo_A4000_T4.json.gz", here);
+  snprintf(link, sizeof link, "%s/convolution_milo_A4000_T4.json.gz", d3);
+  assert_int_equal(symlink(a4000, link), 0);
+  snprintf(out3, sizeof out3, "%s/out", d3);
+  assert_int_equal(chdir(d3), 0);
+  const char *args3[] = {t1, a100, "convolution_milo_A4000_T4.json.gz", NULL};
+  int rc3 = tk_exp_run(rooftune, "portability", out3, args3);
+  assert_int_equal(chdir(here), 0);
+  assert_int_equal(rc3, 0);
+  t1s = tk_exp_tables(dir, "report.md", 5), t2s = tk_exp_tables(out3, "report.md", 5);
+  assert_string_equal(t1s, t2s);
+  free(t1s), free(t2s);
+  tk_rm_rf(d3);
   json_decref(a);
   json_decref(b);
   free(m);

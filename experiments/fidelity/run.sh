@@ -28,8 +28,8 @@ LIST=experiments/fidelity/workloads.txt
 KERNELS= NSEEDS= HOLD=0.3 FP=
 while [ $# -gt 0 ]; do
   case $1 in
-    --db) DB_IN=$2; shift 2 ;;
-    --workloads) LIST=$2; shift 2 ;;
+    --db) DB_IN=$(rt_abs "$2"); shift 2 ;;
+    --workloads) LIST=$(rt_abs "$2"); shift 2 ;;
     --kernels) KERNELS=$2; shift 2 ;;
     --seeds) NSEEDS=$2; shift 2 ;;
     --holdout) HOLD=$2; shift 2 ;;

@@ -24,8 +24,9 @@ if [ $# -eq 0 ]; then
          "$D/t4/convolution_milo_A4000_T4.json.gz"
 fi
 [ $# -ge 3 ] || die "expected T1FILE and at least two T4FILEs of that space"
-T1=$1
+T1=$(rt_abs "$1")
 shift
+for a in "$@"; do set -- "$@" "$(rt_abs "$a")"; shift; done
 [ -r "$T1" ] || die "$T1: not readable"
 KERNEL=$(basename "$T1" .json)
 DB="$RT_OUT/portability.db"

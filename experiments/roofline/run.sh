@@ -32,8 +32,8 @@ while [ $# -gt 0 ]; do
     --budget) BUDGET=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --time-cap) CAP=$2; shift 2 ;;
-    --db) FROM_DB=$2; shift 2 ;;
-    --ceilings) CEIL_DB=$2; shift 2 ;;
+    --db) FROM_DB=$(rt_abs "$2"); shift 2 ;;
+    --ceilings) CEIL_DB=$(rt_abs "$2"); shift 2 ;;
     *) echo "roofline: unknown argument '$1' (experiments/roofline/README.md)" >&2; exit 2 ;;
   esac
 done

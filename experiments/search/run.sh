@@ -43,8 +43,8 @@ LIST=experiments/search/spaces.txt
 KERNELS= STRATS= REPEATS= BUDGET=100% MEASURE=0 CAP= FP= TSHARE=0.1 TIMED=model,random RECAL=
 while [ $# -gt 0 ]; do
   case $1 in
-    --db) DB_IN=$2; shift 2 ;;
-    --spaces) LIST=$2; shift 2 ;;
+    --db) DB_IN=$(rt_abs "$2"); shift 2 ;;
+    --spaces) LIST=$(rt_abs "$2"); shift 2 ;;
     --kernels) KERNELS=$2; shift 2 ;;
     --strategies) STRATS=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;

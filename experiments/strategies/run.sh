@@ -55,7 +55,7 @@ rt_log() { log rooftune "$@"; }
 echo "key,t4,t1,kernel,configs,valid,optimum_s,median_s,target_s,cutoff_budget,budget,median_eval_cost_s" \
   > "$RT_OUT/inputs.csv"
 while [ $# -gt 0 ]; do
-  t4=$1 t1=$2
+  t4=$(rt_abs "$1") t1=$(rt_abs "$2")
   shift 2
   [ -r "$t4" ] || die "$t4: not readable"
   [ -r "$t1" ] || die "$t1: not readable"

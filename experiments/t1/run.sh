@@ -38,8 +38,8 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || die "$1 needs a value" ;;
   esac
   case $1 in
-    --t1) T1=$2 ;;
-    --kernel-dir) KDIR=$2 ;;
+    --t1) T1=$(rt_abs "$2") ;;
+    --kernel-dir) KDIR=$(rt_abs "$2") ;;
     --target) TARGET=$2 ;;
     --set) SET=$2 ;;
     --strategy) STRATEGY=$2 ;;
@@ -48,10 +48,10 @@ while [ $# -gt 0 ]; do
     --atol) ATOL=$2 ;;
     --rtol) RTOL=$2 ;;
     --label) LABEL=$2 ;;
-    --compare) COMPARE="$COMPARE $2" ;;
-    --space-t1) SPACE_T1=$2 ;;
+    --compare) COMPARE="$COMPARE $(rt_abs "$2")" ;;
+    --space-t1) SPACE_T1=$(rt_abs "$2") ;;
     --batch) BATCH=$2 ;;
-    --db) DBIN=$2 ;;
+    --db) DBIN=$(rt_abs "$2") ;;
     --) shift; continue ;;
     *) die "unknown argument '$1' (experiments/t1/README.md)" ;;
   esac
