@@ -105,7 +105,12 @@ static char *beside(const char *path, const char *suffix) {
 
 /* Whether src is a WAL-mode file that nobody has open: header mode 2 and
 ** no -wal or -shm beside it (SQLite makes them when a connection opens a
-** WAL-mode file and removes them at the last close). *sb gets its stat. */
+** WAL-mode file and removes them at the last close). *sb gets its stat.
+** Its own descriptor is closed before any connection to src exists in
+** this process (db_copy's only caller is `db copy`), so the close drops
+** no POSIX lock of SQLite's (closing a descriptor drops all of the
+** process's locks on the file: rtdb.c's wal_header reads through
+** SQLite's descriptor for that reason). */
 static int quiet_wal(const char *src, struct stat *sb) {
   unsigned char h[100];
   int fd = open(src, O_RDONLY | O_CLOEXEC), wal = 0;

@@ -207,14 +207,17 @@ static int exists(const char *path, const char *suffix) {
   return yes;
 }
 
-/* 1 when the file's header says WAL mode (file format bytes 18, 19 = 2). */
-static int wal_header(const char *path) {
+/* 1 when the header of h's main file says WAL mode (file format bytes 18,
+** 19 = 2). Read through SQLite's own descriptor, never one opened here:
+** closing any descriptor of a file drops every POSIX lock the process
+** holds on it, those of the application's other connections included. */
+static int wal_header(sqlite3 *h) {
   unsigned char b[20];
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  ssize_t n = pread(fd, b, sizeof b, 0);
-  close(fd);
-  return n == (ssize_t)sizeof b && b[18] == 2 && b[19] == 2;
+  sqlite3_file *f = NULL;
+  if (sqlite3_file_control(h, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK || !f ||
+      !f->pMethods)
+    return 0;   /* not open: nothing to read */
+  return f->pMethods->xRead(f, b, (int)sizeof b, 0) == SQLITE_OK && b[18] == 2 && b[19] == 2;
 }
 
 char *rtdb__uri(const char *path, const char *query) {
@@ -256,7 +259,7 @@ int rtdb__open_ro(const char *path, int flags, int busy_ms, sqlite3 **out, int *
   }
   int wal = 0, shm = 0, rofs = 0;
   struct statvfs vs;
-  if (h && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) && wal_header(path)) {
+  if (h && ((rc & 0xff) == SQLITE_READONLY || (rc & 0xff) == SQLITE_CANTOPEN) && wal_header(h)) {
     /* WAL mode: SQLite reads the -wal through the -shm and could make
     ** neither. On read-only media nothing can change the file, and with no
     ** -wal everything is in it: read it as immutable. */
