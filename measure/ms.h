@@ -213,7 +213,11 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
 ** newest earlier look that old (MS_LOAD_HIST kept), so what ran beside a
 ** short measurement marks it, not the next one; where none is that old
 ** (a guard's first half second), back to the oldest when it is a quarter
-** of that old, else the other signs judge alone.
+** of that old, else the other signs judge alone. The look after a wait
+** that ended quiet is the exception: its window starts at the wait's
+** last look and reaches forward (a nap) to MS_LOAD_MIN_WALL, never back
+** into the quiet wait, which would dilute load that came back with the
+** measurement made again (seen in the load experiment).
 ** Invariants:
 **  1. Every reading of the machine goes through g->hooks (NULL members:
 **     the machine's own), so tests inject sequences of readings.
@@ -294,6 +298,7 @@ typedef struct ms_load_guard {
   ms_gpu_reading gpu_last;
   unsigned sm_top;                        /* the highest SM clock seen while not idle */
   char gpu_why[160];                      /* why the GPU is not looked at ("": it is) */
+  int after_wait;                         /* 1: the newest look ended a wait quiet */
 } ms_load_guard;
 
 /* The aggregate "cpu" line and procs_running of /proc/stat's text. 0 or
@@ -319,7 +324,9 @@ double ms_load_ref(void);
 ** (when h->gpu) and a first sample. 0, or -1 with err. */
 int ms_load_start(ms_load_guard *g, const ms_load_hooks *h, rt_err *err);
 /* Look now: 1 when the interval since the last look was busy (v says
-** why; a machine that cannot be read is busy), else 0. */
+** why; a machine that cannot be read is busy), else 0. The first look
+** after a wait that ended quiet naps until MS_LOAD_MIN_WALL has passed
+** since the wait's last look ("Load" above). */
 int ms_load_check(ms_load_guard *g, ms_load_view *v);
 /* Wait for a quiet machine after a busy look: naps of MS_LOAD_NAP0,
 ** doubling, the last cut to what is left of max_s, a look after each,

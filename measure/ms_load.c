@@ -253,6 +253,8 @@ int ms_load_start(ms_load_guard *g, const ms_load_hooks *h, rt_err *err) {
 
 void ms_load_end(ms_load_guard *g) { g->on = 0; }
 
+static void nap(ms_load_guard *g, double s);
+
 int ms_load_check(ms_load_guard *g, ms_load_view *v) {
   memset(v, 0, sizeof *v);
   if (!g->on) return 0;
@@ -264,6 +266,19 @@ int ms_load_check(ms_load_guard *g, ms_load_view *v) {
     return 1;
   }
   const ms_load_sample_t *from = window_start(g, now.t);
+  if (g->after_wait && g->nhist) {   /* forward from the wait's quiet look (ms.h "Load") */
+    from = &g->hist[g->head];
+    if (now.t - from->t < MS_LOAD_MIN_WALL) {
+      nap(g, MS_LOAD_MIN_WALL - (now.t - from->t));
+      if (sample(g, &now, &err)) {
+        g->after_wait = 0;
+        snprintf(v->why, sizeof v->why, "%.150s", err.msg);
+        v->busy = 1;
+        return 1;
+      }
+    }
+  }
+  g->after_wait = 0;
   if (from) ms_load_between(from, &now, g->hz, v);
   push_sample(g, &now);
   if (g->max_ref > 0) v->ref = ref_time(g) / g->ref_base;
@@ -301,7 +316,10 @@ double ms_load_wait(ms_load_guard *g, double max_s, const volatile sig_atomic_t 
     waited += s;
     step *= 2;
     if (stop && *stop) break;
-    if (!ms_load_check(g, v)) break;
+    if (!ms_load_check(g, v)) {
+      g->after_wait = 1;
+      break;
+    }
   }
   return waited;
 }

@@ -206,6 +206,56 @@ static void short_looks(void **state) {
   ms_load_end(&g);
 }
 
+/* A machine quiet until t = 10 s, then 1.5 CPUs of other work; a clock
+** that naps move. The wait ends quiet at t = 10 on a window back to 9.5;
+** a 0.1 s measurement made again runs into the load. Its look must not
+** reach back into the quiet wait (0.15 CPUs over [9.5, 10.1]: quiet, the
+** old window) but forward: a nap to 10.5, 1.5 CPUs over [10, 10.5]. */
+typedef struct resume { double t, hz; } resume;
+static int rs_sample(void *ctx, ms_load_sample_t *s, rt_err *err) {
+  resume *x = ctx;
+  (void)err;
+  double others = x->t > 10 ? 1.5 * (x->t - 10) : 0;   /* CPU seconds so far */
+  *s = (ms_load_sample_t){.t = x->t, .own = 0,
+                          .j = {.busy = (unsigned long long)(others * x->hz + 0.5),
+                                .idle = (unsigned long long)((2 * x->t - others) * x->hz + 0.5)}};
+  return 0;
+}
+static void rs_nap(void *ctx, double s) { ((resume *)ctx)->t += s; }
+static void forward_after_wait(void **state) {
+  (void)state;
+  resume x = {9.0, 100};
+  ms_load_hooks h = {.sample = rs_sample, .ref = st_ref, .nap = rs_nap, .ctx = &x};
+  ms_load_guard g;
+  rt_err err = {0};
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  ms_load_view v;
+  x.t = 9.5;
+  assert_int_equal(ms_load_check(&g, &v), 0);
+  double w = ms_load_wait(&g, 30, NULL, &v);   /* one nap of 0.5 s: quiet at 10 */
+  assert_true(fabs(w - 0.5) < 1e-12 && fabs(x.t - 10) < 1e-9 && !v.busy);
+  x.t += 0.1;                                  /* the measurement made again */
+  assert_int_equal(ms_load_check(&g, &v), 1);
+  assert_true(fabs(x.t - 10.5) < 1e-9);        /* napped forward 0.4 s */
+  assert_true(fabs(v.wall - 0.5) < 1e-9 && fabs(v.others - 1.5) < 0.05);
+  /* the next look is an ordinary one: no nap, back over 0.5 s */
+  x.t += 0.1;
+  assert_int_equal(ms_load_check(&g, &v), 1);
+  assert_true(fabs(x.t - 10.6) < 1e-9);
+  ms_load_end(&g);
+  /* a measurement of 0.5 s or more after a quiet wait needs no nap: its
+  ** window is [10, 10.7] */
+  x.t = 9.0;
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  x.t = 9.5;
+  assert_int_equal(ms_load_check(&g, &v), 0);
+  ms_load_wait(&g, 30, NULL, &v);
+  x.t += 0.7;
+  assert_int_equal(ms_load_check(&g, &v), 1);
+  assert_true(fabs(x.t - 10.7) < 1e-9 && fabs(v.wall - 0.7) < 1e-9);
+  ms_load_end(&g);
+}
+
 /* The reference loop's sign: its start time the fastest of three medians;
 ** an injected 1.5x slowdown is busy, 1.2x is not. */
 static void reference_sign(void **state) {
@@ -676,6 +726,7 @@ int main(void) {
     cmocka_unit_test(signs_between_samples),
     cmocka_unit_test(verdicts),
     cmocka_unit_test(short_looks),
+    cmocka_unit_test(forward_after_wait),
     cmocka_unit_test(reference_sign),
     cmocka_unit_test(gpu_decisions),
     cmocka_unit_test(gpu_through_guard),
