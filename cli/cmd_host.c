@@ -134,7 +134,11 @@ static void print_result(const char *what, int what_config, const kn_kernel *k, 
     else jw_str(&w, what);
     jw_key(&w, "status"); jw_str(&w, ms_status_name(r->status));
     if (r->msg[0]) { jw_key(&w, "message"); jw_str(&w, r->msg); }
-    if (r->status == MS_OK) {
+    if (r->origin[0]) { jw_key(&w, "origin"); jw_str(&w, r->origin); }   /* ms.h 8: no time */
+    if (r->status == MS_OK && r->origin[0]) {
+      jw_key(&w, "time_s"); jw_raw(&w, "null");
+      jw_key(&w, "max_rel_error"); jw_double(&w, r->max_err);
+    } else if (r->status == MS_OK) {
       jw_key(&w, "time_s"); jw_begin(&w, '{');
       jw_key(&w, "median"); jw_double(&w, r->t.median);
       jw_key(&w, "mean"); jw_double(&w, r->t.mean);
@@ -174,11 +178,15 @@ static void print_result(const char *what, int what_config, const kn_kernel *k, 
   }
   printf("kernel   %s\nschedule %s\nstatus   %s%s%s\n", k->name, what, ms_status_name(r->status),
          r->msg[0] ? ": " : "", r->msg);
-  if (r->status == MS_OK) {
+  if (r->status == MS_OK && r->origin[0])
+    printf("time     none: the run was %s, and emulated time is not a measurement\n", r->origin);
+  else if (r->status == MS_OK) {
     printf("time     median %.6g s  95%% CI [%.6g, %.6g]  (%d repeats, mean %.6g, sd %.3g, min %.6g)%s\n",
            t, r->t.ci_lo, r->t.ci_hi, r->t.n, r->t.mean, r->t.sd, r->t.min,
            r->t.noisy ? "  NOISY" : "");
     printf("rate     %.2f GFLOP/s  %.2f GB/s (compulsory traffic)\n", gflops, gbs);
+  }
+  if (r->status == MS_OK) {
     if (k->tolerance)
       printf("verified max |out - ref| / max |ref| = %.3g (tolerance %.3g)\n", r->max_err, k->tolerance(pb));
     else   /* kn.h invariant 2: element by element */
@@ -297,7 +305,7 @@ int cmd_targets(int argc, char **argv) {
   for (const tg_target *t = all; t < all + n; t++) {
     tg_desc d;
     rt_err err = {0};
-    const char *inst = t->name;
+    const char *inst = t->name, *untimed = NULL;
     int ok = tg_describe(t, &d, &err) == 0;
     if (json) {
       jw_begin(&w, '{');
@@ -306,6 +314,8 @@ int cmd_targets(int argc, char **argv) {
       jw_key(&w, "available"); jw_bool(&w, ok);
       if (ok) {
         jw_key(&w, "fingerprint"); jw_str(&w, d.fingerprint);
+        jw_key(&w, "timed"); jw_bool(&w, tg_timed(t, &untimed));
+        if (untimed) { jw_key(&w, "untimed_why"); jw_str(&w, untimed); }
         jw_key(&w, "family"); jw_begin(&w, '{');
         jw_key(&w, "model"); jw_str(&w, d.family.model);
         jw_key(&w, "arch"); jw_str(&w, d.family.arch);
@@ -327,6 +337,7 @@ int cmd_targets(int argc, char **argv) {
     }
     for (int i = 0; i < d.n; i++) printf("  %-12s %s\n", d.key[i], d.val[i]);
     printf("  %-12s %s\n", "fingerprint", d.fingerprint);
+    if (!tg_timed(t, &untimed)) printf("  %-12s %s\n", "untimed", untimed);
     printf("  %-12s %s > %s > %s (rtdb lookups fall back along it)\n", "family",
            d.family.model[0] ? d.family.model : "?", d.family.arch[0] ? d.family.arch : "?",
            d.family.backend);

@@ -131,6 +131,10 @@ void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char 
   t->be->prebuild(t, srcs, n, ldflags, o, jobs);
 }
 
+int tg_timed(const tg_target *t, const char **why) {
+  return t->be->timed ? t->be->timed(t, why) : 1;
+}
+
 int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,
                const struct ms_opts *o, struct ms_result *r) {
   return t->be->measure(t, w, src, ldflags, o, r);

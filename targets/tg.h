@@ -69,6 +69,9 @@ void tg_build_key(const tg_target *t, const char *src, const char *ldflags,
                   const struct ms_opts *o, char key[33]);
 void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char *ldflags,
                  const struct ms_opts *o, int jobs);
+/* Whether t's measure times candidates (tg_backend.timed; 1 when the row
+** has no such function); 0 with *why when its runs are emulated. */
+int tg_timed(const tg_target *t, const char **why);
 int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,
                const struct ms_opts *o, struct ms_result *r);
 /* Whether t's row measures batches with o: it has measure_batch and o

@@ -93,6 +93,11 @@ typedef struct tg_backend {
   ** parallel, 0: one per CPU); errors are left for measure to report. */
   void (*prebuild)(const tg_target *t, const char *const *srcs, int n, const char *ldflags,
                    const struct ms_opts *o, int jobs);
+  /* Whether measure times candidates here: 0 with *why for a row whose
+  ** runs are emulated (they verify and time nothing, ms_result.origin
+  ** "emulated": measure/ms.h invariant 8), so that no campaign starts on
+  ** it. NULL: it always times. */
+  int (*timed)(const tg_target *t, const char **why);
   /* Measure one candidate (build, verify, time, counters when o->counters)
   ** in the isolated worker; src NULL measures the kernel's reference.
   ** Always fills r; 0, or -1 only for harness failures (ms.h). */

@@ -66,8 +66,9 @@ LISTED=$(sqlite3 -batch -noheader :memory: "SELECT json_extract(value, '\$.name'
 USE= SKIPPED=
 : > "$RT_OUT/targets_used.txt"
 for t in $(echo "$TARGETS" | tr , ' '); do
-  row=$(sqlite3 -batch -noheader -separator '|' :memory: "SELECT json_extract(value, '\$.available'),
-          coalesce(json_extract(value, '\$.why'), ''), coalesce(json_extract(value, '\$.description.model'),
+  row=$(sqlite3 -batch -noheader -separator '|' :memory: "SELECT json_extract(value, '\$.available')
+          AND coalesce(json_extract(value, '\$.timed'), 1), coalesce(json_extract(value, '\$.why'),
+          'it does not time: ' || json_extract(value, '\$.untimed_why'), ''), coalesce(json_extract(value, '\$.description.model'),
           json_extract(value, '\$.description.device'), ''), coalesce(json_extract(value, '\$.fingerprint'), '')
           FROM json_each(readfile('$RT_OUT/targets.json')) WHERE json_extract(value, '\$.name') = '$t'")
   if [ -z "$row" ]; then
