@@ -32,7 +32,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
 # the harness dlopens (a baseline calling cblas_sgemm would bind to it).
 LDLIBS_ALL = -ljansson -lsqlite3 -lz -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lpapi -ldl -lm $(LDLIBS)
 
-ROOMS   = common search_spaces tuner cost_model measure db targets targets/host targets/cuda targets/opencl \
+ROOMS   = common search_spaces tuner cost_model measure db targets targets/host targets/cuda targets/opencl targets/model \
           targets/rvv targets/user mpi
 LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))
 CLI_SRC = $(wildcard cli/*.c)

@@ -7,6 +7,7 @@
 
 #include "cuda/gd.h"
 #include "host/hw.h"
+#include "model/tm.h"
 #include "opencl/oc.h"
 #include "rvv/rv.h"
 
@@ -15,5 +16,6 @@ const tg_backend *const tg_backends[] = {
   &gd_backend,
   &oc_backend,
   &rv_backend,
+  &tm_backend,
   NULL,
 };
