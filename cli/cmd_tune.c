@@ -43,6 +43,12 @@ static const char *resumed_set(const tu_campaign_opts *o, const cli_t1 *t1, char
   return *stored;
 }
 
+/* Whether target names a model-only target (tg_backend.h invariant 6). */
+static int model_only(const char *target) {
+  tg_target t;
+  return !tg_resolve(target, &t, NULL) && t.be->model_only;
+}
+
 /* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
 ** code. The target, kernel and strategy are checked here (exit 2). */
 static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const char **devices) {
@@ -146,6 +152,12 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
     rc = cli_usage(&spec, "--kernel K or --t1 FILE is required (rooftune kernels lists the kernels)");
   else if (!rc && !o->resume && cli_kernel(&spec, o->target, o->kernel, &rc))
     cli_strategy(&spec, o->strategy, &rc);   /* NULL: rc set */
+  if (!rc && !o->resume && model_only(o->target) && strcmp(o->strategy, "model"))
+    rc = cli_usage(&spec, "target %s is model-only: it runs no code, so --strategy %s cannot measure "
+                   "there; --strategy model ranks its space by the model and stores predictions",
+                   o->target, o->strategy);
+  if (!rc && model_only(o->target) && o->space)
+    rc = cli_usage(&spec, "--space: a model-only target ranks the kernel's own space");
   free(epilog.s);
   free(stored);
   return rc;
@@ -304,11 +316,64 @@ static int mpi_start(void *ctx, const char *target, const char *kernel, const ch
   return mp_start_tune(target, ctx, kernel, set, ms, fingerprint, err);
 }
 
+/* tune on a model-only target: the space ranked by the model, the best
+** predictions stored (tu_predict), the report. */
+static int tune_predicted(const tu_campaign_opts *c, int json) {
+  char *end;
+  double keep = strtod(c->budget, &end);
+  if (*end) return cli_fail("tune", "--budget %s: a model-only target stores N predictions (give N)", c->budget);
+  tu_predict_opts o = {.db_path = c->db_path, .target = c->target, .kernel = c->kernel, .set = c->set,
+                       .keep = (int64_t)keep, .seed = c->seed, .no_pin = c->no_pin,
+                       .flush = c->ms.flush_cache};
+  tu_predict_report rep;
+  rt_err err = {0};
+  if (tu_predict(&o, &rep, &err)) return cli_fail("tune", "%s", err.msg);
+  if (json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "campaign"); jw_int(&w, rep.campaign);
+    jw_key(&w, "target"); jw_str(&w, rep.target);
+    jw_key(&w, "predicted"); jw_bool(&w, 1);
+    jw_key(&w, "ranked"); jw_int(&w, rep.ranked);
+    jw_key(&w, "sampled"); jw_bool(&w, rep.sampled);
+    jw_key(&w, "coefficients"); jw_str(&w, rep.coefs_source);
+    jw_key(&w, "pin_version"); jw_int(&w, rep.pin_version);
+    jw_key(&w, "trials"); jw_begin(&w, '[');
+    for (int i = 0; i < rep.n; i++) {
+      jw_begin(&w, '{');
+      jw_key(&w, "trial"); jw_int(&w, rep.rows[i].trial);
+      jw_key(&w, "predicted_s"); jw_double(&w, rep.rows[i].time_s);
+      jw_key(&w, "bound"); jw_str(&w, cm_bound_name(rep.rows[i].bound));
+      jw_key(&w, "config"); jw_raw(&w, rep.rows[i].config);
+      jw_end(&w, '}');
+    }
+    jw_end(&w, ']');
+    jw_end(&w, '}');
+    printf("\n");
+  } else {
+    char cnt[48];
+    printf("campaign %lld on %s: predictions only (a model-only target runs no code)\n",
+           (long long)rep.campaign, rep.target);
+    printf("ranked %lld %s %s schedules by the model (coefficients: %s)\n", (long long)rep.ranked,
+           rep.sampled ? "sampled of" : "of", rt_count_str(rep.count, cnt), rep.coefs_source);
+    for (int i = 0; i < rep.n; i++)
+      printf("  %2d. %.6g ms  %-8s  trial %lld  %s\n", i + 1, rep.rows[i].time_s * 1e3,
+             cm_bound_name(rep.rows[i].bound), (long long)rep.rows[i].trial, rep.rows[i].config);
+    printf("stored %d predictions (trials of origin 'predicted')", rep.n);
+    if (rep.pin_version) printf("; pinned the best as version %lld, marked predicted\n", (long long)rep.pin_version);
+    else printf("; nothing pinned\n");
+  }
+  tu_predict_report_free(&rep);
+  return EXIT_OK;
+}
+
 int cmd_tune(int argc, char **argv) {
   tu_campaign_opts o;
   const char *devices = NULL;
   int json, rc = parse(argc, argv, &o, &json, &devices);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
+  if (!o.resume && model_only(o.target)) return tune_predicted(&o, json);
   if (mp_rank() > 0) return mp_serve();   /* an MPI worker: it measures what rank 0 sends */
   if (mp_workers() > 0) {   /* rank 0: the campaign, measured on the workers */
     o.measure = mpi_measure, o.measure_batch = mpi_batch, o.start = mpi_start;
