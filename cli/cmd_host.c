@@ -309,7 +309,7 @@ static int show_target(jw *w, int json, const tg_target *t, int with_ceilings) {
     jw_key(w, "available"); jw_bool(w, ok);
     if (ok) {
       jw_key(w, "fingerprint"); jw_str(w, d.fingerprint);
-      jw_key(w, "timed"); jw_bool(w, tg_timed(t, &untimed));
+      jw_key(w, "timed"); jw_bool(w, !t->be->model_only && tg_timed(t, &untimed));
       if (untimed) { jw_key(w, "untimed_why"); jw_str(w, untimed); }
       jw_key(w, "family"); jw_begin(w, '{');
       jw_key(w, "model"); jw_str(w, d.family.model);
@@ -338,7 +338,7 @@ static int show_target(jw *w, int json, const tg_target *t, int with_ceilings) {
   }
   for (int i = 0; i < d.n; i++) printf("  %-12s %s\n", d.key[i], d.val[i]);
   printf("  %-12s %s\n", "fingerprint", d.fingerprint);
-  if (!tg_timed(t, &untimed)) printf("  %-12s %s\n", "untimed", untimed);
+  if (!t->be->model_only && !tg_timed(t, &untimed)) printf("  %-12s %s\n", "untimed", untimed);
   printf("  %-12s %s > %s > %s (rtdb lookups fall back along it)\n", "family",
          d.family.model[0] ? d.family.model : "?", d.family.arch[0] ? d.family.arch : "?",
          d.family.backend);

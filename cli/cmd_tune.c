@@ -49,6 +49,15 @@ static int model_only(const char *target) {
   return !tg_resolve(target, &t, NULL) && t.be->model_only;
 }
 
+/* Whether tune stores predictions: on a model-only target, and with
+** --strategy model on a target that does not time (an emulated one:
+** measure/ms.h invariant 8; its predictions are verified first). */
+static int predicts(const tu_campaign_opts *o) {
+  tg_target t;
+  return model_only(o->target) || (o->strategy && !strcmp(o->strategy, "model") &&
+                                   !tg_resolve(o->target, &t, NULL) && !tg_timed(&t, NULL));
+}
+
 /* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
 ** code. The target, kernel and strategy are checked here (exit 2). */
 static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const char **devices) {
@@ -316,8 +325,9 @@ static int mpi_start(void *ctx, const char *target, const char *kernel, const ch
   return mp_start_tune(target, ctx, kernel, set, ms, fingerprint, err);
 }
 
-/* tune on a model-only target: the space ranked by the model, the best
-** predictions stored (tu_predict), the report. */
+/* tune on a model-only target, or with --strategy model on one that does
+** not time: the space ranked by the model, the best predictions stored
+** (tu_predict; verified first where the target runs code), the report. */
 static int tune_predicted(const tu_campaign_opts *c, int json) {
   char *end;
   double keep = strtod(c->budget, &end);
@@ -339,12 +349,15 @@ static int tune_predicted(const tu_campaign_opts *c, int json) {
     jw_key(&w, "sampled"); jw_bool(&w, rep.sampled);
     jw_key(&w, "coefficients"); jw_str(&w, rep.coefs_source);
     jw_key(&w, "pin_version"); jw_int(&w, rep.pin_version);
+    jw_key(&w, "rejected"); jw_int(&w, rep.rejected);
+    if (rep.rejected) { jw_key(&w, "rejected_first"); jw_str(&w, rep.reject_msg); }
     jw_key(&w, "trials"); jw_begin(&w, '[');
     for (int i = 0; i < rep.n; i++) {
       jw_begin(&w, '{');
       jw_key(&w, "trial"); jw_int(&w, rep.rows[i].trial);
       jw_key(&w, "predicted_s"); jw_double(&w, rep.rows[i].time_s);
       jw_key(&w, "bound"); jw_str(&w, cm_bound_name(rep.rows[i].bound));
+      jw_key(&w, "verified"); jw_bool(&w, rep.rows[i].verified);
       jw_key(&w, "config"); jw_raw(&w, rep.rows[i].config);
       jw_end(&w, '}');
     }
@@ -353,19 +366,26 @@ static int tune_predicted(const tu_campaign_opts *c, int json) {
     printf("\n");
   } else {
     char cnt[48];
-    printf("campaign %lld on %s: predictions only (a model-only target runs no code)\n",
-           (long long)rep.campaign, rep.target);
+    int verified = rep.n > 0 && rep.rows[0].verified;
+    printf("campaign %lld on %s: predictions only (%s)\n", (long long)rep.campaign, rep.target,
+           verified || rep.rejected ? "the target does not time: each stored schedule was built, "
+                                      "run and verified there first, never timed"
+                                    : "a model-only target runs no code");
     printf("ranked %lld %s %s schedules by the model (coefficients: %s)\n", (long long)rep.ranked,
            rep.sampled ? "sampled of" : "of", rt_count_str(rep.count, cnt), rep.coefs_source);
     for (int i = 0; i < rep.n; i++)
       printf("  %2d. %.6g ms  %-8s  trial %lld  %s\n", i + 1, rep.rows[i].time_s * 1e3,
              cm_bound_name(rep.rows[i].bound), (long long)rep.rows[i].trial, rep.rows[i].config);
+    if (rep.rejected)
+      printf("REJECTED %d predicted schedules that failed verification (not stored); the first: %s\n",
+             rep.rejected, rep.reject_msg);
     printf("stored %d predictions (trials of origin 'predicted')", rep.n);
     if (rep.pin_version) printf("; pinned the best as version %lld, marked predicted\n", (long long)rep.pin_version);
     else printf("; nothing pinned\n");
   }
+  int failed = rep.rejected > 0;
   tu_predict_report_free(&rep);
-  return EXIT_OK;
+  return failed ? EXIT_FAIL : EXIT_OK;
 }
 
 int cmd_tune(int argc, char **argv) {
@@ -373,7 +393,7 @@ int cmd_tune(int argc, char **argv) {
   const char *devices = NULL;
   int json, rc = parse(argc, argv, &o, &json, &devices);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  if (!o.resume && model_only(o.target)) return tune_predicted(&o, json);
+  if (!o.resume && predicts(&o)) return tune_predicted(&o, json);
   if (mp_rank() > 0) return mp_serve();   /* an MPI worker: it measures what rank 0 sends */
   if (mp_workers() > 0) {   /* rank 0: the campaign, measured on the workers */
     o.measure = mpi_measure, o.measure_batch = mpi_batch, o.start = mpi_start;

@@ -12,7 +12,11 @@
 ** MODE`: it runs the artefact under qemu, or answers malformed on
 ** purpose), and the command line: measure says the run was emulated, tune
 ** refuses to store emulated results and stores the stand-in's timings as
-** measured trials of a target whose description names the runner.
+** measured trials of a target whose description names the runner, and
+** tune --strategy model stores verified predictions. The model: the K1
+** description's ceilings as the rvv:256 row's, the gemm model's flops and
+** L1 bytes against a walk of the generated loops, and every schedule the
+** model proposes first (gemm and reduction) verified at VLEN 128 and 256.
 ** Problem sizes are small (qemu is slow) and odd (tails at every VLEN).
 */
 #include <setjmp.h>
@@ -30,9 +34,11 @@
 
 #include "../common/rt.h"
 #include "../measure/ms.h"
+#include "../cost_model/cm.h"
 #include "../measure/ms_backend.h"
 #include "../targets/rvv/rv.h"
 #include "../targets/tg.h"
+#include "../tuner/tu.h"
 #include "tk_exe.h"
 #include "tk_run.h"
 #include "tk_space.h"
@@ -395,6 +401,129 @@ static void test_runner(void **state) {
   sp_free(sp);
 }
 
+/* ---- the model (cost_model/cm_vla_*.c on targets/rvv/k1.json) ---- */
+
+/* The K1 description's ceilings are the rvv:256 row's, and another VLEN's
+** instance refuses them (rv.h invariant 7). */
+static void test_k1_ceilings(void **state) {
+  (void)state;
+  tg_target t;
+  rt_err err = {0};
+  cm_ceilings ce;
+  unsetenv(RV_DESCRIPTION_ENV);
+  assert_int_equal(tg_resolve("rvv:256", &t, &err), 0);
+  if (tg_bench(&t, NULL, &ce, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(ce.threads, 8);
+  assert_true(ce.peak[0] == 32.0e9 && ce.peak[1] == 255.8e9);
+  assert_true(ce.cache[0] == 32768 && ce.cache[1] == 524288 && ce.cache[2] == 0);
+  const char *prov = tg_provenance(&t);
+  assert_non_null(prov);
+  assert_non_null(strstr(prov, "https://docs.banana-pi.org/en/BPI-F3/SpacemiT_K1_datasheet"));
+  assert_int_equal(tg_resolve("rvv:128", &t, &err), 0);
+  assert_int_equal(tg_bench(&t, NULL, &ce, &err), -1);
+  assert_non_null(strstr(err.msg, "VLEN 256"));
+}
+
+/* The gemm model's flops and L1 bytes against a walk of the generated
+** loops (k blocks, strips of min(vl, N - j) lanes, tiles of mr rows then
+** one-row tiles, k steps): what each instruction loads and stores. */
+static void test_model_walk(void **state) {
+  (void)state;
+  static const char *const sets[] = {"M=9,N=37,K=40", "M=16,N=64,K=300", "M=5,N=7,K=3"};
+  static const char *const cfgs[] = {
+    "{\"lmul\":1,\"mr\":4,\"unroll_k\":2,\"kc\":32,\"vl_strategy\":\"strip\"}",
+    "{\"lmul\":2,\"mr\":2,\"unroll_k\":4,\"kc\":128,\"vl_strategy\":\"vlmax\"}",
+    "{\"lmul\":8,\"mr\":1,\"unroll_k\":1,\"kc\":32,\"vl_strategy\":\"vlmax\"}",
+  };
+  tg_target t;
+  rt_err err = {0};
+  cm_ceilings ce;
+  unsetenv(RV_DESCRIPTION_ENV);
+  assert_int_equal(tg_resolve("rvv:256", &t, &err), 0);
+  if (tg_bench(&t, NULL, &ce, &err)) fail_msg("%s", err.msg);
+  const cm_kmodel *km = cm_kmodel_find_on(t.be->model_family, "gemm");
+  assert_ptr_equal(km, &cm_vla_gemm);
+  cm_coefs c;
+  cm_coefs_default(km, &c);
+  for (size_t a = 0; a < 3; a++)
+    for (size_t b = 0; b < 3; b++) {
+      sp_space *sp = load_space(&rv_gemm, sets[a]);
+      kn_problem pb;
+      kn_problem_from_space(&pb, sp);
+      int cfg[16];
+      if (sp_config_parse(sp, cfgs[b], cfg, &err)) fail_msg("%s", err.msg);
+      if (!sp_valid(sp, cfg, NULL)) {   /* mr > M */
+        sp_free(sp);
+        continue;
+      }
+      cm_pred p;
+      if (cm_predict(km, &pb, sp, cfg, &ce, &c, 0, &p, &err)) fail_msg("%s", err.msg);
+      long M = kn_int(&pb, "M"), N = kn_int(&pb, "N"), K = kn_int(&pb, "K");
+      long L = kn_param_int(sp, cfg, "lmul"), mr = kn_param_int(sp, cfg, "mr"),
+           kc = kn_param_int(sp, cfg, "kc"), vlmax = L * 256 / 32;
+      double flops = 0, bytes = 0;
+      for (long k0 = 0; k0 < K; k0 += kc) {
+        long k1 = k0 + kc < K ? k0 + kc : K;
+        for (long j = 0; j < N; j += vlmax) {
+          long vl = N - j < vlmax ? N - j : vlmax;
+          for (long i = 0; i < M;) {
+            long rows = i + mr <= M ? mr : 1;
+            bytes += (double)rows * vl * 4 * (k0 ? 2 : 1);   /* C stored (loaded after the first block) */
+            for (long k = k0; k < k1; k++) {
+              bytes += vl * 4 + rows * 4;                    /* a row of B, an element of A per row */
+              flops += 2.0 * rows * vl;
+            }
+            i += rows;
+          }
+        }
+      }
+      if (fabs(p.w.flops - flops) > 1e-9 * flops || fabs(p.w.bytes[0] - bytes) > 1e-9 * bytes)
+        fail_msg("%s %s: model flops %g L1 bytes %g, walk %g and %g", sets[a], cfgs[b], p.w.flops,
+                 p.w.bytes[0], flops, bytes);
+      assert_true(p.time > 0 && isfinite(p.time));
+      sp_free(sp);
+    }
+}
+
+/* Every schedule the model proposes first (tu_rank on rvv:256 with the K1
+** ceilings) compiles and passes verification under qemu at VLEN 128 and
+** 256: the best 6 of gemm and the best 4 of reduction. */
+static void test_model_proposals_verify(void **state) {
+  (void)state;
+  NEED_RVV();
+  static const struct { const kn_kernel *k; const char *set; int top; } cases[] = {
+    {&rv_gemm, "M=24,N=37,K=33", 6}, {&rv_reduction, "N=999", 4}};
+  tg_target t;
+  rt_err err = {0};
+  unsetenv(RV_DESCRIPTION_ENV);
+  assert_int_equal(tg_resolve("rvv:256", &t, &err), 0);
+  for (size_t c = 0; c < 2; c++) {
+    tu_rank_opts ro = {.target = &t, .kernel = cases[c].k->name, .set = cases[c].set,
+                       .cache_dir = cache_dir};
+    tu_ranking r;
+    if (tu_rank(&ro, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r.n >= cases[c].top);
+    ms_workload *w = ms_workload_new(r.k, &r.pb, &err);
+    if (!w) fail_msg("%s", err.msg);
+    for (int j = 0; j < cases[c].top; j++) {
+      assert_true(isfinite(r.pred[r.order[j]].time));
+      char *src = r.k->codegen(&r.pb, r.sp, tu_ranking_cfg(&r, r.order[j]));
+      for (int v = 128; v <= 256; v *= 2) {
+        ms_result m;
+        measure_at(v, w, src, &m);
+        if (m.status != MS_OK) {
+          char *cj = sp_config_json(r.sp, tu_ranking_cfg(&r, r.order[j]));
+          fail_msg("%s proposal %d %s at VLEN %d: %s: %s", r.k->name, j + 1, cj, v,
+                   ms_status_name(m.status), m.msg);
+        }
+      }
+      free(src);
+    }
+    ms_workload_free(w);
+    tu_ranking_free(&r);
+  }
+}
+
 /* ---- the command line ---- */
 
 static tk_result rooftune(const char *dir, const char *const *args, const char *runner) {
@@ -445,6 +574,18 @@ static void test_cli(void **state) {
                            "g.id = c.target_id WHERE t.status = 'ok'", NULL};
   assert_int_equal(tk_run(origins, &io), 0);
   assert_string_equal(out, "2|measured|measured|1|1\n");
+  /* --strategy model without a runner: predictions, each verified first */
+  const char *model[] = {"tune", "--target", "rvv:256", "--kernel", "gemm", "--set",
+                         "M=12,N=21,K=17", "--strategy", "model", "--budget", "3", "--db", "p.db",
+                         "--json", NULL};
+  r = rooftune(dir, model, NULL);
+  if (r.rc || !strstr(r.out, "\"rejected\":0") || !strstr(r.out, "\"verified\":true"))
+    fail_msg("%s%s", r.out, r.err);
+  tk_result_free(&r);
+  const char *preds[] = {"sqlite3", "p.db",
+                         "SELECT count(*), min(origin), max(origin), min(time > 0) FROM trials", NULL};
+  assert_int_equal(tk_run(preds, &io), 0);
+  assert_string_equal(out, "3|predicted|predicted|1\n");
   assert_int_equal(tk_rm_rf(dir), 0);
 }
 
@@ -465,6 +606,9 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_wrong_schedule),
     cmocka_unit_test(test_faults),
     cmocka_unit_test(test_runner),
+    cmocka_unit_test(test_k1_ceilings),
+    cmocka_unit_test(test_model_walk),
+    cmocka_unit_test(test_model_proposals_verify),
     cmocka_unit_test(test_cli),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

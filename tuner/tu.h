@@ -650,7 +650,10 @@ int tu_rank(const tu_rank_opts *o, tu_ranking *r, rt_err *err);
 const int *tu_ranking_cfg(const tu_ranking *r, int64_t i);   /* cfgs of index i */
 void tu_ranking_free(tu_ranking *r);
 
-/* Store predictions of a model-only target: tu_rank, then in one
+/* Store predictions of a model-only target, or of a target that runs code
+** but does not time (tg_timed 0: an emulated one, whose every kept
+** prediction is first built, run and verified by its measure; one that
+** fails is not stored, the report counts it): tu_rank, then in one
 ** transaction a campaign (strategy "model", source "predicted", state
 ** done) holding the keep fastest predictions as trials of origin
 ** "predicted" (time = predicted time; db.h invariant 10) and the ceilings
@@ -669,6 +672,9 @@ typedef struct tu_predict_row {
   char *config;                 /* canonical JSON */
   double time_s;                /* predicted */
   cm_bound bound;               /* its limiting bound */
+  int verified;                 /* 1: built and run by the target's measure
+                                ** first, outputs verified (an emulated
+                                ** run: never timed) */
 } tu_predict_row;
 typedef struct tu_predict_report {
   char target[64];              /* canonical name */
@@ -677,6 +683,8 @@ typedef struct tu_predict_report {
   int sampled, n;               /* n rows stored, fastest first */
   tu_predict_row *rows;
   char coefs_source[64];
+  int rejected;                 /* predictions that failed verification, not stored */
+  char reject_msg[512];         /* the first: its configuration, status and message */
 } tu_predict_report;
 int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err);
 void tu_predict_report_free(tu_predict_report *r);

@@ -114,14 +114,59 @@ void tu_ranking_free(tu_ranking *r) {
 
 /* ---- Stored predictions ---- */
 
+/* The predictions to keep, fastest first, into pick[0..*keep): the first
+** *keep with a finite prediction. On a target that runs code but does not
+** time (an emulated one: measure/ms.h invariant 8) each is first built
+** and run by the target's measure, its outputs verified (never timed); one
+** that fails is counted in rep (rejected, the first's message) and not
+** kept. 0, or -1 with err when the harness failed. */
+static int verify_picks(const tu_predict_opts *o, const tg_target *t, const tu_ranking *r,
+                        int64_t *keep, int64_t *pick, tu_predict_report *rep, rt_err *err) {
+  ms_workload *w = t->be->model_only ? NULL : ms_workload_new(r->k, &r->pb, err);
+  if (!t->be->model_only && !w) return -1;
+  ms_opts mo;
+  ms_opts_default(&mo);
+  mo.cache_dir = o->cache_dir;
+  int64_t n = 0;
+  for (int64_t j = 0; j < r->n && n < *keep && isfinite(r->pred[r->order[j]].time); j++) {
+    int64_t i = r->order[j];
+    if (w) {
+      ms_result mr;
+      char *src = r->k->codegen(&r->pb, r->sp, tu_ranking_cfg(r, i));
+      int hf = tg_measure(t, w, src, NULL, &mo, &mr);
+      free(src);
+      if (hf) {
+        rt_err_set(err, "the harness failed: %s", mr.msg);
+        ms_workload_free(w);
+        return -1;
+      }
+      if (mr.status != MS_OK) {
+        if (!rep->rejected++) {
+          char *cfg = sp_config_json(r->sp, tu_ranking_cfg(r, i));
+          snprintf(rep->reject_msg, sizeof rep->reject_msg, "%.200s: %s: %.200s", cfg,
+                   ms_status_name(mr.status), mr.msg);
+          free(cfg);
+        }
+        continue;
+      }
+    }
+    pick[n++] = i;
+  }
+  *keep = n;
+  ms_workload_free(w);
+  return 0;
+}
+
 int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err) {
   memset(rep, 0, sizeof *rep);
   tg_target t;
   tg_desc desc;
   if (tg_resolve(o->target, &t, err) || tg_describe(&t, &desc, err)) return -1;
-  if (!t.be->model_only) {
+  const char *untimed = NULL;
+  if (!t.be->model_only && tg_timed(&t, &untimed)) {
     rt_err_set(err, "target %s runs code: its campaigns measure (tune --strategy model measures "
-               "the model's best picks there); predictions are stored for model-only targets", t.name);
+               "the model's best picks there); predictions are stored for model-only targets "
+               "and targets that do not time", t.name);
     return -1;
   }
   tu_ranking r;
@@ -138,7 +183,12 @@ int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err) {
   if (tu_rank(&ro, &r, err)) return -1;
   int64_t keep = o->keep > 0 ? o->keep : 1, np = sp_nparams(r.sp);
   if (keep > r.n) keep = r.n;
-  while (keep > 0 && !isfinite(r.pred[r.order[keep - 1]].time)) keep--;
+  int64_t *pick = rt_malloc((size_t)(keep ? keep : 1) * sizeof *pick);
+  if (verify_picks(o, &t, &r, &keep, pick, rep, err)) {
+    free(pick);
+    tu_ranking_free(&r);
+    return -1;
+  }
   rep->ranked = r.n, rep->sampled = r.sampled, rep->count = r.count;
   snprintf(rep->coefs_source, sizeof rep->coefs_source, "%s", r.c.source);
   snprintf(rep->target, sizeof rep->target, "%s", t.name);
@@ -180,7 +230,7 @@ int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err) {
     rc = db_campaign_new(d, &cr, &rep->campaign, err) != 0;
   }
   for (int64_t j = 0; !rc && j < keep; j++) {
-    int64_t i = r.order[j];
+    int64_t i = pick[j];
     const cm_pred *p = &r.pred[i];
     db_trial tr;
     db_trial_init(&tr);
@@ -192,6 +242,7 @@ int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err) {
     rep->rows[j].config = cfg;
     rep->rows[j].time_s = p->time;
     rep->rows[j].bound = p->bound;
+    rep->rows[j].verified = !t.be->model_only;
     rep->n++;
   }
   if (!rc) rc = db_commit(d, err) != 0;
@@ -205,6 +256,7 @@ int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err) {
   }
   db_close(d);
   free(dj), free(key), free(sizes), free(spec), free(cej), free(cj), free(opts.s), free(def), free(defj);
+  free(pick);
   tu_ranking_free(&r);
   return rc ? -1 : 0;
 }

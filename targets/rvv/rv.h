@@ -57,6 +57,15 @@
 **     reference (the host template's C reference on the same inputs) with
 **     its tolerance (kn.h invariant 2), and the inputs the artefact sends
 **     back must be unchanged (ms.h invariant 3).
+**  7. Ceilings: the row measures none (an emulator's speed says nothing
+**     of a board's); its bench returns a description file's
+**     (targets/model/tm.h format, read with tm_load): $ROOFTUNE_RVV_
+**     DESCRIPTION, else targets/rvv/k1.json (the SpacemiT K1, VLEN 256,
+**     every number with its source in its "provenance"). A file whose
+**     "vlen" pair is not the instance's VLEN is refused. The models are
+**     the "vla" family's (cost_model/cm_vla_*.c); tune --strategy model
+**     on an rvv target stores predictions (tuner/tu_predict.c), each
+**     schedule built and verified under qemu first.
 **
 ** The protocol of an artefact (and so of a runner):
 **   argv:   ARTEFACT REPS WARMUP     (REPS 0: verify only, no time lines)
@@ -90,6 +99,8 @@
 #define RV_QEMU "qemu-riscv64"
 #define RV_RUNNER_ENV "ROOFTUNE_RVV_RUNNER"
 #define RV_MAXARGV 32
+#define RV_DESCRIPTION_ENV "ROOFTUNE_RVV_DESCRIPTION"
+#define RV_DESCRIPTION_DEFAULT "targets/rvv/k1.json"
 
 /* ---- The toolchain (rv_tool.c) ---- */
 /* The compiler: $ROOFTUNE_RVV_CC or RV_CC_DEFAULT. */

@@ -4,17 +4,21 @@
 ** instance's VLEN ("rvv:VLEN", rv.h invariant 1), timed only through the
 ** board runner (invariant 4). Its description names the VLEN, the
 ** compiler, the emulator and how it is timed; no counters, no ceilings
-** bench (an emulator's speed says nothing of a board's: the ceilings of a
-** RISC-V machine come from its description file, targets/rvv/k1.json),
-** and its kernels' models are the "cpu" family's.
+** bench (an emulator's speed says nothing of a board's: the ceilings are
+** a description file's, targets/rvv/k1.json for rvv:256, read with
+** targets/model/tm.h), and its kernels' models are the "vla" family's
+** (cost_model/cm_vla_gemm.c, cm_vla_reduction.c: the CPU roofline for
+** vector-length agnostic code).
 */
 #include "rv.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../cost_model/cm.h"
+#include "../model/tm.h"
 
 const kn_kernel *const rv_kernels[] = {&rv_gemm, &rv_reduction, NULL};
 
@@ -86,8 +90,10 @@ static int rvb_describe(const tg_target *t, tg_desc *d, rt_err *err) {
 /* Family: the runner (a board) or the emulator is the model; the
 ** architecture is the ISA at its VLEN. */
 static void rvb_family(const tg_desc *d, tg_family *f) {
-  const char *runner = tg_desc_get(d, "runner"), *vlen = tg_desc_get(d, "vlen");
-  if (*runner) snprintf(f->model, sizeof f->model, "RISC-V board through '%.200s'", runner);
+  const char *runner = tg_desc_get(d, "runner"), *vlen = tg_desc_get(d, "vlen"),
+             *model = tg_desc_get(d, "model");
+  if (*model) snprintf(f->model, sizeof f->model, "%s", model);   /* a description file's */
+  else if (*runner) snprintf(f->model, sizeof f->model, "RISC-V board through '%.200s'", runner);
   else snprintf(f->model, sizeof f->model, "qemu-riscv64 (emulated)");
   if (*vlen) snprintf(f->arch, sizeof f->arch, "rv64gcv vlen=%.16s", vlen);
 }
@@ -133,12 +139,44 @@ static int rvb_counters(const tg_target *t, const char **why) {
 
 static const char *const no_events[] = {NULL};
 
+/* The description file of rvv:VLEN (rv.h invariant 7), loaded once per
+** process and path; NULL with err when it cannot be read or describes
+** another VLEN. */
+static const tm_file *description(const tg_target *t, rt_err *err) {
+  static tm_file f;
+  static char loaded[PATH_MAX];
+  char path[PATH_MAX];
+  const char *env = getenv(RV_DESCRIPTION_ENV);
+  if (env && *env) snprintf(path, sizeof path, "%s", env);
+  else rt_project_path(RV_DESCRIPTION_DEFAULT, path, sizeof path);
+  if (strcmp(loaded, path)) {
+    loaded[0] = 0;
+    if (tm_load(path, &f, err)) return NULL;
+    snprintf(loaded, sizeof loaded, "%s", path);
+  }
+  const char *vlen = tg_desc_get(&f.desc, "vlen");
+  if (atoi(vlen) != t->idx[0]) {
+    rt_err_set(err, "%s: the description %s is of a machine with VLEN %s; name one of VLEN %d in "
+               RV_DESCRIPTION_ENV, t->name, path, *vlen ? vlen : "(none: no 'vlen' pair)", t->idx[0]);
+    return NULL;
+  }
+  return &f;
+}
+
+/* No bench: an emulator's speed says nothing of a board's. The ceilings
+** are the description file's (invariant 7). */
 static int rvb_bench(const tg_target *t, const cm_bench_opts *o, cm_ceilings *c, rt_err *err) {
-  (void)o, (void)c;
-  rt_err_set(err, "%s has no ceilings bench: an emulator's speed says nothing of a board's; a "
-             "RISC-V machine's ceilings come from its description file (targets/rvv/k1.json)",
-             t->name);
-  return -1;
+  (void)o;
+  const tm_file *f = description(t, err);
+  if (!f) return -1;
+  *c = f->ce;
+  return 0;
+}
+
+static const char *rvb_provenance(const tg_target *t) {
+  rt_err err = {0};
+  const tm_file *f = description(t, &err);
+  return f ? f->provenance : NULL;
 }
 
 static const tg_traffic rvb_traffic[] = {{NULL, 0}};
@@ -171,10 +209,11 @@ const tg_backend rv_backend = {
   .default_events = no_events,
   .counted_traffic = NULL,
   .bench = rvb_bench,
-  .model_family = "rvv",
+  .model_family = "vla",
   .traffic = rvb_traffic,
   .traffic_source = rvb_traffic_source,
   .traffic_count = NULL,
   .limit_bindings = NULL,
   .kernels = rv_kernels,
+  .provenance = rvb_provenance,
 };
