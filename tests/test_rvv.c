@@ -319,6 +319,41 @@ static void test_faults(void **state) {
   sp_free(sp);
 }
 
+/* ms.h invariant 8 in the campaign: a result that says it is emulated is
+** never stored, even from a row that claims to time (an injected
+** measurement on the host target: ok, a time, origin "emulated"). */
+static int emulated_measure(void *ctx, const int *cfg, const char *src, const char *ldflags,
+                            const ms_opts *o, ms_result *r) {
+  (void)ctx, (void)cfg, (void)src, (void)ldflags, (void)o;
+  memset(r, 0, sizeof *r);
+  r->status = MS_OK;
+  r->t = (ms_stats){.n = 5, .median = 1e-3, .mean = 1e-3, .min = 1e-3, .max = 1e-3,
+                    .ci_lo = 1e-3, .ci_hi = 1e-3};
+  snprintf(r->origin, sizeof r->origin, "emulated");
+  snprintf(r->msg, sizeof r->msg, "injected");
+  return 0;
+}
+
+static void test_campaign_refuses_emulated(void **state) {
+  (void)state;
+  char dir[] = "/tmp/rt-rvv-camp-XXXXXX", dbp[64], out[256];
+  assert_non_null(mkdtemp(dir));
+  snprintf(dbp, sizeof dbp, "%s/t.db", dir);
+  tu_campaign_opts o = {.db_path = dbp, .target = "host", .kernel = "reduction", .set = "N=100",
+                        .strategy = "random", .budget = "2", .seed = 1, .no_load_guard = 1,
+                        .measure = emulated_measure};
+  ms_opts_default(&o.ms);
+  tu_report rep;
+  rt_err err = {0};
+  assert_int_equal(tu_campaign(&o, &rep, &err), -1);
+  if (!strstr(err.msg, "emulated") || !strstr(err.msg, "never stored")) fail_msg("%s", err.msg);
+  const char *count[] = {"sqlite3", dbp, "SELECT count(*) FROM trials", NULL};
+  tk_io io = {.out = out, .cap = sizeof out};
+  assert_int_equal(tk_run(count, &io), 0);
+  assert_string_equal(out, "0\n");
+  assert_int_equal(tk_rm_rf(dir), 0);
+}
+
 /* ---- the board hook ---- */
 
 /* This program as the stand-in runner: `--rvv-standin MODE ARTEFACT REPS
@@ -605,6 +640,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_reduction_two_vlens),
     cmocka_unit_test(test_wrong_schedule),
     cmocka_unit_test(test_faults),
+    cmocka_unit_test(test_campaign_refuses_emulated),
     cmocka_unit_test(test_runner),
     cmocka_unit_test(test_k1_ceilings),
     cmocka_unit_test(test_model_walk),
