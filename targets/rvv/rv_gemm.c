@@ -95,14 +95,10 @@ static char *gemm_codegen(const kn_problem *pb, const sp_space *sp, const int *c
   return rv_gemm_source(&g);
 }
 
-/* The host template's problem: its buffers, reference and counts. */
-static int gemm_buffers(const kn_problem *pb, kn_buf *b) { return hk_gemm.buffers(pb, b); }
-static void gemm_reference(const kn_problem *pb, float *const *bufs) { hk_gemm.reference(pb, bufs); }
-static double gemm_flops(const kn_problem *pb) { return hk_gemm.flops(pb); }
-static double gemm_min_bytes(const kn_problem *pb) { return hk_gemm.min_bytes(pb); }
-/* hk_gemm's: 2*K*FLT_EPSILON relative to max|C| (any blocked order of the
-** K-term dot products; a lost k step is far above it). */
-static double gemm_tolerance(const kn_problem *pb) { return hk_gemm.tolerance(pb); }
+/* The host template's problem: its buffers, reference, counts and
+** tolerance (hk_gemm's: 2*K*FLT_EPSILON relative to max|C|, any blocked
+** order of the K-term dot products; a lost k step is far above it). */
+KN_SAME_PROBLEM(gemm, hk_gemm)
 
 const kn_kernel rv_gemm = {
   .name = "gemm",

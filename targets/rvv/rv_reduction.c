@@ -56,14 +56,8 @@ static char *red_codegen(const kn_problem *pb, const sp_space *sp, const int *cf
   return s.s;
 }
 
-/* The host template's problem: its buffers, reference and counts. */
-static int red_buffers(const kn_problem *pb, kn_buf *b) { return hk_reduction.buffers(pb, b); }
-static void red_reference(const kn_problem *pb, float *const *bufs) {
-  hk_reduction.reference(pb, bufs);
-}
-static double red_flops(const kn_problem *pb) { return hk_reduction.flops(pb); }
-static double red_min_bytes(const kn_problem *pb) { return hk_reduction.min_bytes(pb); }
-static double red_tolerance(const kn_problem *pb) { return hk_reduction.tolerance(pb); }
+/* The host template's problem: its buffers, reference, counts, tolerance. */
+KN_SAME_PROBLEM(red, hk_reduction)
 
 const kn_kernel rv_reduction = {
   .name = "reduction",
