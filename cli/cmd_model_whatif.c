@@ -223,7 +223,7 @@ int cmd_model_whatif(int argc, char **argv) {
              s[f].d.fingerprint);
     if (!same_limits) printf("note: B's limits (%s) differ from A's (%s): the space is A's\n", lb ? lb : "?", la ? la : "?");
     for (int f = 0; f < 2; f++) {
-      printf("best on %c:%*s%-22s on %c\n", 'A' + f, 14, "", "", 'B' - f);
+      printf("best on %c:%20s on %c:\n", 'A' + f, "", 'B' - f);   /* over the columns below */
       for (int i = 0; i < k; i++) {
         int64_t j = s[f].order[i];
         char *cj = sp_config_json(r.sp, tu_ranking_cfg(&r, j));
