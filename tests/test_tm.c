@@ -448,6 +448,18 @@ static void test_predictions_stored(void **state) {
   py = py_predicted(dbp, cmd_target, set);
   if (py) assert_string_equal(py, "False");
   free(py);
+  /* db check: every pin marked as its trial is (db.h invariant 10) */
+  const char *chk[] = {exe, "db", "check", "--db", dbp, NULL};
+  r = tk_capture(chk, NULL, NULL);
+  if (r.rc) fail_msg("db check: %s%s", r.out, r.err);
+  tk_result_free(&r);
+  sqlite3_open_v2(dbp, &h, SQLITE_OPEN_READWRITE, NULL);
+  assert_int_equal(sqlite3_exec(h, "UPDATE pins SET predicted = 0 WHERE version = 1", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  r = tk_capture(chk, NULL, NULL);
+  assert_int_equal(r.rc, 1);
+  assert_non_null(strstr(r.out, "pin marked predicted or not other than its trial"));
+  tk_result_free(&r);
   tu_predict_report_free(&rep);
 }
 
