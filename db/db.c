@@ -856,6 +856,7 @@ static const char ranked_sql[] =
     " JOIN campaigns c ON c.id = t.campaign_id JOIN targets g ON g.id = c.target_id"
     " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
     " WHERE g.name = ?1 AND k.name = ?2 AND w.key = ?3 AND t.status = 'ok'"
+    " AND coalesce(t.origin, '') <> 'predicted'"   /* measured only: invariant 10 */
     " ORDER BY t.time, t.id";
 
 int db_ranked(db *d, const char *target, const char *kernel, const char *workload_key,
@@ -951,6 +952,9 @@ static const struct { const char *what, *sql; } invariants[] = {
   {"pin whose configuration is not its trial's",
    "SELECT 'pins row ' || p.id || ' -> trials row ' || t.id FROM pins p"
    " JOIN trials t ON t.id = p.trial_id WHERE p.config != t.config"},
+  {"pin marked predicted or not other than its trial (db.h invariant 10)",
+   "SELECT 'pins row ' || p.id || ' -> trials row ' || t.id FROM pins p"
+   " JOIN trials t ON t.id = p.trial_id WHERE p.predicted != coalesce(t.origin = 'predicted', 0)"},
   {"tag binding no pin",
    "SELECT 'tags row ' || id || ' (' || name || ')' FROM tags t"
    " WHERE NOT EXISTS (SELECT 1 FROM tag_pins tp WHERE tp.tag_id = t.id)"},

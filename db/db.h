@@ -267,8 +267,8 @@ int db_import_t4(db *d, const char *path, sp_space *sp, const char *target,
                  const char *kernel, int64_t *campaign, int *ntrials,
                  rt_err *err);
 
-/* The trials of (target, kernel, workload key) with status ok, fastest
-** first: calls fn for each (at most limit, 0: all); stops when fn returns
+/* The measured trials (invariant 10) of (target, kernel, workload key)
+** with status ok, fastest first: calls fn for each (at most limit, 0: all); stops when fn returns
 ** nonzero. Returns the number visited, or -1 with err. */
 typedef int (*db_trial_fn)(void *ctx, int64_t trial_id, const char *config_json,
                            const char *status, double time_s);

@@ -2,12 +2,13 @@
 ** tm_backend.c -- the model row of the backend table: `model:FILE`, a
 ** machine described by a file (tm.h) rather than present. Its instances
 ** work as the backend the file borrows: tg_resolve replaces the row by an
-** instance row (tg_backend.instance_row) made here per loaded file, a copy
-** of the borrowed row (kernels, model family, family, code generation for
-** the models' resource hook) whose own operations are this file's: parse,
-** list, describe (the file's pairs and its content hash), bench (the
-** file's ceilings), limit bindings (the file's), and a measure that runs
-** nothing. The registry of loaded files (tm.h invariant 5) lives here.
+** instance row (tg_backend.instance_row) made here per loaded file, this
+** row with the borrowed row's kernels (its code generation), model family,
+** family and kind of device; its own operations are the file's: describe
+** (the file's pairs and its content hash), bench (the file's ceilings),
+** limit bindings (the file's), model_setup (the borrowed row's hook), and
+** a measure that runs nothing. The registry of loaded files (tm.h
+** invariant 5) lives here.
 */
 #include "tm.h"
 
@@ -221,37 +222,20 @@ static void model_setup(const tg_target *t, const cm_ceilings *ce, const char *c
   be->model_setup(&bt, ce, cache_dir, compile);
 }
 
-/* The instance row of t's file: the borrowed row with the operations
-** above (tg_backend.instance_row). */
+/* The instance row of t's file: this row with the borrowed row's kernels,
+** model family, family and kind of device (tg_backend.instance_row). */
 static const tg_backend *model_instance_row(const tg_target *t,
                                             const tg_backend *(*find)(const char *name),
                                             rt_err *err) {
   slot *s = &reg[t->idx[0]];
   if (!s->f->be && tm_row(s->f, find, err)) return NULL;
-  if (!s->row.name) {
-    s->row = *s->f->be;
-    s->row.name = tm_backend.name;
-    s->row.summary = tm_backend.summary;
-    s->row.syntax = tm_backend.syntax;
-    s->row.model_only = 1;
-    s->row.parse = model_parse;
-    s->row.list = model_list;
-    s->row.describe = model_describe;
-    s->row.provenance = model_provenance;
-    s->row.test_fingerprint_env = NULL;
-    s->row.compiler = model_compiler;
-    s->row.build_key = model_build_key;
-    s->row.prebuild = model_prebuild;
-    s->row.measure = model_measure;
-    s->row.measure_batch = NULL;
-    s->row.counters_available = model_counters;
-    s->row.counted_traffic = NULL;
-    s->row.bench = model_bench;
-    s->row.traffic_source = model_traffic_source;
-    s->row.traffic_count = NULL;
-    s->row.limit_bindings = model_limits;
-    s->row.model_setup = model_setup;
-    s->row.gpu_reading = NULL;
+  if (!s->row.name) {   /* the model row, with what it borrows */
+    const tg_backend *be = s->f->be;
+    s->row = tm_backend;
+    s->row.gpu = be->gpu;
+    s->row.family = be->family;
+    s->row.model_family = be->model_family;
+    s->row.kernels = be->kernels;
     s->row.instance_row = NULL;
   }
   return &s->row;
