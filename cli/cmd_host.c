@@ -299,6 +299,8 @@ static int show_target(jw *w, int json, const tg_target *t, int with_ceilings) {
   rt_err err = {0};
   const char *inst = t->name, *untimed = NULL;
   int ok = tg_describe(t, &d, &err) == 0;
+  int timed = t->be->model_only ? 0 : tg_timed(t, &untimed);   /* ms.h invariant 8 */
+  if (t->be->model_only) untimed = "a model-only target runs no code: it predicts";
   cm_ceilings ce;
   const char *prov = with_ceilings && ok ? tg_provenance(t) : NULL;
   int have_ce = with_ceilings && ok && !tg_bench(t, NULL, &ce, &err);
@@ -309,7 +311,7 @@ static int show_target(jw *w, int json, const tg_target *t, int with_ceilings) {
     jw_key(w, "available"); jw_bool(w, ok);
     if (ok) {
       jw_key(w, "fingerprint"); jw_str(w, d.fingerprint);
-      jw_key(w, "timed"); jw_bool(w, !t->be->model_only && tg_timed(t, &untimed));
+      jw_key(w, "timed"); jw_bool(w, timed);
       if (untimed) { jw_key(w, "untimed_why"); jw_str(w, untimed); }
       jw_key(w, "family"); jw_begin(w, '{');
       jw_key(w, "model"); jw_str(w, d.family.model);
@@ -338,7 +340,7 @@ static int show_target(jw *w, int json, const tg_target *t, int with_ceilings) {
   }
   for (int i = 0; i < d.n; i++) printf("  %-12s %s\n", d.key[i], d.val[i]);
   printf("  %-12s %s\n", "fingerprint", d.fingerprint);
-  if (!t->be->model_only && !tg_timed(t, &untimed)) printf("  %-12s %s\n", "untimed", untimed);
+  if (!timed) printf("  %-12s %s\n", "untimed", untimed);
   printf("  %-12s %s > %s > %s (rtdb lookups fall back along it)\n", "family",
          d.family.model[0] ? d.family.model : "?", d.family.arch[0] ? d.family.arch : "?",
          d.family.backend);
