@@ -1,10 +1,11 @@
 /*
 ** cm_vla_gemm.c -- the roofline model of the RISC-V vector gemm schedule
-** (targets/rvv/rv_gemm.c: vector-length agnostic RVV 1.0 code), family
+** (the RISC-V vector target's template: vector-length agnostic RVV 1.0
+** code; this room names no backend, scripts/deps.py), family
 ** "vla": the host CPU family's roofline (cm_time: the p-norm of the
 ** compute and per-level byte bounds, the reuse analysis of cm_nest.c) with
 ** the work of this template, on ceilings that describe a RISC-V vector
-** machine (targets/rvv/k1.json). The vector length is the machine's: a
+** machine (the SpacemiT K1's description file). The vector length is the machine's: a
 ** strip holds lmul * simd_floats lanes (simd_floats = VLEN / 32, from the
 ** widest instruction class of the ceilings). Single-threaded (the
 ** template runs one thread). Every number that is not a count is a

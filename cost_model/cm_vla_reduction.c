@@ -1,6 +1,6 @@
 /*
 ** cm_vla_reduction.c -- the roofline model of the RISC-V vector reduction
-** schedule (targets/rvv/rv_reduction.c), family "vla" (cm_vla_gemm.c says
+** schedule (the RISC-V vector target's template), family "vla" (cm_vla_gemm.c says
 ** what the family is): s = x[0] + ... + x[N-1], single-threaded. Vector
 ** adds of lmul * simd_floats lanes: with the "vlmax" strategy accs of
 ** them per trip while a whole trip fits, then the tail one vl at a time;

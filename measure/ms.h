@@ -47,8 +47,8 @@
 **     a failure names the output, the element, its value and the
 **     expected one.
 **  8. Emulated time is not a measurement: a backend that runs a candidate
-**     under an emulator (targets/rvv: qemu) verifies it and reports no
-**     time, with ms_result.origin "emulated"; such a result is never
+**     under an emulator (the RISC-V vector target: qemu) verifies it and
+**     reports no time, with ms_result.origin "emulated"; such a result is never
 **     stored as a trial (tuner/tu_campaign.c refuses it), so nothing that
 **     reads trials (pins, the reader, calibration, reuse, replay) sees it.
 */
