@@ -29,6 +29,10 @@
 **     ->model_family get the borrowed backend's. It finds the borrowed row
 **     through the look-up tg_resolve passes it, never the table itself
 **     (the table depends on the rows, not the other way round).
+**  8. A row whose measure does not time (timed gives 0: an emulated
+**     target) fills a verified result's origin with "emulated" and no
+**     statistics; it is never stored as a trial (measure/ms.h invariant
+**     8), and tune on it stores only predictions (--strategy model).
 */
 #ifndef TG_BACKEND_H
 #define TG_BACKEND_H
