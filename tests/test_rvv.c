@@ -360,7 +360,8 @@ static void test_campaign_refuses_emulated(void **state) {
 ** WARMUP`. MODE qemu128 / qemu256 runs the artefact under qemu at that
 ** VLEN (what a board would do); the others read the input and answer
 ** wrongly on purpose: short (too few bytes), garble (a time that is no
-** number), noend (no last line). */
+** number), noend (no last line), hang (a child in its process group, as
+** ssh would be, then nothing: its pid into $RVV_STANDIN_PIDFILE). */
 static int standin(int argc, char **argv) {
   if (argc != 6) return 2;
   const char *mode = argv[2];
@@ -379,6 +380,15 @@ static int standin(int argc, char **argv) {
     if (scanf(" %lld %d", &b, &out) == 2) need += b;
   getchar();
   for (long long i = 0; i < need; i++) getchar();
+  if (!strcmp(mode, "hang")) {   /* a child in its group (ssh, say), then nothing */
+    pid_t kid = fork();
+    if (kid == 0) {
+      for (;;) pause();
+    }
+    FILE *f = fopen(getenv("RVV_STANDIN_PIDFILE"), "w");
+    if (f) fprintf(f, "%d\n", (int)kid), fclose(f);
+    for (;;) pause();
+  }
   if (!strcmp(mode, "short")) {
     printf("rvv-vlen 256\nrvv-end 0\n");
     return 0;
@@ -427,6 +437,42 @@ static void test_runner(void **state) {
     if (r.status != MS_RUNTIME_ERROR || !strstr(r.msg, bad[i].why))
       fail_msg("%s: %s: %s", bad[i].mode, ms_status_name(r.status), r.msg);
   }
+  /* a runner that hangs: killed at the deadline with its whole group */
+  char pidfile[96];
+  snprintf(pidfile, sizeof pidfile, "%s.standin-pid", cache_dir);
+  setenv("RVV_STANDIN_PIDFILE", pidfile, 1);
+  runner_env("hang");
+  tg_target t;
+  rt_err err = {0};
+  ms_opts o;
+  opts(&o);
+  o.timeout = 3;
+  assert_int_equal(tg_resolve("rvv:256", &t, &err), 0);
+  double t0 = rt_now();
+  assert_int_equal(tg_measure(&t, w, src, NULL, &o, &r), 0);
+  if (r.status != MS_TIMEOUT || !strstr(r.msg, "killed with its process group"))
+    fail_msg("%s: %s", ms_status_name(r.status), r.msg);
+  assert_true(rt_now() - t0 < 6);
+  FILE *f = fopen(pidfile, "r");
+  int kid = 0;
+  assert_non_null(f);
+  assert_int_equal(fscanf(f, "%d", &kid), 1);
+  fclose(f);
+  unlink(pidfile);
+  char proc[64], st[512] = "";
+  snprintf(proc, sizeof proc, "/proc/%d/stat", kid);
+  for (int i = 0; i < 100; i++) {   /* gone, or a zombie no one has reaped yet */
+    FILE *p = fopen(proc, "r");
+    if (!p) break;
+    size_t n = fread(st, 1, sizeof st - 1, p);
+    st[n] = 0;
+    fclose(p);
+    char *rp = strrchr(st, ')');
+    if (rp && rp[1] == ' ' && rp[2] == 'Z') break;
+    usleep(20000);
+    st[0] = 0;
+  }
+  if (st[0] && !strstr(st, ") Z")) fail_msg("the hung runner's child %d outlived it: %s", kid, st);
   setenv(RV_RUNNER_ENV, "/nonexistent/runner", 1);
   measure_at(256, w, src, &r);
   assert_int_equal(r.status, MS_RUNTIME_ERROR);

@@ -11,8 +11,10 @@
 #include "rv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,9 +94,40 @@ int rv_parse_answer(const ms_workload *w, const char *ans, size_t n, int reps, v
 typedef struct rv_run {
   const ms_workload *w;
   const char *exe;
-  int vlen, reps, warmup, nrun;
+  int vlen, reps, warmup;
   char **runner;     /* NULL: qemu */
+  double deadline;   /* rt_now() by which the answer must be whole */
 } rv_run;
+
+/* Write in[0..nin) to `to` (then close it) while reading `from` into
+** out (at most cap bytes) until its end: both at once, so that a program
+** that answers before it has read everything cannot block either side.
+** 0 at the answer's end (or cap bytes); 1 when deadline passed first. */
+static int pump(int to, const char *in, size_t nin, int from, char *out, size_t cap,
+                size_t *got, double deadline) {
+  size_t off = 0;
+  fcntl(to, F_SETFL, fcntl(to, F_GETFL) | O_NONBLOCK);
+  for (;;) {
+    struct pollfd p[2] = {{.fd = from, .events = POLLIN}, {.fd = to, .events = POLLOUT}};
+    double left = deadline - rt_now();
+    if (left <= 0) return 1;
+    if (poll(p, to >= 0 ? 2 : 1, (int)(left * 1000) + 1) < 0 && errno != EINTR) return 1;
+    if (to >= 0 && p[1].revents) {
+      ssize_t k = p[1].revents & POLLOUT ? write(to, in + off, nin - off) : -1;
+      if (k > 0) off += (size_t)k;
+      if (off == nin || (k < 0 && errno != EAGAIN && errno != EINTR)) close(to), to = -1;
+    }
+    if (p[0].revents) {
+      ssize_t k = read(from, out + *got, cap - *got);
+      if (k > 0) *got += (size_t)k;
+      if (k == 0 || *got == cap || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+        if (to >= 0) close(to);
+        close(from);
+        return 0;
+      }
+    }
+  }
+}
 
 /* Start argv with stdin and stdout on pipes; the child's pid, -1. */
 static pid_t start(char *const *argv, int *to, int *from) {
@@ -151,30 +184,32 @@ static void worker(int fd, void *ctx) {
     snprintf(rep.msg, sizeof rep.msg, "harness: cannot start %s: %s", who, strerror(errno));
     ms__send(fd, &rep);
   }
-  rt_str head = {0};
-  rt_str_printf(&head, "rooftune-rvv-in %d", w->nbuf);
+  rt_str in = {0};   /* the protocol's input: the header, then every buffer */
+  rt_str_printf(&in, "rooftune-rvv-in %d", w->nbuf);
   size_t need = 0;
   for (int i = 0; i < w->nbuf; i++) {
-    rt_str_printf(&head, " %zu %d", ms__buf_bytes(&w->b[i]), w->b[i].out);
+    rt_str_printf(&in, " %zu %d", ms__buf_bytes(&w->b[i]), w->b[i].out);
     need += ms__buf_bytes(&w->b[i]);
   }
-  rt_str_printf(&head, "\n");
+  rt_str_printf(&in, "\n");
+  size_t head = strlen(in.s), nin = head + need, cap = need + RV_TEXT_CAP, got = 0;
+  char *inb = rt_malloc(nin), *ans = rt_malloc(cap);
+  memcpy(inb, in.s, head);
   void *bufs[KN_MAXBUF];
-  int wrote = rt_write_all(to, head.s, strlen(head.s)) == 0;
-  for (int i = 0; i < w->nbuf; i++) {
+  for (size_t i = 0, off = head; i < (size_t)w->nbuf; off += ms__buf_bytes(&w->b[i]), i++) {
     bufs[i] = rt_malloc(ms__buf_bytes(&w->b[i]));
     ms__buf_init(w, i, bufs[i]);   /* inputs, or outputs poisoned */
-    if (wrote) wrote = rt_write_all(to, bufs[i], ms__buf_bytes(&w->b[i])) == 0;
+    memcpy(inb + off, bufs[i], ms__buf_bytes(&w->b[i]));
   }
-  close(to);
-  size_t cap = need + RV_TEXT_CAP, got = 0;
-  char *ans = rt_malloc(cap);
-  for (ssize_t k; got < cap && (k = read(from, ans + got, cap - got)) != 0;)
-    if (k > 0) got += (size_t)k;
-    else if (errno != EINTR) break;
-  close(from);
   int st = 0;
-  rt_child_wait(pid, &st, 0);
+  /* the answer, then the program's end, by the deadline; else it is
+  ** killed with its whole group (a runner's scp and ssh too) */
+  if (pump(to, inb, nin, from, ans, cap, &got, x->deadline) | ms__reap(pid, x->deadline, &st)) {
+    rep.status = MS_TIMEOUT;
+    snprintf(rep.msg, sizeof rep.msg, "%s did not answer and end within %.3g s: killed with its "
+             "process group", who, x->deadline - t0);
+    ms__send(fd, &rep);
+  }
   double *times = rt_calloc((size_t)x->reps + 1, sizeof *times);
   int vlen = 0, bad;
   char why[200];
@@ -236,8 +271,11 @@ int rv_measure(ms_workload *w, const char *src, int vlen, const ms_opts *o, ms_r
   free(log.s);
   int reps = o->min_reps > 10 ? o->min_reps : 10;
   if (o->max_reps > 0 && reps > o->max_reps) reps = o->max_reps;
+  /* the worker's own deadline, a little before the harness kills it */
+  double margin = o->timeout > 10 ? 1 : o->timeout / 10;
   rv_run x = {.w = w, .exe = exe, .vlen = vlen, .reps = nr ? reps : 0,
-              .warmup = nr ? o->warmup : 0, .runner = nr ? runner : NULL};
+              .warmup = nr ? o->warmup : 0, .runner = nr ? runner : NULL,
+              .deadline = rt_now() + o->timeout - margin};
   ms__report rep;
   if (ms__run_worker(worker, &x, o, &rep)) {
     r->status = MS_RUNTIME_ERROR;
