@@ -153,7 +153,7 @@ INSTALL_FILES = $(BUILD)/rooftune:bin/rooftune:755 \
   db/rtdb.h:include/rtdb.h:644 \
   $(BUILD)/rtdb-install.pc:lib/pkgconfig/rtdb.pc:644 \
   cost_model/cm_shim512.h:share/rooftune/cost_model/cm_shim512.h:644 \
-  $(foreach f,$(wildcard targets/host/*.json targets/cuda/*.json targets/opencl/*.json),$(f):share/rooftune/$(f):644)
+  $(foreach f,$(wildcard targets/host/*.json targets/cuda/*.json targets/opencl/*.json targets/model/*.json),$(f):share/rooftune/$(f):644)
 MANIFEST = share/rooftune/install-manifest
 install: $(BUILD)/rooftune $(BUILD)/librtdb.a $(BUILD)/librtdb.so
 	@sed 's|@PREFIX@|$(PREFIX)|g' db/rtdb.pc.in > $(BUILD)/rtdb-install.pc
@@ -176,7 +176,7 @@ uninstall:
 	  case "$$f" in ""|/*|*..*) echo "uninstall: skipping odd manifest line '$$f'" >&2; continue;; esac; \
 	  if [ -e "$$root/$$f" ] || [ -L "$$root/$$f" ]; then rm -f -- "$$root/$$f"; fi; \
 	done < "$$m"; \
-	for d in share/rooftune/targets/host share/rooftune/targets/cuda share/rooftune/targets/opencl share/rooftune/targets \
+	for d in share/rooftune/targets/host share/rooftune/targets/cuda share/rooftune/targets/opencl share/rooftune/targets/model share/rooftune/targets \
 	         share/rooftune/cost_model share/rooftune lib/pkgconfig; do \
 	  rmdir -- "$$root/$$d" 2>/dev/null || true; done; \
 	echo "removed rooftune from $$root"
