@@ -290,6 +290,29 @@ static void test_model_row(void **state) {
   char *b = tg_bindings(&t, "M=64,max_threads=512", &err);
   assert_string_equal(b, "M=64,max_threads=512,max_smem=232448,regs_block=65536,sms=132");
   free(b);
+  /* a file borrowing the host: its kernels, the CPU models, the host's
+  ** family reading of the file's pairs */
+  json_t *j = h200_json();
+  json_object_set_new(j, "borrows", json_string("host"));
+  json_object_set_new(j, "describe", json_pack("{s:s, s:s}", "model", "Test CPU", "isa", "sse4_2 avx avx2 avx512f"));
+  json_object_set_new(j, "limits", json_pack("{s:i}", "threads_max", 4));
+  char *ht = json_dumps(j, JSON_REAL_PRECISION(17)), hpath[256];
+  json_decref(j);
+  write_file("cpu.json", ht, hpath, sizeof hpath);
+  free(ht);
+  assert_int_equal(tg_file_target(hpath, &u, &err), 0);
+  const tg_backend *host = tg_backend_find("host");
+  assert_ptr_equal(u.be->kernels, host->kernels);
+  assert_string_equal(u.be->model_family, host->model_family);
+  assert_false(u.be->gpu);
+  assert_non_null(tg_kernel(&u, "conv2d"));   /* a host-only template */
+  assert_int_equal(tg_describe(&u, &e, &err), 0);
+  assert_string_equal(e.family.model, "Test CPU");
+  assert_string_equal(e.family.arch, "x86-64 AVX-512");
+  assert_string_equal(e.family.backend, "model");
+  b = tg_bindings(&u, "M=1", &err);
+  assert_string_equal(b, "M=1,threads_max=4");
+  free(b);
 }
 
 /* The trials and pins rows of the database, read here with sqlite3. */
