@@ -98,7 +98,7 @@ $(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.
 # The fuzz harnesses (fuzz/fz.h): in every build, test_fuzz replays their
 # regression inputs and seeds through them; make fuzz links each with
 # libFuzzer (-DFZ_LIBFUZZER names its function LLVMFuzzerTestOneInput).
-FUZZ_TARGETS ?= t1 expr config t4 set rtdb lookup
+FUZZ_TARGETS ?= t1 expr config t4 set rtdb lookup tm
 FUZZ_OBJ = $(BUILD)/fuzz/fz.o $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fz_%.o)
 $(BUILD)/tests/test_fuzz: $(BUILD)/tests/test_fuzz.o $(FUZZ_OBJ) $(TEST_EXTRA) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
