@@ -309,6 +309,7 @@ static int show_target(jw *w, int json, const tg_target *t, int with_ceilings) {
     jw_key(w, "name"); jw_str(w, inst);
     jw_key(w, "summary"); jw_str(w, t->be->summary);
     jw_key(w, "available"); jw_bool(w, ok);
+    jw_key(w, "model_only"); jw_bool(w, t->be->model_only);   /* runs nothing: predictions only */
     if (ok) {
       jw_key(w, "fingerprint"); jw_str(w, d.fingerprint);
       jw_key(w, "timed"); jw_bool(w, timed);

@@ -122,8 +122,7 @@ int cmd_model_whatif(int argc, char **argv) {
   if (!km) return cli_fail(CMD, "kernel %s has no cost model on %s", o.kernel, s[0].t.name);
   cm_coefs c;
   cm_coefs_default(km, &c);
-  if (o.coefs && cm_coefs_parse(km, o.coefs, &c, &err)) return cli_fail(CMD, "--coefs: %s", err.msg);
-  if (o.coefs) snprintf(c.source, sizeof c.source, "given (--coefs)");
+  if (o.coefs && tu_coefs_given(km, o.coefs, &c, &err)) return cli_fail(CMD, "--coefs: %s", err.msg);
   tu_rank_opts ro = {.target = &s[0].t, .kernel = o.kernel, .set = o.set, .seed = (uint64_t)o.seed,
                      .coefs = &c, .flush = o.flush};
   tu_ranking r;

@@ -60,7 +60,8 @@ static int predicts(const tu_campaign_opts *o) {
 
 /* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
 ** code. The target, kernel and strategy are checked here (exit 2). */
-static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const char **devices) {
+static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const char **devices,
+                 const char **coefs) {
   static const char host[] = "host";   /* o->target still this: --target was not given */
   memset(o, 0, sizeof *o);
   ms_opts_default(&o->ms);
@@ -109,6 +110,8 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
     CLI_OPT_INT64("resume", &o->resume, "ID", 1, 0, "continue a stopped or killed campaign to its budget\n"
                   "(with its own options: only --db, --no-pin and --json\nmay accompany it)"),
     CLI_OPT_FLAG("json", json, "the report as JSON on stdout"),
+    CLI_OPT_STRING("coefs", coefs, "JSON", "on a model-only target: the model's coefficients\n"
+                   "{name: value} over its defaults (default: the defaults)", .given = &other),
     CLI_OPT_STRING("devices", devices, "T,T,...", "under mpirun: worker rank w measures on the\n"
                    "(w-1) mod n-th of these targets (default: the campaign's;\n"
                    "a GPU target without an index: one GPU per local rank)"),
@@ -147,7 +150,9 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
              "       [--time-limit S] [--seed S] [--batch N] [--db F] [--no-pin] [--json]\n"
              "       [--no-load-guard] [--load-policy wait|flag] [--load-wait S]\n"
              "       [--devices T,...] [harness options]\n"
-             "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]",
+             "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]\n"
+             "   or: rooftune tune --target model:FILE --kernel K [--set ...] --strategy model [--budget N]\n"
+             "       [--coefs JSON] [--seed S] [--db F] [--no-pin] [--json]   (predictions only)",
     .about = "A tuning campaign: the strategy's schedules built, verified and timed as by\n"
              "measure, every trial stored in the database, the decision pinned.",
     .opts = opts, .epilog = epilog.s};
@@ -165,6 +170,9 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
     rc = cli_usage(&spec, "target %s is model-only: it runs no code, so --strategy %s cannot measure "
                    "there; --strategy model ranks its space by the model and stores predictions",
                    o->target, o->strategy);
+  if (!rc && *coefs && !model_only(o->target))
+    rc = cli_usage(&spec, "--coefs: only a model-only target's predictions take given coefficients "
+                   "(a campaign uses the target's latest calibration)");
   if (!rc && model_only(o->target) && o->space)
     rc = cli_usage(&spec, "--space: a model-only target ranks the kernel's own space");
   free(epilog.s);
@@ -328,13 +336,13 @@ static int mpi_start(void *ctx, const char *target, const char *kernel, const ch
 /* tune on a model-only target, or with --strategy model on one that does
 ** not time: the space ranked by the model, the best predictions stored
 ** (tu_predict; verified first where the target runs code), the report. */
-static int tune_predicted(const tu_campaign_opts *c, int json) {
+static int tune_predicted(const tu_campaign_opts *c, int json, const char *coefs) {
   char *end;
   double keep = strtod(c->budget, &end);
   if (*end) return cli_fail("tune", "--budget %s: a model-only target stores N predictions (give N)", c->budget);
   tu_predict_opts o = {.db_path = c->db_path, .target = c->target, .kernel = c->kernel, .set = c->set,
                        .keep = (int64_t)keep, .seed = c->seed, .no_pin = c->no_pin,
-                       .flush = c->ms.flush_cache};
+                       .flush = c->ms.flush_cache, .coefs_json = coefs};
   tu_predict_report rep;
   rt_err err = {0};
   if (tu_predict(&o, &rep, &err)) return cli_fail("tune", "%s", err.msg);
@@ -391,9 +399,10 @@ static int tune_predicted(const tu_campaign_opts *c, int json) {
 int cmd_tune(int argc, char **argv) {
   tu_campaign_opts o;
   const char *devices = NULL;
-  int json, rc = parse(argc, argv, &o, &json, &devices);
+  const char *coefs = NULL;
+  int json, rc = parse(argc, argv, &o, &json, &devices, &coefs);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
-  if (!o.resume && predicts(&o)) return tune_predicted(&o, json);
+  if (!o.resume && predicts(&o)) return tune_predicted(&o, json, coefs);
   if (mp_rank() > 0) return mp_serve();   /* an MPI worker: it measures what rank 0 sends */
   if (mp_workers() > 0) {   /* rank 0: the campaign, measured on the workers */
     o.measure = mpi_measure, o.measure_batch = mpi_batch, o.start = mpi_start;

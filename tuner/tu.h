@@ -650,6 +650,10 @@ int tu_rank(const tu_rank_opts *o, tu_ranking *r, rt_err *err);
 const int *tu_ranking_cfg(const tu_ranking *r, int64_t i);   /* cfgs of index i */
 void tu_ranking_free(tu_ranking *r);
 
+/* Coefficients given by a user as JSON {name: value} over k's defaults
+** (cm_coefs_parse; without "form", of the model's current form), source
+** "given (--coefs)". 0, or -1 with err. */
+int tu_coefs_given(const cm_kmodel *k, const char *json, cm_coefs *c, rt_err *err);
 /* Store predictions of a model-only target, or of a target that runs code
 ** but does not time (tg_timed 0: an emulated one, whose every kept
 ** prediction is first built, run and verified by its measure; one that

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <gsl/gsl_rng.h>
+#include <jansson.h>
 
 #include "tu.h"
 #include "../targets/tg.h"
@@ -112,6 +113,25 @@ void tu_ranking_free(tu_ranking *r) {
   memset(r, 0, sizeof *r);
 }
 
+int tu_coefs_given(const cm_kmodel *k, const char *json, cm_coefs *c, rt_err *err) {
+  cm_coefs_default(k, c);
+  json_error_t je;
+  json_t *j = json_loads(json, 0, &je);
+  if (!json_is_object(j)) {
+    rt_err_set(err, "expected a JSON object {name: value}%s%s", j ? "" : ": ", j ? "" : je.text);
+    json_decref(j);
+    return -1;
+  }
+  if (!json_object_get(j, "form"))   /* given now: of the model's current form */
+    json_object_set_new(j, "form", json_integer(k->form > 0 ? k->form : 1));
+  char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17));
+  json_decref(j);
+  int rc = cm_coefs_parse(k, text, c, err);
+  free(text);
+  if (!rc) snprintf(c->source, sizeof c->source, "given (--coefs)");
+  return rc;
+}
+
 /* ---- Stored predictions ---- */
 
 /* The predictions to keep, fastest first, into pick[0..*keep): the first
@@ -173,11 +193,10 @@ int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err) {
   cm_coefs c;
   const cm_kmodel *km = cm_kmodel_find_on(t.be->model_family, o->kernel);
   if (km) cm_coefs_default(km, &c);
-  if (km && o->coefs_json && cm_coefs_parse(km, o->coefs_json, &c, err)) {
+  if (km && o->coefs_json && tu_coefs_given(km, o->coefs_json, &c, err)) {
     rt_err_prefix(err, "--coefs");
     return -1;
   }
-  if (km && o->coefs_json) snprintf(c.source, sizeof c.source, "given (--coefs)");
   tu_rank_opts ro = {.target = &t, .kernel = o->kernel, .set = o->set, .seed = o->seed,
                      .coefs = km ? &c : NULL, .flush = o->flush, .cache_dir = o->cache_dir};
   if (tu_rank(&ro, &r, err)) return -1;
