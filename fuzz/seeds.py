@@ -6,8 +6,8 @@ get their schema from its `db init`. Run from the project root; it
 replaces the files it makes (named seed-*) and leaves the others (what
 `make fuzz-merge` added) alone.
 
-  t1      data/t1/*.json, every kernel's space (targets/*/*.json,
-          tests/data, search_spaces/examples) with a "#set" line binding
+  t1      data/t1/*.json, every kernel's space (targets/*/*.json but the
+          description files, tests/data, search_spaces/examples) with a "#set" line binding
           its problem variables to small sizes, the config target's space,
           and small spaces showing one feature each
   expr    the expressions of tests/data/expr_cases.tsv and every Values
@@ -20,7 +20,7 @@ replaces the files it makes (named seed-*) and leaves the others (what
           an empty one (512-byte pages to keep them small)
   lookup  rows as rooftune writes them (the rtdb seeds' workloads) and
           lookups exact, nearest, by string variables, with odd texts
-  tm      the target description files of targets/model (as written and
+  tm      the target description files of targets/*/ (as written and
           compact) and variants missing a member or with a bad one
 """
 import glob
@@ -57,8 +57,14 @@ def compact(obj):
 
 # ---- t1 ----
 SMALL = {'int': '64', 'string': "'nchw'"}
+def description_file(path):
+    """A target description file (targets/model/tm.h: "rooftune_target"), not a space."""
+    with open(path) as f:
+        return '"rooftune_target"' in f.read()
+
+
 SPACE_FILES = sorted(glob.glob('data/t1/*.json') +
-                     [f for f in glob.glob('targets/*/*.json') if not f.startswith('targets/model/')] +
+                     [f for f in glob.glob('targets/*/*.json') if not description_file(f)] +
                      glob.glob('tests/data/*.json') + glob.glob('search_spaces/examples/*.json'))
 
 FEATURES = {
@@ -310,7 +316,7 @@ def seeds_lookup():
 # ---- tm ----
 def seeds_tm():
     clear('tm')
-    for path in sorted(glob.glob('targets/model/*.json')):
+    for path in sorted(f for f in glob.glob('targets/*/*.json') if description_file(f)):
         with open(path) as f:
             text = f.read()
         out('tm', os.path.basename(path), text)
