@@ -533,7 +533,7 @@ static void test_model_walk(void **state) {
       kn_problem_from_space(&pb, sp);
       int cfg[16];
       if (sp_config_parse(sp, cfgs[b], cfg, &err)) fail_msg("%s", err.msg);
-      if (!sp_valid(sp, cfg, NULL)) {   /* mr > M */
+      if (!sp_valid(sp, cfg, NULL)) {   /* (mr + 1) * lmul over the registers */
         sp_free(sp);
         continue;
       }
