@@ -274,7 +274,8 @@ static void test_wrong_schedule(void **state) {
 }
 
 /* A candidate that crashes, one that hangs, one that does not compile,
-** one that writes its input: each gets its status; the harness goes on. */
+** one that writes its input, one right at one VLEN only: each gets its
+** status; the harness goes on. */
 static void test_faults(void **state) {
   (void)state;
   NEED_RVV();
@@ -308,6 +309,12 @@ static void test_faults(void **state) {
   assert_int_equal(tg_measure(&t, w, writes, NULL, &o, &r), 0);
   assert_int_equal(r.status, MS_WRONG_RESULT);
   assert_non_null(strstr(r.msg, "wrote to its input x"));
+  /* right at one VLEN only: caught at the second VLEN an emulated run uses */
+  const char *vla = "#include <riscv_vector.h>\nint rk_run(float *const *bufs) {\n"
+                    "  double s = 0; for (int i = 0; i < 64; i++) s += bufs[0][i];\n"
+                    "  bufs[1][0] = __riscv_vlenb() == 16 ? (float)s : 0.0f; return 0;\n}\n";
+  assert_int_equal(tg_measure(&t, w, vla, NULL, &o, &r), 0);   /* rvv:128, then 256 */
+  if (r.status != MS_WRONG_RESULT || !strstr(r.msg, "at VLEN 256")) fail_msg("%s", r.msg);
   assert_int_equal(tg_measure(&t, w, NULL, NULL, &o, &r), 0);   /* no baseline */
   assert_int_equal(r.status, MS_INVALID);
   const char *fine = "#include <riscv_vector.h>\nint rk_run(float *const *bufs) {\n"

@@ -31,7 +31,10 @@
 **     (KEY.rvv.c, KEY.rvv); the key hashes (that text, RV_CFLAGS, the
 **     compiler's path and --version line). A cached key is never rebuilt.
 **  3. Emulated time is not a measurement. Without a runner a candidate is
-**     run once under qemu, verified, never timed: its ms_result has
+**     run under qemu at the instance's VLEN and at a second one
+**     (rv_second_vlen: the code must be vector-length agnostic, so an
+**     artefact right at one VLEN only is wrong_result naming the VLEN),
+**     verified each time, never timed: its ms_result has
 **     status ok (or the failure), no statistics (t.n 0) and origin
 **     "emulated" (ms.h invariant 8); the campaign refuses to store it as
 **     a trial. With a runner its times are the board's, a measurement.
@@ -126,6 +129,9 @@ void rv_prebuild(const char *const *srcs, int n, const ms_opts *o, int jobs);
 extern const char rv_driver_source[];
 
 /* ---- Measuring (rv_measure.c) ---- */
+/* The second VLEN an emulated run verifies at (invariant 3): half the
+** instance's, or 256 for rvv:128. */
+int rv_second_vlen(int vlen);
 /* The row's measure at vlen: build, then run in a worker under qemu
 ** (verify only) or through the runner (verify and time). Always fills r;
 ** 0, or -1 for harness failures. src NULL: MS_INVALID (the reference is
