@@ -635,7 +635,13 @@ static void test_cli(void **state) {
   assert_non_null(mkdtemp(dir));
   const char *meas[] = {"measure", "--target", "rvv:128", "--kernel", "reduction", "--set", "N=77",
                         "--config", "default", "--json", NULL};
-  tk_result r = rooftune(dir, meas, NULL);
+  const char *targets[] = {"targets", "--json", NULL};
+  tk_result r = rooftune(dir, targets, NULL);
+  const char *row = strstr(r.out, "{\"name\":\"rvv:128\""), *next = row ? strstr(row + 1, "{\"name\"") : NULL,
+             *timed = row ? strstr(row, "\"timed\":false,\"untimed_why\":\"its runs are emulated") : NULL;
+  if (r.rc || !timed || (next && timed > next)) fail_msg("%s%s", r.out, r.err);
+  tk_result_free(&r);
+  r = rooftune(dir, meas, NULL);
   if (r.rc || !strstr(r.out, "\"status\":\"ok\"") || !strstr(r.out, "\"origin\":\"emulated\"") ||
       !strstr(r.out, "\"time_s\":null"))
     fail_msg("%s%s", r.out, r.err);
