@@ -32,8 +32,8 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
 # the harness dlopens (a baseline calling cblas_sgemm would bind to it).
 LDLIBS_ALL = -ljansson -lsqlite3 -lz -Wl,-Bstatic -lgsl -lgslcblas -Wl,-Bdynamic -lpapi -ldl -lm $(LDLIBS)
 
-ROOMS   = common search_spaces tuner cost_model measure db targets targets/host targets/cuda targets/opencl \
-          targets/user mpi
+ROOMS   = common search_spaces tuner cost_model measure db targets targets/host targets/cuda targets/opencl targets/model \
+          targets/rvv targets/user mpi
 LIB_SRC = $(foreach r,$(ROOMS),$(wildcard $(r)/*.c))
 CLI_SRC = $(wildcard cli/*.c)
 TEST_SRC = $(wildcard tests/test_*.c)
@@ -98,7 +98,7 @@ $(BUILD)/tests/test_cli_opt: $(BUILD)/tests/test_cli_opt.o $(BUILD)/cli/cli_opt.
 # The fuzz harnesses (fuzz/fz.h): in every build, test_fuzz replays their
 # regression inputs and seeds through them; make fuzz links each with
 # libFuzzer (-DFZ_LIBFUZZER names its function LLVMFuzzerTestOneInput).
-FUZZ_TARGETS ?= t1 expr config t4 set rtdb lookup
+FUZZ_TARGETS ?= t1 expr config t4 set rtdb lookup tm
 FUZZ_OBJ = $(BUILD)/fuzz/fz.o $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fz_%.o)
 $(BUILD)/tests/test_fuzz: $(BUILD)/tests/test_fuzz.o $(FUZZ_OBJ) $(TEST_EXTRA) $(BUILD)/librooftune.a
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS_ALL)
@@ -153,7 +153,7 @@ INSTALL_FILES = $(BUILD)/rooftune:bin/rooftune:755 \
   db/rtdb.h:include/rtdb.h:644 \
   $(BUILD)/rtdb-install.pc:lib/pkgconfig/rtdb.pc:644 \
   cost_model/cm_shim512.h:share/rooftune/cost_model/cm_shim512.h:644 \
-  $(foreach f,$(wildcard targets/host/*.json targets/cuda/*.json targets/opencl/*.json),$(f):share/rooftune/$(f):644)
+  $(foreach f,$(wildcard targets/host/*.json targets/cuda/*.json targets/opencl/*.json targets/model/*.json targets/rvv/*.json),$(f):share/rooftune/$(f):644)
 MANIFEST = share/rooftune/install-manifest
 install: $(BUILD)/rooftune $(BUILD)/librtdb.a $(BUILD)/librtdb.so
 	@sed 's|@PREFIX@|$(PREFIX)|g' db/rtdb.pc.in > $(BUILD)/rtdb-install.pc
@@ -176,7 +176,7 @@ uninstall:
 	  case "$$f" in ""|/*|*..*) echo "uninstall: skipping odd manifest line '$$f'" >&2; continue;; esac; \
 	  if [ -e "$$root/$$f" ] || [ -L "$$root/$$f" ]; then rm -f -- "$$root/$$f"; fi; \
 	done < "$$m"; \
-	for d in share/rooftune/targets/host share/rooftune/targets/cuda share/rooftune/targets/opencl share/rooftune/targets \
+	for d in share/rooftune/targets/host share/rooftune/targets/cuda share/rooftune/targets/opencl share/rooftune/targets/model share/rooftune/targets/rvv share/rooftune/targets \
 	         share/rooftune/cost_model share/rooftune lib/pkgconfig; do \
 	  rmdir -- "$$root/$$d" 2>/dev/null || true; done; \
 	echo "removed rooftune from $$root"

@@ -171,6 +171,9 @@ int cmd_experiment(int argc, char **argv);   /* cmd_experiment.c */
 /* model subcommands (cli/cmd_model*.c) */
 int cmd_model_roofline(int argc, char **argv);   /* cmd_model_plot.c */
 extern const char cmd_model_roofline_usage[];     /* its usage line, for the table */
+int cmd_model_whatif(int argc, char **argv);     /* cmd_model_whatif.c */
+extern const char cmd_model_whatif_usage[];
+
 /* The subcommand tables of the groups, for `rooftune --help`. */
 extern const cli_group cmd_space_group, cmd_db_group, cmd_model_group, cmd_experiment_group;
 

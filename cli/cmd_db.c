@@ -457,7 +457,7 @@ typedef struct pin_ctx {
   int json, n;
   int64_t want, trial;   /* find_pin: the version sought, its trial, time and flag */
   double time_s;
-  int foreign;
+  int foreign, predicted;
 } pin_ctx;
 
 /* One pin version as a JSON object or a text line ('*' marks current). */
@@ -476,12 +476,14 @@ static int print_pin(void *ctx, const db_pin_info *p) {
     jw_key(&c->w, "pinned_by"); jw_str(&c->w, p->by);
     jw_key(&c->w, "reason"); jw_str(&c->w, p->reason);
     jw_key(&c->w, "foreign_origin"); jw_bool(&c->w, p->foreign_origin);
+    jw_key(&c->w, "predicted"); jw_bool(&c->w, p->predicted);
     jw_key(&c->w, "config"); jw_raw(&c->w, p->config);
     jw_end(&c->w, '}');
   } else {
-    printf("%c v%-3lld %s  trial %-8lld %.6g s  by %s%s  (%s)  %s\n", p->current ? '*' : ' ',
-           (long long)p->version, p->created, (long long)p->trial_id, p->time_s, p->by,
-           p->foreign_origin ? "  [foreign]" : "", p->reason, p->config);
+    printf("%c v%-3lld %s  trial %-8lld %.6g s%s  by %s%s  (%s)  %s\n", p->current ? '*' : ' ',
+           (long long)p->version, p->created, (long long)p->trial_id, p->time_s,
+           p->predicted ? " predicted" : "", p->by, p->foreign_origin ? "  [foreign]" : "", p->reason,
+           p->config);
   }
   return 0;
 }
@@ -493,6 +495,7 @@ static int find_pin(void *ctx, const db_pin_info *p) {
   c->trial = p->trial_id;
   c->time_s = p->time_s;
   c->foreign = p->foreign_origin;
+  c->predicted = p->predicted;
   c->n++;
   return 1;
 }
@@ -530,15 +533,17 @@ static int dc_pin(db *d, const dopts *o, const char *cmd) {
     jw_key(&c.w, "trial"); jw_int(&c.w, c.trial);
     jw_key(&c.w, "time_s"); jw_double(&c.w, c.time_s);
     jw_key(&c.w, "foreign_origin"); jw_bool(&c.w, c.foreign);
+    jw_key(&c.w, "predicted"); jw_bool(&c.w, c.predicted);
     jw_key(&c.w, "added"); jw_bool(&c.w, version > top);
     jw_end(&c.w, '}');
   } else if (version <= top) {
     printf("trial %lld is the current pin already (version %lld of %s on %s): nothing added\n",
            (long long)c.trial, (long long)version, key, o->target);
   } else {
-    printf("pinned trial %lld as version %lld of %s on %s%s\n", (long long)c.trial,
+    printf("pinned trial %lld as version %lld of %s on %s%s%s\n", (long long)c.trial,
            (long long)version, key, o->target,
-           c.foreign ? " (foreign origin: not measured on this machine)" : "");
+           c.foreign ? " (foreign origin: not measured on this machine)" : "",
+           c.predicted ? " (PREDICTED by the model: never measured)" : "");
   }
   free(key);
   return EXIT_OK;
@@ -730,14 +735,15 @@ static int dc_lookup(db *d, const dopts *o, const char *cmd) {
     jw_key(&w, "level"); jw_str(&w, level_names[res.level]);
     jw_key(&w, "target"); jw_str(&w, res.target);
     jw_key(&w, "fingerprint"); jw_str(&w, res.fingerprint);
+    jw_key(&w, "predicted"); jw_bool(&w, res.predicted);
     jw_end(&w, '}');
   } else {
     /* the schedule last: scripts take it with tail -n 1 (scripts/demo) */
     printf("%s %s%s%s (pin version %d)\n", match_names[res.match], res.workload[0] ? "from " : "",
            res.workload, res.match == RTDB_DEFAULT ? "template default" : "", res.pin_version);
     if (res.level == RTDB_LEVEL_DEFAULT) printf("level default: nothing comparable pinned along the family\n");
-    else printf("level %s: pinned on %s (fingerprint %s)\n", level_names[res.level], res.target,
-                res.fingerprint);
+    else printf("level %s: pinned on %s (fingerprint %s)%s\n", level_names[res.level], res.target,
+                res.fingerprint, res.predicted ? "; PREDICTED by the model, never measured" : "");
     printf("%s\n", res.config);
   }
   return EXIT_OK;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cost_model/cm.h"
 #include "../measure/ms.h"
 #include "../targets/tg.h"
 #include "cli.h"
@@ -134,7 +135,11 @@ static void print_result(const char *what, int what_config, const kn_kernel *k, 
     else jw_str(&w, what);
     jw_key(&w, "status"); jw_str(&w, ms_status_name(r->status));
     if (r->msg[0]) { jw_key(&w, "message"); jw_str(&w, r->msg); }
-    if (r->status == MS_OK) {
+    if (r->origin[0]) { jw_key(&w, "origin"); jw_str(&w, r->origin); }   /* ms.h 8: no time */
+    if (r->status == MS_OK && r->origin[0]) {
+      jw_key(&w, "time_s"); jw_raw(&w, "null");
+      jw_key(&w, "max_rel_error"); jw_double(&w, r->max_err);
+    } else if (r->status == MS_OK) {
       jw_key(&w, "time_s"); jw_begin(&w, '{');
       jw_key(&w, "median"); jw_double(&w, r->t.median);
       jw_key(&w, "mean"); jw_double(&w, r->t.mean);
@@ -174,11 +179,15 @@ static void print_result(const char *what, int what_config, const kn_kernel *k, 
   }
   printf("kernel   %s\nschedule %s\nstatus   %s%s%s\n", k->name, what, ms_status_name(r->status),
          r->msg[0] ? ": " : "", r->msg);
-  if (r->status == MS_OK) {
+  if (r->status == MS_OK && r->origin[0])
+    printf("time     none: the run was %s, and emulated time is not a measurement\n", r->origin);
+  else if (r->status == MS_OK) {
     printf("time     median %.6g s  95%% CI [%.6g, %.6g]  (%d repeats, mean %.6g, sd %.3g, min %.6g)%s\n",
            t, r->t.ci_lo, r->t.ci_hi, r->t.n, r->t.mean, r->t.sd, r->t.min,
            r->t.noisy ? "  NOISY" : "");
     printf("rate     %.2f GFLOP/s  %.2f GB/s (compulsory traffic)\n", gflops, gbs);
+  }
+  if (r->status == MS_OK) {
     if (k->tolerance)
       printf("verified max |out - ref| / max |ref| = %.3g (tolerance %.3g)\n", r->max_err, k->tolerance(pb));
     else   /* kn.h invariant 2: element by element */
@@ -281,56 +290,107 @@ int cmd_baseline(int argc, char **argv) {
   return rc;
 }
 
+/* One target as `rooftune targets` shows it (JSON: an element of its
+** array); with_ceilings adds the ceilings a described target carries and
+** where its numbers come from (--describe). 0, or 1 when it is not
+** available here. */
+static int show_target(jw *w, int json, const tg_target *t, int with_ceilings) {
+  tg_desc d;
+  rt_err err = {0};
+  const char *inst = t->name, *untimed = NULL;
+  int ok = tg_describe(t, &d, &err) == 0;
+  int timed = t->be->model_only ? 0 : tg_timed(t, &untimed);   /* ms.h invariant 8 */
+  if (t->be->model_only) untimed = "a model-only target runs no code: it predicts";
+  cm_ceilings ce;
+  const char *prov = with_ceilings && ok ? tg_provenance(t) : NULL;
+  int have_ce = with_ceilings && ok && !tg_bench(t, NULL, &ce, &err);
+  if (json) {
+    jw_begin(w, '{');
+    jw_key(w, "name"); jw_str(w, inst);
+    jw_key(w, "summary"); jw_str(w, t->be->summary);
+    jw_key(w, "available"); jw_bool(w, ok);
+    jw_key(w, "model_only"); jw_bool(w, t->be->model_only);   /* runs nothing: predictions only */
+    if (ok) {
+      jw_key(w, "fingerprint"); jw_str(w, d.fingerprint);
+      jw_key(w, "timed"); jw_bool(w, timed);
+      if (untimed) { jw_key(w, "untimed_why"); jw_str(w, untimed); }
+      jw_key(w, "family"); jw_begin(w, '{');
+      jw_key(w, "model"); jw_str(w, d.family.model);
+      jw_key(w, "arch"); jw_str(w, d.family.arch);
+      jw_key(w, "backend"); jw_str(w, d.family.backend);
+      jw_end(w, '}');
+      jw_key(w, "description"); jw_begin(w, '{');
+      for (int i = 0; i < d.n; i++) { jw_key(w, d.key[i]); jw_str(w, d.val[i]); }
+      jw_end(w, '}');
+      if (have_ce) {
+        char *text = cm_ceilings_json(&ce);
+        jw_key(w, "ceilings"); jw_raw(w, text);
+        free(text);
+      }
+      if (prov) { jw_key(w, "provenance"); jw_raw(w, prov); }
+    } else {
+      jw_key(w, "why"); jw_str(w, err.msg);
+    }
+    jw_end(w, '}');
+    return !ok;
+  }
+  printf("%s -- %s\n", inst, t->be->summary);
+  if (!ok) {
+    printf("  not available: %s\n", err.msg);
+    return 1;
+  }
+  for (int i = 0; i < d.n; i++) printf("  %-12s %s\n", d.key[i], d.val[i]);
+  printf("  %-12s %s\n", "fingerprint", d.fingerprint);
+  if (!timed) printf("  %-12s %s\n", "untimed", untimed);
+  printf("  %-12s %s > %s > %s (rtdb lookups fall back along it)\n", "family",
+         d.family.model[0] ? d.family.model : "?", d.family.arch[0] ? d.family.arch : "?",
+         d.family.backend);
+  if (have_ce) {
+    printf("  ceilings     peak %.4g GFLOP/s (%d %s), measured %s\n", ce.peak[1] / 1e9, ce.threads,
+           t->be->gpu ? "SMs" : "threads", ce.measured);
+    for (int l = 0; l < CM_NLEVEL; l++)
+      if (ce.bw[l][1] > 0 && (ce.cache[l] > 0 || l == CM_NLEVEL - 1))
+        printf("  %-12s %.4g GB/s, %.4g MiB\n", cm_bound_name(CM_LEVEL(l)), ce.bw[l][1] / 1e9,
+               ce.cache[l] / 1048576.0);
+  }
+  if (prov) {
+    json_t *j = json_loads(prov, 0, NULL), *v;
+    const char *k;
+    json_object_foreach(j, k, v) printf("  from: %s -- %s\n", k, json_string_value(v));
+    json_decref(j);
+  }
+  return 0;
+}
+
 int cmd_targets(int argc, char **argv) {
   int json = 0, nop;
-  const cli_opt opts[] = {CLI_OPT_FLAG("json", &json, "machine-readable output"), CLI_OPT_END};
-  cli_spec spec = {.cmd = "targets", .usage = "[--json]", .opts = opts,
+  const char *file = NULL;
+  const cli_opt opts[] = {
+    CLI_OPT_FLAG("json", &json, "machine-readable output"),
+    CLI_OPT_STRING("describe", &file, "FILE", "check a target description file and show what it\n"
+                   "describes (its pairs, fingerprint, family, ceilings and\nprovenance), or its first error"),
+    CLI_OPT_END,
+  };
+  cli_spec spec = {.cmd = "targets", .usage = "[--json] [--describe FILE]", .opts = opts,
                    .about = "The targets available here, with their hardware description and fingerprint."};
   int rc = cli_parse(&spec, argc, argv, &nop);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
   jw w;
   jw_init(&w, stdout);
+  if (file) {
+    tg_target t;
+    rt_err err = {0};
+    if (tg_file_target(file, &t, &err)) {
+      fprintf(stderr, "rooftune targets: %s\n", err.msg);
+      return EXIT_FAIL;
+    }
+    return show_target(&w, json, &t, 1) ? EXIT_FAIL : EXIT_OK;
+  }
   if (json) jw_begin(&w, '[');
   tg_target all[64];
   int n = 0;
   for (int b = 0; tg_backends[b]; b++) n += tg_backends[b]->list(all + n, 64 - n);
-  for (const tg_target *t = all; t < all + n; t++) {
-    tg_desc d;
-    rt_err err = {0};
-    const char *inst = t->name;
-    int ok = tg_describe(t, &d, &err) == 0;
-    if (json) {
-      jw_begin(&w, '{');
-      jw_key(&w, "name"); jw_str(&w, inst);
-      jw_key(&w, "summary"); jw_str(&w, t->be->summary);
-      jw_key(&w, "available"); jw_bool(&w, ok);
-      if (ok) {
-        jw_key(&w, "fingerprint"); jw_str(&w, d.fingerprint);
-        jw_key(&w, "family"); jw_begin(&w, '{');
-        jw_key(&w, "model"); jw_str(&w, d.family.model);
-        jw_key(&w, "arch"); jw_str(&w, d.family.arch);
-        jw_key(&w, "backend"); jw_str(&w, d.family.backend);
-        jw_end(&w, '}');
-        jw_key(&w, "description"); jw_begin(&w, '{');
-        for (int i = 0; i < d.n; i++) { jw_key(&w, d.key[i]); jw_str(&w, d.val[i]); }
-        jw_end(&w, '}');
-      } else {
-        jw_key(&w, "why"); jw_str(&w, err.msg);
-      }
-      jw_end(&w, '}');
-      continue;
-    }
-    printf("%s -- %s\n", inst, t->be->summary);
-    if (!ok) {
-      printf("  not available: %s\n", err.msg);
-      continue;
-    }
-    for (int i = 0; i < d.n; i++) printf("  %-12s %s\n", d.key[i], d.val[i]);
-    printf("  %-12s %s\n", "fingerprint", d.fingerprint);
-    printf("  %-12s %s > %s > %s (rtdb lookups fall back along it)\n", "family",
-           d.family.model[0] ? d.family.model : "?", d.family.arch[0] ? d.family.arch : "?",
-           d.family.backend);
-  }
+  for (const tg_target *t = all; t < all + n; t++) show_target(&w, json, t, 0);
   if (json) jw_end(&w, ']');
   return EXIT_OK;
 }

@@ -6,7 +6,8 @@
 ** coefficients to the measured trials of a target (with the counted
 ** traffic its backend row gives for the byte terms) and stores them as a new version; accuracy
 ** scores a version on held-out trials; history lists the versions;
-** roofline draws a campaign on the target's ceilings (cmd_model_plot.c).
+** roofline draws a campaign on the target's ceilings (cmd_model_plot.c);
+** whatif ranks one space on two target description files (cmd_model_whatif.c).
 ** One table lists the subcommands and the options each accepts. The target
 ** is the data's (cli_data_target): the one stored target holding the
 ** kernel's trials, or --fingerprint's; this machine only when the database
@@ -29,7 +30,7 @@
 
 /* The subcommands, as bits: each option row names those that accept it. */
 enum { M_PREDICT = 1 << 0, M_EXPLAIN = 1 << 1, M_CALIBRATE = 1 << 2, M_ACCURACY = 1 << 3,
-       M_HISTORY = 1 << 4, M_ROOFLINE = 1 << 5 };
+       M_HISTORY = 1 << 4, M_ROOFLINE = 1 << 5, M_WHATIF = 1 << 6 };
 #define M_ONE (M_PREDICT | M_EXPLAIN)                 /* one schedule */
 #define M_FIT (M_CALIBRATE | M_ACCURACY)              /* many measured trials */
 
@@ -80,6 +81,9 @@ static const model_cmd subcommands[] = {
     "the stored calibrations, oldest first"}, mc_history, NULL, M_HISTORY},
   {{"roofline", cmd_model_roofline_usage,
     "plot a campaign's schedules on the target's ceilings (PNG, SVG)"}, NULL, cmd_model_roofline, M_ROOFLINE},
+  {{"whatif", cmd_model_whatif_usage,
+    "one space ranked by the model on two target description files: best schedules, rank changes"},
+   NULL, cmd_model_whatif, M_WHATIF},
   {{NULL, NULL, NULL}, NULL, NULL, 0},
 };
 const cli_group cmd_model_group = CLI_GROUP_OF(subcommands);

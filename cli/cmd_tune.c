@@ -43,9 +43,25 @@ static const char *resumed_set(const tu_campaign_opts *o, const cli_t1 *t1, char
   return *stored;
 }
 
+/* Whether target names a model-only target (tg_backend.h invariant 6). */
+static int model_only(const char *target) {
+  tg_target t;
+  return !tg_resolve(target, &t, NULL) && t.be->model_only;
+}
+
+/* Whether tune stores predictions: on a model-only target, and with
+** --strategy model on a target that does not time (an emulated one:
+** measure/ms.h invariant 8; its predictions are verified first). */
+static int predicts(const tu_campaign_opts *o) {
+  tg_target t;
+  return model_only(o->target) || (o->strategy && !strcmp(o->strategy, "model") &&
+                                   !tg_resolve(o->target, &t, NULL) && !tg_timed(&t, NULL));
+}
+
 /* Parse into *o (tu.h's options); 0, CLI_HELP or a usage error's exit
 ** code. The target, kernel and strategy are checked here (exit 2). */
-static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const char **devices) {
+static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const char **devices,
+                 const char **coefs) {
   static const char host[] = "host";   /* o->target still this: --target was not given */
   memset(o, 0, sizeof *o);
   ms_opts_default(&o->ms);
@@ -94,6 +110,8 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
     CLI_OPT_INT64("resume", &o->resume, "ID", 1, 0, "continue a stopped or killed campaign to its budget\n"
                   "(with its own options: only --db, --no-pin and --json\nmay accompany it)"),
     CLI_OPT_FLAG("json", json, "the report as JSON on stdout"),
+    CLI_OPT_STRING("coefs", coefs, "JSON", "on a model-only target: the model's coefficients\n"
+                   "{name: value} over its defaults (default: the defaults)", .given = &other),
     CLI_OPT_STRING("devices", devices, "T,T,...", "under mpirun: worker rank w measures on the\n"
                    "(w-1) mod n-th of these targets (default: the campaign's;\n"
                    "a GPU target without an index: one GPU per local rank)"),
@@ -132,7 +150,9 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
              "       [--time-limit S] [--seed S] [--batch N] [--db F] [--no-pin] [--json]\n"
              "       [--no-load-guard] [--load-policy wait|flag] [--load-wait S]\n"
              "       [--devices T,...] [harness options]\n"
-             "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]",
+             "   or: rooftune tune --resume CAMPAIGN_ID [--db F] [--no-pin] [--json]\n"
+             "   or: rooftune tune --target model:FILE --kernel K [--set ...] --strategy model [--budget N]\n"
+             "       [--coefs JSON] [--seed S] [--db F] [--no-pin] [--json]   (predictions only)",
     .about = "A tuning campaign: the strategy's schedules built, verified and timed as by\n"
              "measure, every trial stored in the database, the decision pinned.",
     .opts = opts, .epilog = epilog.s};
@@ -146,6 +166,15 @@ static int parse(int argc, char **argv, tu_campaign_opts *o, int *json, const ch
     rc = cli_usage(&spec, "--kernel K or --t1 FILE is required (rooftune kernels lists the kernels)");
   else if (!rc && !o->resume && cli_kernel(&spec, o->target, o->kernel, &rc))
     cli_strategy(&spec, o->strategy, &rc);   /* NULL: rc set */
+  if (!rc && !o->resume && model_only(o->target) && strcmp(o->strategy, "model"))
+    rc = cli_usage(&spec, "target %s is model-only: it runs no code, so --strategy %s cannot measure "
+                   "there; --strategy model ranks its space by the model and stores predictions",
+                   o->target, o->strategy);
+  if (!rc && *coefs && !model_only(o->target))
+    rc = cli_usage(&spec, "--coefs: only a model-only target's predictions take given coefficients "
+                   "(a campaign uses the target's latest calibration)");
+  if (!rc && model_only(o->target) && o->space)
+    rc = cli_usage(&spec, "--space: a model-only target ranks the kernel's own space");
   free(epilog.s);
   free(stored);
   return rc;
@@ -304,11 +333,76 @@ static int mpi_start(void *ctx, const char *target, const char *kernel, const ch
   return mp_start_tune(target, ctx, kernel, set, ms, fingerprint, err);
 }
 
+/* tune on a model-only target, or with --strategy model on one that does
+** not time: the space ranked by the model, the best predictions stored
+** (tu_predict; verified first where the target runs code), the report. */
+static int tune_predicted(const tu_campaign_opts *c, int json, const char *coefs) {
+  char *end;
+  double keep = strtod(c->budget, &end);
+  if (*end) return cli_fail("tune", "--budget %s: a model-only target stores N predictions (give N)", c->budget);
+  tu_predict_opts o = {.db_path = c->db_path, .target = c->target, .kernel = c->kernel, .set = c->set,
+                       .keep = (int64_t)keep, .seed = c->seed, .no_pin = c->no_pin,
+                       .flush = c->ms.flush_cache, .coefs_json = coefs};
+  tu_predict_report rep;
+  rt_err err = {0};
+  if (tu_predict(&o, &rep, &err)) return cli_fail("tune", "%s", err.msg);
+  if (json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_begin(&w, '{');
+    jw_key(&w, "campaign"); jw_int(&w, rep.campaign);
+    jw_key(&w, "target"); jw_str(&w, rep.target);
+    jw_key(&w, "predicted"); jw_bool(&w, 1);
+    jw_key(&w, "ranked"); jw_int(&w, rep.ranked);
+    jw_key(&w, "sampled"); jw_bool(&w, rep.sampled);
+    jw_key(&w, "coefficients"); jw_str(&w, rep.coefs_source);
+    jw_key(&w, "pin_version"); jw_int(&w, rep.pin_version);
+    jw_key(&w, "rejected"); jw_int(&w, rep.rejected);
+    if (rep.rejected) { jw_key(&w, "rejected_first"); jw_str(&w, rep.reject_msg); }
+    jw_key(&w, "trials"); jw_begin(&w, '[');
+    for (int i = 0; i < rep.n; i++) {
+      jw_begin(&w, '{');
+      jw_key(&w, "trial"); jw_int(&w, rep.rows[i].trial);
+      jw_key(&w, "predicted_s"); jw_double(&w, rep.rows[i].time_s);
+      jw_key(&w, "bound"); jw_str(&w, cm_bound_name(rep.rows[i].bound));
+      jw_key(&w, "verified"); jw_bool(&w, rep.rows[i].verified);
+      jw_key(&w, "config"); jw_raw(&w, rep.rows[i].config);
+      jw_end(&w, '}');
+    }
+    jw_end(&w, ']');
+    jw_end(&w, '}');
+    printf("\n");
+  } else {
+    char cnt[48];
+    int verified = rep.n > 0 && rep.rows[0].verified;
+    printf("campaign %lld on %s: predictions only (%s)\n", (long long)rep.campaign, rep.target,
+           verified || rep.rejected ? "the target does not time: each stored schedule was built, "
+                                      "run and verified there first, never timed"
+                                    : "a model-only target runs no code");
+    printf("ranked %lld %s %s schedules by the model (coefficients: %s)\n", (long long)rep.ranked,
+           rep.sampled ? "sampled of" : "of", rt_count_str(rep.count, cnt), rep.coefs_source);
+    for (int i = 0; i < rep.n; i++)
+      printf("  %2d. %.6g ms  %-8s  trial %lld  %s\n", i + 1, rep.rows[i].time_s * 1e3,
+             cm_bound_name(rep.rows[i].bound), (long long)rep.rows[i].trial, rep.rows[i].config);
+    if (rep.rejected)
+      printf("REJECTED %d predicted schedules that failed verification (not stored); the first: %s\n",
+             rep.rejected, rep.reject_msg);
+    printf("stored %d predictions (trials of origin 'predicted')", rep.n);
+    if (rep.pin_version) printf("; pinned the best as version %lld, marked predicted\n", (long long)rep.pin_version);
+    else printf("; nothing pinned\n");
+  }
+  int failed = rep.rejected > 0;
+  tu_predict_report_free(&rep);
+  return failed ? EXIT_FAIL : EXIT_OK;
+}
+
 int cmd_tune(int argc, char **argv) {
   tu_campaign_opts o;
   const char *devices = NULL;
-  int json, rc = parse(argc, argv, &o, &json, &devices);
+  const char *coefs = NULL;
+  int json, rc = parse(argc, argv, &o, &json, &devices, &coefs);
   if (rc) return rc == CLI_HELP ? EXIT_OK : rc;
+  if (!o.resume && predicts(&o)) return tune_predicted(&o, json, coefs);
   if (mp_rank() > 0) return mp_serve();   /* an MPI worker: it measures what rank 0 sends */
   if (mp_workers() > 0) {   /* rank 0: the campaign, measured on the workers */
     o.measure = mpi_measure, o.measure_batch = mpi_batch, o.start = mpi_start;

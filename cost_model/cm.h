@@ -356,6 +356,10 @@ extern const cm_kmodel cm_gpu_gemm, cm_gpu_reduction, cm_gpu_transpose,
 /* The "wg-roofline" family (cm_wgroof.c): work-group kernels on a device
 ** measured as a whole. */
 extern const cm_kmodel cm_wg_reduction, cm_wg_transpose;
+/* The "vla" family (cm_vla_gemm.c, cm_vla_reduction.c): the CPU roofline
+** for vector-length agnostic code (RISC-V vector templates) on described
+** ceilings. */
+extern const cm_kmodel cm_vla_gemm, cm_vla_reduction;
 
 /* ---- GPU occupancy and waves (cm_gpu.c), shared by the GPU models ----
 ** NVIDIA's occupancy rules (its occupancy calculator): blocks per SM limited by

@@ -20,6 +20,8 @@ const cm_kmodel *const cm_kmodels[] = {
   &cm_gpu_stencil,
   &cm_wg_reduction,
   &cm_wg_transpose,
+  &cm_vla_gemm,
+  &cm_vla_reduction,
   NULL,
 };
 

@@ -152,6 +152,10 @@ static const char *const migrations[] = {
   ** the machine was busy; such trials are not reused, calibrated on or
   ** pinned from */
   "ALTER TABLE trials ADD COLUMN loaded INTEGER NOT NULL DEFAULT 0;",
+  /* 9 -> 10: model-only targets (targets/model/tm.h): a pin made from a
+  ** predicted trial (trials.origin 'predicted', never measured) says so;
+  ** pins before this version were all made from measurements */
+  "ALTER TABLE pins ADD COLUMN predicted INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define NMIGRATIONS ((int)(sizeof migrations / sizeof *migrations))
@@ -695,9 +699,11 @@ static sqlite3_stmt *trials_query(db *d, const db_trial_filter *f, rt_err *err) 
     {f->source_hash != NULL,
      " AND t.source_hash = ? AND coalesce(t.origin, 'measured') = 'measured'", 1, 0, f->source_hash},
   };
+  /* predictions are not measurements (invariant 10): left out unless asked */
+  const char *measured = f->predicted ? "" : " AND coalesce(t.origin, '') <> 'predicted'";
   enum { NW = sizeof w / sizeof *w };
   rt_str sql = {0};
-  rt_str_printf(&sql, "%s", trials_select);
+  rt_str_printf(&sql, "%s%s", trials_select, measured);
   for (int i = 0; i < NW; i++)
     if (w[i].set) rt_str_printf(&sql, "%s", w[i].cond);
   rt_str_printf(&sql, " ORDER BY t.id");
@@ -850,6 +856,7 @@ static const char ranked_sql[] =
     " JOIN campaigns c ON c.id = t.campaign_id JOIN targets g ON g.id = c.target_id"
     " JOIN workloads w ON w.id = c.workload_id JOIN kernels k ON k.id = w.kernel_id"
     " WHERE g.name = ?1 AND k.name = ?2 AND w.key = ?3 AND t.status = 'ok'"
+    " AND coalesce(t.origin, '') <> 'predicted'"   /* measured only: invariant 10 */
     " ORDER BY t.time, t.id";
 
 int db_ranked(db *d, const char *target, const char *kernel, const char *workload_key,
@@ -945,6 +952,9 @@ static const struct { const char *what, *sql; } invariants[] = {
   {"pin whose configuration is not its trial's",
    "SELECT 'pins row ' || p.id || ' -> trials row ' || t.id FROM pins p"
    " JOIN trials t ON t.id = p.trial_id WHERE p.config != t.config"},
+  {"pin marked predicted or not other than its trial (db.h invariant 10)",
+   "SELECT 'pins row ' || p.id || ' -> trials row ' || t.id FROM pins p"
+   " JOIN trials t ON t.id = p.trial_id WHERE p.predicted != coalesce(t.origin = 'predicted', 0)"},
   {"tag binding no pin",
    "SELECT 'tags row ' || id || ' (' || name || ')' FROM tags t"
    " WHERE NOT EXISTS (SELECT 1 FROM tag_pins tp WHERE tp.tag_id = t.id)"},

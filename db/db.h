@@ -39,6 +39,12 @@
 **     computed from its name and description when the row is stored,
 **     migrated or merged in (targets/tg.h, tg_family_of), NULL where they
 **     do not tell, and never changed once its backend is known.
+** 10. Predictions are never taken for measurements: a trial of origin
+**     "predicted" (a model-only target's, tuner/tu.h tu_predict) is not
+**     reused, calibrated on, compared against or exported as a measured
+**     one; a pin of such a trial has predicted = 1 (schema 10: set from
+**     the trial when the pin is made), and the reader reports it
+**     (rtdb_result.predicted).
 */
 #ifndef DB_H
 #define DB_H
@@ -49,7 +55,7 @@
 #include "../common/rt.h"
 #include "../search_spaces/sp.h"
 
-#define DB_SCHEMA_VERSION 9
+#define DB_SCHEMA_VERSION 10
 
 typedef struct db db;
 
@@ -168,7 +174,10 @@ typedef struct db_trial {
   const char *timestamp;     /* NULL: now */
   const char *source_hash;   /* ms_build_key of what was measured; NULL */
   const char *origin;        /* "measured", "reused" (copied from an
-                             ** earlier campaign); NULL: imported/unknown */
+                             ** earlier campaign), "predicted" (a model
+                             ** target's prediction: time_s is predicted,
+                             ** nothing ran; invariant 10); NULL:
+                             ** imported/unknown */
   /* Schema 6, what imports keep of a file (NULL/NAN when none): */
   const char *measurements_json; /* every recorded measurement, as the file
                                  ** wrote it: [{"name","value","unit"}...] */
@@ -197,6 +206,9 @@ typedef int (*db_row_fn)(void *ctx, const db_trial_row *t);
 typedef struct db_trial_filter {
   int64_t campaign, target_id, workload_id;
   const char *target, *kernel, *workload_key, *source_hash;
+  int predicted;             /* 0: measured (and imported) trials only, the
+                             ** predicted ones left out (invariant 10);
+                             ** 1: predicted ones too */
 } db_trial_filter;
 /* Call fn for each matching trial in id order (stop when it returns
 ** nonzero); the number visited, or -1 with err. */
@@ -255,8 +267,8 @@ int db_import_t4(db *d, const char *path, sp_space *sp, const char *target,
                  const char *kernel, int64_t *campaign, int *ntrials,
                  rt_err *err);
 
-/* The trials of (target, kernel, workload key) with status ok, fastest
-** first: calls fn for each (at most limit, 0: all); stops when fn returns
+/* The measured trials (invariant 10) of (target, kernel, workload key)
+** with status ok, fastest first: calls fn for each (at most limit, 0: all); stops when fn returns
 ** nonzero. Returns the number visited, or -1 with err. */
 typedef int (*db_trial_fn)(void *ctx, int64_t trial_id, const char *config_json,
                            const char *status, double time_s);
@@ -298,7 +310,9 @@ int db_data_targets(db *d, const char *name, const char *fp_prefix, const char *
 ** it current, in one transaction. by/reason NULL: defaults ($USER or
 ** "rooftune"; "best of N verified trials"). *version gets the new one;
 ** a trial that is the current pin already adds nothing, and *version gets
-** its version (pinning is idempotent: a retry after a kill pins once). */
+** its version (pinning is idempotent: a retry after a kill pins once).
+** A trial of origin "predicted" makes a pin marked predicted (invariant 10;
+** its default reason says so). */
 typedef struct db_pin_req {
   const char *target, *kernel, *workload_key;
   int64_t trial_id;
@@ -316,6 +330,7 @@ typedef struct db_pin_info {
   int64_t version, trial_id;
   double time_s;
   int foreign_origin, current;
+  int predicted;             /* schema 10: made from a predicted trial (invariant 10) */
 } db_pin_info;
 typedef int (*db_pin_fn)(void *ctx, const db_pin_info *p);
 /* Every version of a pin, oldest first; returns how many, -1 with err. */
@@ -341,7 +356,9 @@ int db_tag_show(db *d, const char *name, db_pin_fn fn, void *ctx, rt_err *err);
 ** column), "csv" (a header, then one row per trial with a column per
 ** configuration parameter) or "kt-cache" (a Kernel Tuner cache file, the
 ** input of its simulation mode: one workload, whose space gives
-** tune_params; the first trial of each configuration). */
+** tune_params; the first trial of each configuration). Predicted trials
+** (invariant 10) are refused as t4 and kt-cache, files of measurements;
+** json and csv carry them with their origin column. */
 int db_export(db *d, const char *target, const char *kernel, const char *workload_key,
               const char *format, FILE *out, int *ntrials, rt_err *err);
 

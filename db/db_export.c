@@ -524,6 +524,17 @@ int db_export(db *d, const char *target, const char *kernel, const char *workloa
     ok = 0;
   }
   int dropped = 0;
+  for (size_t i = 0; ok && (!strcmp(format, "t4") || !strcmp(format, "kt-cache")) &&
+                     i < json_array_size(rows); i++) {
+    const char *origin = json_string_value(json_object_get(json_array_get(rows, i), "origin"));
+    if (origin && !strcmp(origin, "predicted")) {   /* db.h invariant 10 */
+      rt_err_set(err, "trial %lld of %s on %s is a prediction, not a measurement: %s files hold "
+                 "measurements (export predictions as json or csv, which carry their origin)",
+                 (long long)json_integer_value(json_object_get(json_array_get(rows, i), "id")), kernel,
+                 target, format);
+      ok = 0;
+    }
+  }
   if (ok && (!strcmp(format, "t4") || !strcmp(format, "kt-cache"))) {
     ok = (camps = campaigns_of(d, target, kernel, workload_key, err)) != NULL;
     json_t *kept = one_per_config(rows, &dropped);   /* results files: one per configuration */

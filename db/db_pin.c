@@ -25,7 +25,7 @@
 /* The columns of a db_pin_info, in its order; the pins of a selector. */
 #define PIN_SELECT                                                                          \
   "SELECT g.name, w.key, p.created, p.config, p.pinned_by, p.reason, p.version,"            \
-  " p.trial_id, t.time, p.foreign_origin, cur.pin_id IS NOT NULL"                           \
+  " p.trial_id, t.time, p.foreign_origin, cur.pin_id IS NOT NULL, p.predicted"              \
   " FROM pins p JOIN targets g ON g.id = p.target_id JOIN workloads w ON w.id = p.workload_id" \
   " JOIN kernels k ON k.id = w.kernel_id LEFT JOIN trials t ON t.id = p.trial_id"           \
   " LEFT JOIN pin_current cur ON cur.pin_id = p.id"
@@ -45,7 +45,8 @@ static int visit_pins(db *d, sqlite3_stmt *st, db_pin_fn fn, void *ctx, rt_err *
                      .time_s = sqlite3_column_type(st, 8) == SQLITE_NULL ? NAN
                                                                         : sqlite3_column_double(st, 8),
                      .foreign_origin = sqlite3_column_int(st, 9),
-                     .current = sqlite3_column_int(st, 10)};
+                     .current = sqlite3_column_int(st, 10),
+                     .predicted = sqlite3_column_int(st, 11)};
     n++;
     if (fn(ctx, &p)) break;
   }
@@ -60,7 +61,7 @@ static int visit_pins(db *d, sqlite3_stmt *st, db_pin_fn fn, void *ctx, rt_err *
 typedef struct chosen {
   int64_t trial, target, workload, nok;
   char *config;
-  int foreign;
+  int foreign, predicted;   /* predicted: the trial's origin is "predicted" (db.h 10) */
 } chosen;
 
 static int choose(db *d, const db_pin_req *r, chosen *c, rt_err *err) {
@@ -72,7 +73,8 @@ static int choose(db *d, const db_pin_req *r, chosen *c, rt_err *err) {
     return -1;
   if (!id) {
     int rc = db__run(d, db__query(d, err, "SELECT t.id" TRIALS_OF " WHERE g.name = ?1 AND k.name = ?2"
-                                          " AND w.key = ?3 AND t.status = 'ok' ORDER BY t.time, t.id LIMIT 1",
+                                          " AND w.key = ?3 AND t.status = 'ok'"
+                                          " ORDER BY coalesce(t.origin = 'predicted', 0), t.time, t.id LIMIT 1",
                                    "sss", r->target, r->kernel, r->workload_key),
                       &id, err);
     if (rc) {
@@ -83,7 +85,8 @@ static int choose(db *d, const db_pin_req *r, chosen *c, rt_err *err) {
   sqlite3_stmt *st = db__query(d, err,
                                "SELECT c.target_id, c.workload_id, t.config, t.status,"
                                " g.name = ?2 AND k.name = ?3 AND w.key = ?4,"
-                               " g.fingerprint = 'external' OR k.template_version = 'external'"
+                               " g.fingerprint = 'external' OR k.template_version = 'external',"
+                               " coalesce(t.origin = 'predicted', 0)"
                                TRIALS_OF " WHERE t.id = ?1",
                                "isss", id, r->target, r->kernel, r->workload_key);
   if (!st) return -1;
@@ -97,7 +100,8 @@ static int choose(db *d, const db_pin_req *r, chosen *c, rt_err *err) {
                  (long long)id, status);
     } else {
       *c = (chosen){id, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), c->nok,
-                    rt_strdup((const char *)sqlite3_column_text(st, 2)), sqlite3_column_int(st, 5)};
+                    rt_strdup((const char *)sqlite3_column_text(st, 2)), sqlite3_column_int(st, 5),
+                    sqlite3_column_int(st, 6)};
       out = 0;
     }
   } else if (rc == SQLITE_DONE) {
@@ -135,16 +139,17 @@ static int pin_in(db *d, const db_pin_req *r, int64_t *version, rt_err *err) {
   if (!by || !*by) by = "rooftune";
   rt_str reason = {0};
   if (r->reason) rt_str_printf(&reason, "%s", r->reason);
+  else if (c.predicted) rt_str_printf(&reason, "best predicted of %lld (predictions, not measured)", (long long)c.nok);
   else rt_str_printf(&reason, "best of %lld verified trials", (long long)c.nok);
   int64_t pin;
   int rc = db__run(d, db__query(d, err, "SELECT coalesce(max(version), 0) + 1 FROM pins"
                                         " WHERE target_id = ?1 AND workload_id = ?2",
                                 "ii", c.target, c.workload), version, err) < 0 ||
            db__run(d, db__query(d, err, "INSERT INTO pins(target_id, workload_id, version, trial_id,"
-                                        " config, pinned_by, reason, foreign_origin)"
-                                        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                                "iiiisssi", c.target, c.workload, *version, c.trial, c.config, by,
-                                reason.s, (int64_t)c.foreign), &pin, err) ||
+                                        " config, pinned_by, reason, foreign_origin, predicted)"
+                                        " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                "iiiisssii", c.target, c.workload, *version, c.trial, c.config, by,
+                                reason.s, (int64_t)c.foreign, (int64_t)c.predicted), &pin, err) ||
            db__run(d, db__query(d, err, "INSERT OR REPLACE INTO pin_current(target_id, workload_id, pin_id)"
                                         " VALUES(?1, ?2, ?3)", "iii", c.target, c.workload, pin),
                    NULL, err);

@@ -37,7 +37,8 @@
 #include "rtdb_int.h"
 
 #define RTDB_SCHEMA_MIN 2   /* the schema versions this library reads */
-#define RTDB_SCHEMA_MAX 9   /* 4, 7 and 9 added columns, 5 and 6 tables, the reader does not read; 8 families */
+#define RTDB_SCHEMA_MAX 10  /* 4, 7 and 9 added columns, 5 and 6 tables, the reader does not read; 8 families;
+                              ** 10 pins.predicted (read from the pinned trial's origin, as pinning sets it) */
 
 #define MAXVARS 32          /* variables of one workload */
 #define MAXNAME 64
@@ -99,7 +100,8 @@ enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME,
     [ST_DEFAULT] = ("SELECT default_config FROM kernels WHERE name = ?1 AND default_config IS NOT NULL" \
                     " ORDER BY id = ?2 DESC, id DESC LIMIT 1"),                         \
     /* the pinned trial's time, read for the chosen pin only (trials is big) */        \
-    [ST_TIME] = "SELECT time FROM trials WHERE id = ?1",                                \
+    /* and whether it is a prediction (origin 'predicted': db.h invariant 10) */       \
+    [ST_TIME] = F##_TIME,                                                               \
     [ST_KERNEL] = "SELECT 1 FROM kernels WHERE name = ?9",                              \
     /* the caller's named row (rtdb_target): with pins in scope first */               \
     [ST_ROW] = "SELECT g.fingerprint, " F("g.model") ", " F("g.arch") ", " F("g.backend") \
@@ -125,6 +127,9 @@ enum { ST_TAG, ST_PICK, ST_CURRENT, ST_TAGGED, ST_DEFAULT, ST_TIME,
 #define F8_TAGDEF "SELECT t.defaults, d.config FROM tags t LEFT JOIN tag_defaults d ON d.tag_id = t.id" \
                   " AND d.kernel = ?9 WHERE t.id = ?3"
 #define F7_TAGDEF "SELECT 0, NULL"
+/* Files before schema 8 hold no predicted trial (they came with schema 10). */
+#define F8_TIME "SELECT time, coalesce(origin = 'predicted', 0) FROM trials WHERE id = ?1"
+#define F7_TIME "SELECT time, 0 FROM trials WHERE id = ?1"
 
 /* The statements for files before schema 8 (sql[0]) and since (sql[1]). */
 static const char *const sql[2][NST] = {SQL_TABLE(F7), SQL_TABLE(F8)};
@@ -138,6 +143,7 @@ typedef struct memo {
   rtdb_match match;
   rtdb_level level;
   double time_s, distance;
+  int predicted;
 } memo;
 
 struct rtdb {
@@ -672,16 +678,19 @@ static void reset_all(rtdb *db) {
   }
 }
 
-/* The time of trial id into *t (-1 when none or unknown). */
-static int trial_time(rtdb *db, sqlite3_int64 id, double *t) {
+/* The time of trial id into *t (-1 when none or unknown), and whether it
+** is a prediction into *predicted. */
+static int trial_time(rtdb *db, sqlite3_int64 id, double *t, int *predicted) {
   sqlite3_stmt *st = db->st[ST_TIME];
   int rc, code = RTDB_OK, tt;
   *t = -1;
+  *predicted = 0;
   if (!id) return RTDB_OK;
   sqlite3_bind_int64(st, 1, id);
   if ((rc = step(db, st, &code)) == SQLITE_ROW) {
     if ((tt = sqlite3_column_type(st, 0)) == SQLITE_FLOAT || tt == SQLITE_INTEGER) *t = sqlite3_column_double(st, 0);
     else if (tt != SQLITE_NULL) code = seterr(db, RTDB_NOTADB, "unexpected time of trial %lld", (long long)id);
+    *predicted = sqlite3_column_int(st, 1) != 0;
   }
   sqlite3_reset(st);
   return code;
@@ -868,7 +877,7 @@ static int resolve(rtdb *db, const rtdb_target *on, const char *kernel, const ch
     if (L == RTDB_LEVEL_TARGET) kid0 = kid;
     if (!code && s->have) {
       out->level = (rtdb_level)L;
-      code = trial_time(db, s->trial, &out->time_s);
+      code = trial_time(db, s->trial, &out->time_s, &out->predicted);
     }
   }
   if (!code && !s->have) {
@@ -885,6 +894,7 @@ static int resolve(rtdb *db, const rtdb_target *on, const char *kernel, const ch
       out->pin_version = 0;
       out->time_s = -1;
       out->distance = 0;
+      out->predicted = 0;
     }
   }
   reset_all(db);
@@ -906,11 +916,12 @@ int rtdb_pins(rtdb *db, const char *target, const char *kernel, const char *tag,
         (code = text_col(db, pins, 2, &dtype, MAXSTR)) || (code = text_col(db, pins, 4, &config, RTDB_MAXCONFIG)))
       break;
     double t;
+    int pred;
     if (odd_pin(pins, key)) {
       code = seterr(db, RTDB_NOTADB, "unexpected pin of workload '%.200s'", key);
       break;
     }
-    if ((code = trial_time(db, sqlite3_column_int64(pins, 5), &t)) ||
+    if ((code = trial_time(db, sqlite3_column_int64(pins, 5), &t, &pred)) ||
         fn(ctx, key, sizes, dtype, config, sqlite3_column_int(pins, 3), t))
       break;
   }
@@ -969,13 +980,14 @@ int rtdb__check(sqlite3 *h, void (*fn)(void *ctx, const char *problem), void *ct
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
       const char *key, *config;
       double t;
+      int pred;
       if (q == 2) {   /* a kernel's default */
         const char *kernel = (const char *)sqlite3_column_text(st, 2);
         if (read_default(db, st, 0, &config, kernel ? kernel : "?"))
           bad += report(fn, ctx, "reader: kernels row %lld: %s", (long long)sqlite3_column_int64(st, 1),
                         db->msg);
       } else if ((code = read_row(db, st, row, &key, &config)) ||
-                 (code = trial_time(db, sqlite3_column_int64(st, 5), &t))) {
+                 (code = trial_time(db, sqlite3_column_int64(st, 5), &t, &pred))) {
         const char *scope = (const char *)sqlite3_column_text(st, 7);
         bad += report(fn, ctx, "reader: pins row %lld (%s): %s", (long long)sqlite3_column_int64(st, 6),
                       scope ? scope : "a tag", db->msg);
@@ -1034,9 +1046,9 @@ static void memo_put(rtdb *db, uint64_t h, const char *key, size_t klen, int rc,
   size_t clen = strlen(c), wlen = strlen(w), tlen = strlen(t), flen = strlen(f);
   memo *m = malloc(sizeof *m + klen + clen + wlen + tlen + flen + 4);
   if (!m) return;
-  *m = rc ? (memo){h, klen, clen, wlen, tlen, flen, rc, 0, 0, 0, 0, 0}
+  *m = rc ? (memo){h, klen, clen, wlen, tlen, flen, rc, 0, 0, 0, 0, 0, 0}
           : (memo){h, klen, clen, wlen, tlen, flen, rc, r->pin_version, r->match, r->level,
-                   r->time_s, r->distance};
+                   r->time_s, r->distance, r->predicted};
   char *p = (char *)(m + 1);
   memcpy(p, key, klen), p += klen;
   memcpy(p, c, clen + 1), p += clen + 1;
@@ -1058,6 +1070,7 @@ static int memo_get(rtdb *db, const memo *m, rtdb_result *out) {
   out->pin_version = m->version;
   out->time_s = m->time_s;
   out->distance = m->distance;
+  out->predicted = m->predicted;
   memcpy(out->config, p, m->clen + 1), p += m->clen + 1;
   memcpy(out->workload, p, m->wlen + 1), p += m->wlen + 1;
   memcpy(out->target, p, m->tlen + 1), p += m->tlen + 1;

@@ -89,6 +89,10 @@ typedef struct rtdb_result {
   rtdb_level level;             /* which level of the family chain answered */
   char target[RTDB_MAXKEY];     /* the name of the target whose pin it is ("" for defaults) */
   char fingerprint[RTDB_MAXKEY];/* and its fingerprint ("" for defaults) */
+  /* Appended with model-only targets (schema 10): 1 when the pin was made
+  ** from a prediction (a model:FILE target's trial: time_s is predicted,
+  ** the schedule never ran there); 0 for measured pins and defaults. */
+  int predicted;
 } rtdb_result;
 
 /* What the caller runs on: its place in the family chain, as `rooftune

@@ -39,6 +39,7 @@ int fz_t4(const uint8_t *data, size_t size);      /* T4 import (plain or gzip) *
 int fz_set(const uint8_t *data, size_t size);     /* --set VAR=VALUE,... parsing */
 int fz_rtdb(const uint8_t *data, size_t size);    /* reader library on a database file */
 int fz_lookup(const uint8_t *data, size_t size);  /* reader library on rows of any content */
+int fz_tm(const uint8_t *data, size_t size);      /* target description files (targets/model/tm.h) */
 
 /* Report a broken invariant on stderr and abort. */
 __attribute__((noreturn, format(printf, 1, 2)))

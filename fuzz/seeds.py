@@ -6,8 +6,8 @@ get their schema from its `db init`. Run from the project root; it
 replaces the files it makes (named seed-*) and leaves the others (what
 `make fuzz-merge` added) alone.
 
-  t1      data/t1/*.json, every kernel's space (targets/*/*.json,
-          tests/data, search_spaces/examples) with a "#set" line binding
+  t1      data/t1/*.json, every kernel's space (targets/*/*.json but the
+          description files, tests/data, search_spaces/examples) with a "#set" line binding
           its problem variables to small sizes, the config target's space,
           and small spaces showing one feature each
   expr    the expressions of tests/data/expr_cases.tsv and every Values
@@ -20,6 +20,8 @@ replaces the files it makes (named seed-*) and leaves the others (what
           an empty one (512-byte pages to keep them small)
   lookup  rows as rooftune writes them (the rtdb seeds' workloads) and
           lookups exact, nearest, by string variables, with odd texts
+  tm      the target description files of targets/*/ (as written and
+          compact) and variants missing a member or with a bad one
 """
 import glob
 import gzip
@@ -55,7 +57,14 @@ def compact(obj):
 
 # ---- t1 ----
 SMALL = {'int': '64', 'string': "'nchw'"}
-SPACE_FILES = sorted(glob.glob('data/t1/*.json') + glob.glob('targets/*/*.json') +
+def description_file(path):
+    """A target description file (targets/model/tm.h: "rooftune_target"), not a space."""
+    with open(path) as f:
+        return '"rooftune_target"' in f.read()
+
+
+SPACE_FILES = sorted(glob.glob('data/t1/*.json') +
+                     [f for f in glob.glob('targets/*/*.json') if not description_file(f)] +
                      glob.glob('tests/data/*.json') + glob.glob('search_spaces/examples/*.json'))
 
 FEATURES = {
@@ -304,6 +313,29 @@ def seeds_lookup():
         out('lookup', '%02d' % k, vars_ + '\n' + d + '\n' + rows(ws))
 
 
+# ---- tm ----
+def seeds_tm():
+    clear('tm')
+    for path in sorted(f for f in glob.glob('targets/*/*.json') if description_file(f)):
+        with open(path) as f:
+            text = f.read()
+        out('tm', os.path.basename(path), text)
+        j = json.loads(text)
+        out('tm', 'compact-' + os.path.basename(path), compact(j))
+    j = json.loads(open('targets/model/h200.json').read())
+    bad = []
+    for member in ('rooftune_target', 'ceilings', 'provenance'):
+        k = dict(j)
+        del k[member]
+        bad.append(k)
+    k = dict(j); k['borrows'] = 'model'; bad.append(k)
+    k = dict(j); k['limits'] = {'x': 0}; bad.append(k)
+    k = dict(j); k['provenance'] = {'ceilings': 'x', 'nope': 'y'}; bad.append(k)
+    k = dict(j); k['describe'] = {'a': 1}; bad.append(k)
+    for n, k in enumerate(bad):
+        out('tm', 'bad%d.json' % n, compact(k))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -314,6 +346,7 @@ def main():
     seeds_set()
     seeds_rtdb(os.path.abspath(sys.argv[1]))
     seeds_lookup()
+    seeds_tm()
     total = sum(os.path.getsize(f) for f in glob.glob(os.path.join(CORPUS, '*', '*')))
     print('fuzz/corpus: %d files, %d bytes' % (len(glob.glob(os.path.join(CORPUS, '*', '*'))), total))
 

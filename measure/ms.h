@@ -46,6 +46,11 @@
 **     floating point (f16 as its value) and exact equality for integers;
 **     a failure names the output, the element, its value and the
 **     expected one.
+**  8. Emulated time is not a measurement: a backend that runs a candidate
+**     under an emulator (the RISC-V vector target: qemu) verifies it and
+**     reports no time, with ms_result.origin "emulated"; such a result is never
+**     stored as a trial (tuner/tu_campaign.c refuses it), so nothing that
+**     reads trials (pins, the reader, calibration, reuse, replay) sees it.
 */
 #ifndef MS_H
 #define MS_H
@@ -107,6 +112,11 @@ typedef struct ms_result {
   char ev_name[MS_MAXEV][MS_EVNAME];
   double ev_val[MS_MAXEV];      /* counts, or metric values (the backend's
                                ** counter source) */
+  /* Where the result comes from (invariant 8): "", a measurement on the
+  ** target; "emulated", a run under an emulator that verified the outputs
+  ** and timed nothing (status ok with t.n 0). An array, not a pointer:
+  ** results travel between processes (mpi/mp.c) as bytes. */
+  char origin[16];
 } ms_result;
 
 /* Build src (plus extra link flags) into a shared object in the cache.

@@ -22,7 +22,7 @@ ROOMS = ["common", "search_spaces", "tuner", "cost_model", "measure", "db", "tar
 # Stored data, not code: the counters table's vocabulary of sources is in
 # an old migration of db/db.c (never edited; db.h: db_counters_put).
 STORED_DATA = {("db/db.c", "CHECK(source IN ('papi','cachegrind','cupti'))")}
-BACKEND_WORDS = re.compile(r"\bgd_\w+|cuda|cupti|opencl|(?-i:\bcl[A-Z]\w+)|device >= 0|\bhw_\w+|\bgk_\w+|\bpapi\b|PAPI_", re.I)
+BACKEND_WORDS = re.compile(r"\bgd_\w+|cuda|cupti|opencl|(?-i:\bcl[A-Z]\w+)|device >= 0|\bhw_\w+|\bgk_\w+|\bpapi\b|PAPI_|\brv_\w+|(?-i:\brvv\b)", re.I)
 
 
 def node_of(path):

@@ -5,7 +5,7 @@
 # symbolizer for its reports. Does nothing (quickly) when everything is
 # there. Installing needs root.
 set -eu
-PKGS="gcc make libc6-dev libjansson-dev libgsl-dev libcmocka-dev libpapi-dev libopenblas-dev libsqlite3-dev sqlite3 zlib1g-dev pkg-config gnuplot-nox valgrind python3-jsonschema python3-pytest ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo openmpi-bin libopenmpi-dev"
+PKGS="gcc make libc6-dev libjansson-dev libgsl-dev libcmocka-dev libpapi-dev libopenblas-dev libsqlite3-dev sqlite3 zlib1g-dev pkg-config gnuplot-nox valgrind python3-jsonschema python3-pytest ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo openmpi-bin libopenmpi-dev clang-16 binutils-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user"
 FUZZ_PKGS="clang-14 libclang-rt-14-dev llvm-14"
 if [ "${1:-}" = fuzz ]; then PKGS="$PKGS $FUZZ_PKGS"; fi
 missing=""

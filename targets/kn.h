@@ -149,4 +149,18 @@ typedef struct kn_kernel {
   char *(*device_reference)(const kn_problem *pb);
 } kn_kernel;
 
+/* A template whose problem is another kernel's (a backend's template of
+** a host kernel: same buffers, reference, flop and byte counts and
+** tolerance): defines static NAME_buffers, NAME_reference, NAME_flops,
+** NAME_min_bytes and NAME_tolerance calling `from`'s, for its kn_kernel's
+** fields (a static initializer cannot copy from's pointers). */
+#define KN_SAME_PROBLEM(name, from)                                                        \
+  static int name##_buffers(const kn_problem *pb, kn_buf *b) { return (from).buffers(pb, b); } \
+  static void name##_reference(const kn_problem *pb, float *const *bufs) {                 \
+    (from).reference(pb, bufs);                                                            \
+  }                                                                                        \
+  static double name##_flops(const kn_problem *pb) { return (from).flops(pb); }            \
+  static double name##_min_bytes(const kn_problem *pb) { return (from).min_bytes(pb); }    \
+  static double name##_tolerance(const kn_problem *pb) { return (from).tolerance(pb); }
+
 #endif

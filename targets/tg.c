@@ -21,12 +21,27 @@ int tg_resolve(const char *name, tg_target *t, rt_err *err) {
     if (rc < 0) return -1;
     if (rc > 0) {
       t->be = tg_backends[i];
+      if (t->be->instance_row && !(t->be = t->be->instance_row(t, tg_backend_find, err)))
+        return -1;   /* tg_backend.h invariant 7 */
       return 0;
     }
   }
   char syn[256];
   rt_err_set(err, "unknown target '%s': expected %s (rooftune targets lists them)", name,
              tg_syntaxes(syn, sizeof syn));
+  return -1;
+}
+
+int tg_file_target(const char *path, tg_target *t, rt_err *err) {
+  for (int i = 0; tg_backends[i]; i++)
+    if (tg_backends[i]->model_only) {
+      rt_str name = {0};
+      rt_str_printf(&name, "%s:%s", tg_backends[i]->name, path);
+      int rc = tg_resolve(name.s, t, err);
+      free(name.s);
+      return rc;
+    }
+  rt_err_set(err, "%s: no backend row reads target description files", path);
   return -1;
 }
 
@@ -93,9 +108,11 @@ int tg_family_of(const char *name, const char *description_json, tg_family *f) {
 
 int tg_describe(const tg_target *t, tg_desc *d, rt_err *err) {
   memset(d, 0, sizeof *d);
-  if (t->be->describe(t, d, err)) return -1;
+  const tg_backend *be = t->be;   /* a listed instance may still have the table's row */
+  if (be->instance_row && !(be = be->instance_row(t, tg_backend_find, err))) return -1;
+  if (be->describe(t, d, err)) return -1;
   fingerprint_of(d, d->fingerprint);
-  family_of(t->be, d, &d->family);
+  family_of(be, d, &d->family);
   const char *env = t->be->test_fingerprint_env;
   const char *forced = env ? getenv(env) : NULL;
   if (forced && *forced) {   /* test-only: tg_backend.h */
@@ -117,6 +134,10 @@ int tg_describe_name(const char *name, tg_desc *d, rt_err *err) {
   return tg_describe(&t, d, err);
 }
 
+const char *tg_provenance(const tg_target *t) {
+  return t->be->provenance ? t->be->provenance(t) : NULL;
+}
+
 const char *tg_compiler(const tg_target *t, char *buf, size_t cap) {
   return t->be->compiler(t, buf, cap);
 }
@@ -129,6 +150,10 @@ void tg_build_key(const tg_target *t, const char *src, const char *ldflags, cons
 void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char *ldflags,
                  const struct ms_opts *o, int jobs) {
   t->be->prebuild(t, srcs, n, ldflags, o, jobs);
+}
+
+int tg_timed(const tg_target *t, const char **why) {
+  return t->be->timed ? t->be->timed(t, why) : 1;
 }
 
 int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,

@@ -36,6 +36,10 @@
 ** (does not ask the hardware). 0, or -1 with err: unknown (the message
 ** lists the syntaxes), or malformed. */
 int tg_resolve(const char *name, tg_target *t, rt_err *err);
+/* A target description file (targets/model/tm.h) as an instance of the
+** model_only row: tg_resolve of "ROW:path". 0, or -1 with err naming the
+** file and the field that is wrong. */
+int tg_file_target(const char *path, tg_target *t, rt_err *err);
 /* The row of backend name ("host", "cuda"), or NULL. */
 const tg_backend *tg_backend_find(const char *name);
 /* Kernel template name of t's backend, else a T1 kernel of that backend
@@ -63,12 +67,18 @@ int tg_family_of(const char *name, const char *description_json, tg_family *f);
 /* tg_resolve then tg_describe. */
 int tg_describe_name(const char *name, tg_desc *d, rt_err *err);
 
+/* Where a described target's numbers come from (JSON object text, valid
+** while the process runs), or NULL for a target measured here. */
+const char *tg_provenance(const tg_target *t);
 /* The row's operations (tg_backend.h says what each does). */
 const char *tg_compiler(const tg_target *t, char *buf, size_t cap);
 void tg_build_key(const tg_target *t, const char *src, const char *ldflags,
                   const struct ms_opts *o, char key[33]);
 void tg_prebuild(const tg_target *t, const char *const *srcs, int n, const char *ldflags,
                  const struct ms_opts *o, int jobs);
+/* Whether t's measure times candidates (tg_backend.timed; 1 when the row
+** has no such function); 0 with *why when its runs are emulated. */
+int tg_timed(const tg_target *t, const char **why);
 int tg_measure(const tg_target *t, struct ms_workload *w, const char *src, const char *ldflags,
                const struct ms_opts *o, struct ms_result *r);
 /* Whether t's row measures batches with o: it has measure_batch and o

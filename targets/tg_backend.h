@@ -19,6 +19,20 @@
 **     isolated batch workers (ms__run_batch): nothing a candidate does
 **     takes the caller down, and each candidate of a batch gets the
 **     status, message and statistics measure would give it.
+**  6. A model_only row runs nothing (model:FILE, targets/model/tm.h):
+**     its measure fails every candidate, its bench returns described
+**     ceilings; what is stored for it are predictions (trials of origin
+**     "predicted", tuner/tu.h tu_predict), never measurements.
+**  7. A row with instance_row gives each instance a row of its own (a
+**     copy of the row it borrows, with its own operations): tg_resolve
+**     puts that row in t->be, so callers reading t->be->kernels or
+**     ->model_family get the borrowed backend's. It finds the borrowed row
+**     through the look-up tg_resolve passes it, never the table itself
+**     (the table depends on the rows, not the other way round).
+**  8. A row whose measure does not time (timed gives 0: an emulated
+**     target) fills a verified result's origin with "emulated" and no
+**     statistics; it is never stored as a trial (measure/ms.h invariant
+**     8), and tune on it stores only predictions (--strategy model).
 */
 #ifndef TG_BACKEND_H
 #define TG_BACKEND_H
@@ -64,6 +78,8 @@ typedef struct tg_backend {
   const char *syntax;           /* instance syntax for help texts: "cuda:N" */
   int gpu;                      /* 1: a GPU (one-SM and all-SM figures,
                                 ** device memory); 0: a CPU */
+  int model_only;               /* 1: runs nothing, predicts only
+                                ** (invariant 6); 0: a device */
   /* Name into *t when it names an instance of this backend ("cuda",
   ** "cuda:3"): 1; 0 when it is not this backend's; -1 with err when it
   ** is but is malformed ("cuda:x"). Does not ask the hardware. */
@@ -93,6 +109,11 @@ typedef struct tg_backend {
   ** parallel, 0: one per CPU); errors are left for measure to report. */
   void (*prebuild)(const tg_target *t, const char *const *srcs, int n, const char *ldflags,
                    const struct ms_opts *o, int jobs);
+  /* Whether measure times candidates here: 0 with *why for a row whose
+  ** runs are emulated (they verify and time nothing, ms_result.origin
+  ** "emulated": measure/ms.h invariant 8), so that no campaign starts on
+  ** it. NULL: it always times. */
+  int (*timed)(const tg_target *t, const char **why);
   /* Measure one candidate (build, verify, time, counters when o->counters)
   ** in the isolated worker; src NULL measures the kernel's reference.
   ** Always fills r; 0, or -1 only for harness failures (ms.h). */
@@ -154,6 +175,16 @@ typedef struct tg_backend {
   ** "Load"; ctx: the const tg_target *). 0, or -1 with err (the guard
   ** then goes on without it). NULL: the row has none (a CPU). */
   int (*gpu_reading)(void *ctx, struct ms_gpu_reading *r, rt_err *err);
+  /* Where a described target's numbers come from: a JSON object {field:
+  ** source} (model:FILE's "provenance"). NULL field: measured here. */
+  const char *(*provenance)(const tg_target *t);
+  /* The row instance t works as (invariant 7), made from find (the
+  ** table's look-up by row name: tg_backend_find); NULL with err when it
+  ** cannot be made (the borrowed row is unknown). NULL field: the row
+  ** itself. */
+  const struct tg_backend *(*instance_row)(const tg_target *t,
+                                           const struct tg_backend *(*find)(const char *name),
+                                           rt_err *err);
 } tg_backend;
 
 /* The table (tg_table.c): every row, NULL-terminated. Declared here, not

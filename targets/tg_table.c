@@ -7,11 +7,15 @@
 
 #include "cuda/gd.h"
 #include "host/hw.h"
+#include "model/tm.h"
 #include "opencl/oc.h"
+#include "rvv/rv.h"
 
 const tg_backend *const tg_backends[] = {
   &hw_backend,
   &gd_backend,
   &oc_backend,
+  &rv_backend,
+  &tm_backend,
   NULL,
 };

@@ -4,9 +4,10 @@
 ** temporary folder (never experiments/results/), and its outputs checked
 ** against expectations computed here:
 **  - the targets: every target `rooftune targets --json` shows available
-**    (read here with jansson, not the script's sqlite3) is measured, host
-**    first; every one it shows unavailable is named in the report as
-**    skipped, with its reason. With no OpenCL device available, the OpenCL
+**    (read here with jansson, not the script's sqlite3) and timed is
+**    measured, host first; every one it shows unavailable or untimed
+**    (emulated: "timed": false) is named in the report as skipped, with
+**    its reason. With no OpenCL device available, the OpenCL
 **    checks are skipped with a message;
 **  - backends.csv: for each kernel and measured target exactly R rows, rounds
 **    1..R, the rounds in order (round r of every target before round r+1 of
@@ -115,10 +116,23 @@ static void backends(void **state) {
   json_array_foreach(tj, i, e) {
     const char *n = json_string_value(json_object_get(e, "name"));
     assert_non_null(n);
+    if (json_is_true(json_object_get(e, "model_only"))) {   /* model:FILE: nothing to run */
+      char line[300];
+      snprintf(line, sizeof line, "- `%s`: skipped, a model-only target: it runs nothing", n);
+      if (!strstr(rep, line)) fail_msg("report.md lacks \"%s\"", line);
+      continue;
+    }
     if (!json_is_true(json_object_get(e, "available"))) {   /* named, with its reason */
       char line[1200];
       snprintf(line, sizeof line, "- `%s`: skipped, not available here: %s", n,
                json_string_value(json_object_get(e, "why")));
+      if (!strstr(rep, line)) fail_msg("report.md lacks \"%s\"", line);
+      continue;
+    }
+    if (json_is_false(json_object_get(e, "timed"))) {   /* verifies only (emulated): skipped too */
+      char line[1200];
+      snprintf(line, sizeof line, "- `%s`: skipped, not available here: it does not time: %s", n,
+               json_string_value(json_object_get(e, "untimed_why")));
       if (!strstr(rep, line)) fail_msg("report.md lacks \"%s\"", line);
       continue;
     }

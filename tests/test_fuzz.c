@@ -28,7 +28,7 @@
 typedef int (*target_fn)(const uint8_t *data, size_t size);
 static const struct { const char *name; target_fn fn; } targets[] = {
   {"t1", fz_t1}, {"expr", fz_expr}, {"config", fz_config},
-  {"t4", fz_t4}, {"set", fz_set}, {"rtdb", fz_rtdb}, {"lookup", fz_lookup},
+  {"t4", fz_t4}, {"set", fz_set}, {"rtdb", fz_rtdb}, {"lookup", fz_lookup}, {"tm", fz_tm},
 };
 #define NTARGETS (sizeof targets / sizeof *targets)
 

@@ -608,6 +608,91 @@ int tu_campaign(const tu_campaign_opts *o, tu_report *rep, rt_err *err);
 void tu_report_free(tu_report *r);
 
 
+/* ---- Predictions (tu_predict.c): a space ranked by the model alone ----
+** For targets that cannot run code (a model-only target, tg_backend.h
+** invariant 6) and what-if comparisons of described machines: every
+** schedule of the space (or a seeded sample of a larger one) predicted by
+** the target's kernel model with its ceilings and the coefficients given
+** (default: the model's defaults). Nothing is measured or built: GPU
+** models get registers from cubins already in the compile cache only
+** (model_setup with compile off), their estimate otherwise. */
+#define TU_RANK_ALL 20000     /* spaces up to this size are ranked whole */
+#define TU_RANK_SAMPLE 4096   /* otherwise a sample of this many */
+struct tg_target;
+typedef struct tu_rank_opts {
+  const struct tg_target *target;
+  const char *kernel, *set;     /* the kernel and the user's --set */
+  uint64_t seed;                /* the sample's */
+  const cm_ceilings *ceilings;  /* NULL: the target's (tg_bench: a model
+                                ** target's file, measuring nothing) */
+  const cm_coefs *coefs;        /* NULL: the defaults */
+  int flush;                    /* cm_predict's */
+  const char *cache_dir;        /* the compile cache model_setup reads (NULL: default) */
+  int64_t max_ranked, sample;   /* 0: TU_RANK_ALL, TU_RANK_SAMPLE */
+} tu_rank_opts;
+typedef struct tu_ranking {
+  const kn_kernel *k;
+  const cm_kmodel *km;
+  sp_space *sp;                 /* bound with the target's limits */
+  kn_problem pb;
+  cm_ceilings ce;
+  cm_coefs c;
+  rt_count count;               /* the space's valid schedules */
+  int sampled;                  /* 1: cfgs are a sample */
+  int64_t n;                    /* schedules ranked */
+  int *cfgs;                    /* n configurations, in canonical (or sample) order */
+  cm_pred *pred;                /* their predictions (time INFINITY: no model answer) */
+  int64_t *order;               /* indices by predicted time, fastest first
+                                ** (ties: the earlier in cfgs) */
+} tu_ranking;
+/* Rank o's space; 0, or -1 with err. tu_ranking_free after. */
+int tu_rank(const tu_rank_opts *o, tu_ranking *r, rt_err *err);
+const int *tu_ranking_cfg(const tu_ranking *r, int64_t i);   /* cfgs of index i */
+void tu_ranking_free(tu_ranking *r);
+
+/* Coefficients given by a user as JSON {name: value} over k's defaults
+** (cm_coefs_parse; without "form", of the model's current form), source
+** "given (--coefs)". 0, or -1 with err. */
+int tu_coefs_given(const cm_kmodel *k, const char *json, cm_coefs *c, rt_err *err);
+/* Store predictions of a model-only target, or of a target that runs code
+** but does not time (tg_timed 0: an emulated one, whose every kept
+** prediction is first built, run and verified by its measure; one that
+** fails is not stored, the report counts it): tu_rank, then in one
+** transaction a campaign (strategy "model", source "predicted", state
+** done) holding the keep fastest predictions as trials of origin
+** "predicted" (time = predicted time; db.h invariant 10) and the ceilings
+** used (a ceilings row when they differ from the stored latest); then,
+** unless no_pin, the fastest pinned (a pin the database marks predicted). */
+typedef struct tu_predict_opts {
+  const char *db_path, *target, *kernel, *set;
+  int64_t keep;                 /* predictions stored (tune's --budget) */
+  uint64_t seed;
+  int no_pin, flush;
+  const char *coefs_json;       /* {name: value} over the defaults; NULL: defaults */
+  const char *cache_dir;
+} tu_predict_opts;
+typedef struct tu_predict_row {
+  int64_t trial;
+  char *config;                 /* canonical JSON */
+  double time_s;                /* predicted */
+  cm_bound bound;               /* its limiting bound */
+  int verified;                 /* 1: built and run by the target's measure
+                                ** first, outputs verified (an emulated
+                                ** run: never timed) */
+} tu_predict_row;
+typedef struct tu_predict_report {
+  char target[64];              /* canonical name */
+  int64_t campaign, ranked, pin_version;   /* pin_version 0: not pinned */
+  rt_count count;
+  int sampled, n;               /* n rows stored, fastest first */
+  tu_predict_row *rows;
+  char coefs_source[64];
+  int rejected;                 /* predictions that failed verification, not stored */
+  char reject_msg[512];         /* the first: its configuration, status and message */
+} tu_predict_report;
+int tu_predict(const tu_predict_opts *o, tu_predict_report *rep, rt_err *err);
+void tu_predict_report_free(tu_predict_report *r);
+
 /* ---- Calibration (tu_calibrate.c): a cost model fitted to measurements ---- */
 
 #define TU_MAXWL 16      /* workloads one calibration fits at once */

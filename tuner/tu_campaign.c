@@ -169,12 +169,26 @@ static int load_retry(camp *c, int k, int st) {
   return 1;
 }
 
+/* ms.h invariant 8: a result that is not a measurement (an emulated
+** run) is never stored. 0, or -1 with r->msg saying why (the caller
+** reports it as the harness's failure: the campaign stops). */
+static int refuse_untimed(ms_result *r) {
+  if (!r->origin[0]) return 0;
+  char why[sizeof r->msg];
+  snprintf(why, sizeof why, "%s", r->msg);
+  snprintf(r->msg, sizeof r->msg, "this target's results are %s (%.200s): they verify a schedule "
+           "and time nothing, and are never stored as trials; verify with `rooftune measure`, "
+           "time on a target that measures", r->origin, why);
+  return -1;
+}
+
 /* Measure src (generated from cfg; NULL cfg: the baseline) with the
 ** harness or the injected function, counting the time it spent; after a
 ** busy look, by the load policy again (load_retry). */
 static int measure(camp *c, const int *cfg, const char *src, const char *ldflags, ms_result *r) {
   int rc;
   for (int k = 0;; k++) {
+    r->origin[0] = 0;   /* set only by a measurement that says so */
     rc = c->o->measure ? c->o->measure(c->o->measure_ctx, cfg, src, ldflags, &c->ms, r)
                        : tg_measure(&c->tg, c->w, src, ldflags, &c->ms, r);
     c->compile_s += nz(r->compile_s);
@@ -184,7 +198,7 @@ static int measure(camp *c, const int *cfg, const char *src, const char *ldflags
     if (rc || !c->last_busy || !load_retry(c, k, r->status)) break;
   }
   c->load_kept += c->last_busy;
-  return rc;
+  return rc ? rc : refuse_untimed(r);
 }
 
 static void push_rec(camp *c, const trial_rec *t) {
@@ -266,6 +280,10 @@ static int store(camp *c, const int *cfg, db_trial *t, const char *hash, const c
 ** *id gets its id. 0 or -1 with err. */
 static int store_measured(camp *c, const int *cfg, const char *hash, const ms_result *r,
                           int loaded, int64_t *id, rt_err *err) {
+  if (r->origin[0]) {   /* ms.h invariant 8: the last gate before the database */
+    rt_err_set(err, "a result that is %s is never stored as a trial: %s", r->origin, r->msg);
+    return -1;
+  }
   db_trial t;
   db_trial_init(&t);
   t.loaded = loaded;
@@ -342,6 +360,7 @@ static void batch_measure(camp *c, const int *bcfg, const char **bsrc, int m) {
     int done;
     for (int r = 0;; r++) {   /* busy: the whole batch again, by the load policy */
       rt_err err = {0};
+      for (int k = 0; k < m; k++) c->bres[k].origin[0] = 0;   /* set only by who says so */
       done = c->o->measure_batch
                  ? c->o->measure_batch(c->o->measure_ctx, bcfg, bsrc, m, &c->ms, c->bres,
                                        c->o->stop, &err)
@@ -1331,6 +1350,11 @@ int tu_campaign(const tu_campaign_opts *oin, tu_report *rep, rt_err *err) {
   tg_desc desc;
   if (tg_resolve(o.target, &c.tg, err) || tg_describe(&c.tg, &desc, err)) goto out;
   o.target = c.tg.name;   /* canonical (a default instance named in full): the stored target's name, the pin's */
+  const char *untimed = NULL;
+  if (!o.measure && !tg_timed(&c.tg, &untimed)) {   /* ms.h invariant 8: nothing to store */
+    rt_err_set(err, "%s does not time schedules: %s", c.tg.name, untimed);
+    goto out;
+  }
   if (o.resume > 0 && strcmp(desc.fingerprint, info.fingerprint)) {
     rt_err_set(err, "campaign %lld was measured on another machine or toolchain (fingerprint %s, "
                "here %s): it cannot be continued here", (long long)o.resume, info.fingerprint,

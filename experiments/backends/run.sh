@@ -11,7 +11,9 @@
 #   --workload K:SET      kernel K's workload, e.g. reduction:N=4194304
 #                         (repeatable; replaces that kernel's default)
 #   --targets T1,T2,...   the targets (default: host, then every opencl:P.D
-#                         and cuda:N that rooftune targets shows available)
+#                         and cuda:N that rooftune targets shows available;
+#                         model-only targets, model:FILE, are skipped: they
+#                         run nothing)
 #   --budget N            trials per campaign (default 30; quick: 6)
 #   --seed S              the campaigns' seed (default 1)
 #   --rounds R            alternating re-measurement rounds (default 5; quick: 2)
@@ -66,13 +68,18 @@ LISTED=$(sqlite3 -batch -noheader :memory: "SELECT json_extract(value, '\$.name'
 USE= SKIPPED=
 : > "$RT_OUT/targets_used.txt"
 for t in $(echo "$TARGETS" | tr , ' '); do
-  row=$(sqlite3 -batch -noheader -separator '|' :memory: "SELECT json_extract(value, '\$.available'),
-          coalesce(json_extract(value, '\$.why'), ''), coalesce(json_extract(value, '\$.description.model'),
+  row=$(sqlite3 -batch -noheader -separator '|' :memory: "SELECT CASE WHEN json_extract(value, '\$.model_only')
+          THEN 'model' ELSE json_extract(value, '\$.available') AND coalesce(json_extract(value, '\$.timed'), 1) END,
+          coalesce(json_extract(value, '\$.why'), 'it does not time: ' || json_extract(value, '\$.untimed_why'), ''),
+          coalesce(json_extract(value, '\$.description.model'),
           json_extract(value, '\$.description.device'), ''), coalesce(json_extract(value, '\$.fingerprint'), '')
           FROM json_each(readfile('$RT_OUT/targets.json')) WHERE json_extract(value, '\$.name') = '$t'")
   if [ -z "$row" ]; then
     SKIPPED="$SKIPPED
 - \`$t\`: skipped, rooftune targets does not list it"
+  elif [ "${row%%|*}" = model ]; then
+    SKIPPED="$SKIPPED
+- \`$t\`: skipped, a model-only target: it runs nothing (predictions only)"
   elif [ "${row%%|*}" != 1 ]; then
     why=${row#*|}; why=${why%%|*}
     SKIPPED="$SKIPPED

@@ -43,6 +43,8 @@ RESULT_FIELDS = [
     ("level", ctypes.c_int),                       # rtdb_level (an enum: int)
     ("target", ctypes.c_char * RTDB_MAXKEY),
     ("fingerprint", ctypes.c_char * RTDB_MAXKEY),
+    # appended with model-only targets (schema 10): made from a prediction
+    ("predicted", ctypes.c_int),
 ]
 
 
@@ -144,8 +146,10 @@ class Lookup:
     defaults), time_s (None when unknown) and distance (None unless
     nearest); the family level that answered ("target", "model", "arch",
     "backend", "default") and the target whose pin it is (target and
-    fingerprint, "" for defaults). Every field of rtdb_result is in
-    .fields (name -> value)."""
+    fingerprint, "" for defaults); predicted (True when the pin was made
+    from a model-only target's prediction: the schedule never ran there,
+    time_s is predicted). Every field of rtdb_result is in .fields (name ->
+    value)."""
 
     def __init__(self, r):
         self.fields = {}
@@ -162,12 +166,13 @@ class Lookup:
         self.level = LEVELS.get(r.level, "unknown %d" % r.level)
         self.target = self.fields["target"]
         self.fingerprint = self.fields["fingerprint"]
+        self.predicted = bool(r.predicted)
 
     def as_dict(self):
         return {"match": self.match, "config": self.config, "workload": self.workload,
                 "pin_version": self.pin_version, "time_s": self.time_s,
                 "distance": self.distance, "level": self.level, "target": self.target,
-                "fingerprint": self.fingerprint}
+                "fingerprint": self.fingerprint, "predicted": self.predicted}
 
     def __repr__(self):
         return "Lookup(%r)" % (self.as_dict(),)

@@ -21,7 +21,7 @@ import urllib.parse
 # The schema versions this package reads (db/db.h's DB_SCHEMA_VERSION is the
 # newest; python/tests/test_records.py checks that SCHEMA_MAX is it).
 SCHEMA_MIN = 7
-SCHEMA_MAX = 9
+SCHEMA_MAX = 10
 
 
 class DatabaseError(Exception):
@@ -263,7 +263,8 @@ class Database:
         release R binds (an unknown tag is a DatabaseError). Each: target,
         fingerprint, kernel, workload, version, current, config (dict), trial,
         time_s (its trial's; None without one), pinned_by, reason,
-        foreign_origin, created."""
+        foreign_origin, created, predicted (made from a model-only target's
+        prediction: its trial's origin is 'predicted'; schema 10)."""
         w, a = self._where([("g.name = ?", target), ("k.name = ?", kernel),
                             ("w.key = ?", workload)])
         if tag is not None:
@@ -279,7 +280,8 @@ class Database:
         rows = self._rows(
             "SELECT g.name AS target, g.fingerprint, k.name AS kernel, w.key AS workload,"
             " p.version, cur.pin_id IS NOT NULL AS current, p.config, p.trial_id AS trial,"
-            " t.time AS time_s, p.pinned_by, p.reason, p.foreign_origin, p.created"
+            " t.time AS time_s, p.pinned_by, p.reason, p.foreign_origin, p.created,"
+            " coalesce(t.origin = 'predicted', 0) AS predicted"
             " FROM pins p JOIN targets g ON g.id = p.target_id"
             " JOIN workloads w ON w.id = p.workload_id JOIN kernels k ON k.id = w.kernel_id"
             " LEFT JOIN trials t ON t.id = p.trial_id"
@@ -289,6 +291,7 @@ class Database:
             r["config"] = _json(r["config"])
             r["current"] = bool(r["current"])
             r["foreign_origin"] = bool(r["foreign_origin"])
+            r["predicted"] = bool(r["predicted"])
         return self._out(rows, as_frame)
 
     def tags(self, as_frame=False):
