@@ -13,9 +13,10 @@
 #                         glibc's, libstdc++/libgcc_s, libz or libsqlite3
 #   targets/*/*.json      the kernels' space files
 #   cost_model/cm_shim512.h   read by the cachegrind counter path
-#   tests/test_*          the test programs (test_install needs the source
-#                         tree and make: left out), tests/data, the
-#                         emulator's headers tests/cuda_emu/*.h
+#   tests/test_*          the test programs linked in BUILD/bundle-link/tests
+#                         (the Makefile's BUNDLE_TEST_NAMES: those the GPU
+#                         phases run), tests/data, the emulator's headers
+#                         tests/cuda_emu/*.h
 #   search_spaces/examples    spaces the tests load
 #   data/                 the public T1/T4 files (the tests read them)
 #   scripts/run-tests     the test runner
