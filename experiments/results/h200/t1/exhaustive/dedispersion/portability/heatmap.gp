@@ -6,4 +6,4 @@ set palette defined (0 '#b2182b', 0.5 '#fddbc7', 0.8 '#d1e5f0', 1 '#2166ac'); se
 set xtics ("H200" 0, "A100" 1)
 set ytics ("H200" 0, "A100" 1)
 unset key; set size ratio -1
-plot '/work/main/experiments/results/h200/t1/exhaustive/dedispersion_partial/portability/heatmap.dat' using 1:2:3 with image, '' using 1:2:4 with labels font ',14'
+plot '/work/main/experiments/results/h200/t1/exhaustive/dedispersion/portability/heatmap.dat' using 1:2:3 with image, '' using 1:2:4 with labels font ',14'
