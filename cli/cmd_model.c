@@ -599,13 +599,18 @@ typedef struct sample_set {
   cm_sample *s;          /* one per distinct (workload, configuration) */
   char **hash;           /* its config hash */
   int n, cap, np_max;
+  int loaded;            /* verified trials left out: stored as measured under load */
   int *cfgs;             /* owned configurations (n * np_max) */
   int cur;               /* workload being read */
 } sample_set;
 
 static int sample_row(void *ctx, const db_trial_row *r) {
   sample_set *ss = ctx;
-  if (strcmp(r->status, "ok") || !(r->time_s > 0) || r->loaded) return 0;   /* busy: not evidence */
+  if (strcmp(r->status, "ok") || !(r->time_s > 0)) return 0;
+  if (r->loaded) {   /* busy: not evidence */
+    ss->loaded++;
+    return 0;
+  }
   wl *w = &ss->w[ss->cur];
   int np = sp_nparams(w->sp);
   int *cfg = rt_malloc((size_t)np * sizeof *cfg);
@@ -666,7 +671,13 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
     db_trial_filter f = {.target_id = m->target_id, .kernel = m->hk->name, .workload_key = w->key};
     if (db_trials(m->d, &f, sample_row, ss, &err) < 0) rc = cli_fail(cmd, "%s", err.msg);
   }
-  if (!rc && ss->n < 2)
+  if (!rc && ss->n < 2 && ss->loaded)   /* the guard kept them out: say so, not "measure some" */
+    rc = cli_fail(cmd, "%d measured schedule%s of %s on target %s (fingerprint %.12s) in %s: its "
+                  "other %d verified trial%s were measured on a busy machine (stored loaded) and are "
+                  "left out; measure again on a quiet machine (rooftune tune --kernel %s ...)",
+                  ss->n, ss->n == 1 ? "" : "s", m->hk->name, m->target, m->t.fingerprint, o->db,
+                  ss->loaded, ss->loaded == 1 ? "" : "s", m->hk->name);
+  else if (!rc && ss->n < 2)
     rc = cli_fail(cmd, "%d measured schedule%s of %s on target %s (fingerprint %.12s) in %s: tune "
                   "or measure some first (rooftune tune --kernel %s ...)", ss->n, ss->n == 1 ? "" : "s",
                   m->hk->name, m->target, m->t.fingerprint, o->db, m->hk->name);

@@ -1616,6 +1616,24 @@ static void t1200_model_commands(void **state) {
   assert_int_equal(r.rc, 1);
   assert_non_null(strstr(r.err, "not a space of kernel gemm"));
   done(&r);
+  /* every trial stored loaded (the load guard's verdict): calibrate has
+  ** nothing to fit and says why, not "measure some first" */
+  long long ok = db_int(db, "SELECT count(*) FROM trials t JOIN campaigns c ON c.id = t.campaign_id "
+                            "WHERE t.status = 'ok' AND t.time > 0 AND c.workload_id = (SELECT "
+                            "workload_id FROM campaigns WHERE strategy = 'model' LIMIT 1)");
+  assert_true(ok >= 2);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "UPDATE trials SET loaded = 1", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  r = run("model", "calibrate", "--db", db, "--kernel", "gemm", "--set", "M=64,N=64,K=64", NULL);
+  assert_int_equal(r.rc, 1);
+  char want[160];
+  snprintf(want, sizeof want, "0 measured schedules of gemm on target host");
+  assert_non_null(strstr(r.err, want));
+  snprintf(want, sizeof want, "its other %lld verified trials were measured on a busy machine", ok);
+  if (!strstr(r.err, want)) fail_msg("expected '%s' in: %s", want, r.err);
+  done(&r);
   unlink(slice);
   rm_db(db);
 }
