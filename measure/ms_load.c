@@ -306,7 +306,7 @@ static void nap(ms_load_guard *g, double s) {
 
 double ms_load_wait(ms_load_guard *g, double max_s, const volatile sig_atomic_t *stop,
                     ms_load_view *v) {
-  double waited = 0, step = MS_LOAD_NAP0;
+  double waited = 0, step = MS_LOAD_NAP0;   /* never longer: a look judges its nap alone */
   memset(v, 0, sizeof *v);
   v->busy = 1;
   while (waited < max_s && !(stop && *stop)) {
@@ -314,7 +314,6 @@ double ms_load_wait(ms_load_guard *g, double max_s, const volatile sig_atomic_t 
     /* in slices of at most 0.1 s, so that Ctrl-C is not kept waiting */
     for (double left = s; left > 1e-9 && !(stop && *stop); left -= 0.1) nap(g, fmin(0.1, left));
     waited += s;
-    step *= 2;
     if (stop && *stop) break;
     if (!ms_load_check(g, v)) {
       g->after_wait = 1;

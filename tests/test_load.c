@@ -256,6 +256,44 @@ static void forward_after_wait(void **state) {
   ms_load_end(&g);
 }
 
+/* A job on 2 CPUs for 8 s, paused for 8 s, over and over (the load
+** experiment's competing job); a clock that naps move. After a busy
+** look at 0.3 s the wait must end in the job's first pause (t in [8,
+** 8.5]), when the machine is quiet now, and a 0.3 s measurement made
+** again must then look quiet. Doubling naps (0.5, 1, 2, 4, 8 s) ended
+** the wait at 15.8 s on the 8 s nap that spanned the pause, just as the
+** job came back: the measurement made again was busy, every time. */
+static double cy_others(double t) {   /* the job's CPU seconds until t */
+  double full = floor(t / 16), in = t - 16 * full;
+  return 2 * (8 * full + fmin(in, 8));
+}
+static int cy_sample(void *ctx, ms_load_sample_t *s, rt_err *err) {
+  resume *x = ctx;
+  (void)err;
+  double o = cy_others(x->t);
+  *s = (ms_load_sample_t){.t = x->t, .own = 0,
+                          .j = {.busy = (unsigned long long)(o * x->hz + 0.5),
+                                .idle = (unsigned long long)((2 * x->t - o) * x->hz + 0.5)}};
+  return 0;
+}
+static void wait_in_pause(void **state) {
+  (void)state;
+  resume x = {0.0, 100};
+  ms_load_hooks h = {.sample = cy_sample, .ref = st_ref, .nap = rs_nap, .ctx = &x};
+  ms_load_guard g;
+  rt_err err = {0};
+  assert_int_equal(ms_load_start(&g, &h, &err), 0);
+  ms_load_view v;
+  x.t = 0.3;
+  assert_int_equal(ms_load_check(&g, &v), 1);   /* busy since 0: 2 CPUs */
+  ms_load_wait(&g, 30, NULL, &v);
+  assert_int_equal(v.busy, 0);
+  if (!(x.t >= 8 && x.t <= 8.5 + 0.5 + 1e-9)) fail_msg("the wait ended at %.2f s, not in [8, 9]", x.t);
+  x.t += 0.3;                                   /* the measurement made again */
+  assert_int_equal(ms_load_check(&g, &v), 0);
+  ms_load_end(&g);
+}
+
 /* The reference loop's sign: its start time the fastest of three medians;
 ** an injected 1.5x slowdown is busy, 1.2x is not. */
 static void reference_sign(void **state) {
@@ -407,8 +445,8 @@ static void nvml_here(void **state) {
   }
 }
 
-/* ms_load_wait: naps 0.5, 1, 2 ... cut to what is left; stops at the
-** first quiet look. */
+/* ms_load_wait: naps of 0.5 s, the last cut to what is left; stops at
+** the first quiet look. */
 static void wait_naps(void **state) {
   (void)state;
   script x = {.s = "BBQ"};
@@ -417,11 +455,11 @@ static void wait_naps(void **state) {
   rt_err err = {0};
   assert_int_equal(ms_load_start(&g, &h, &err), 0);
   ms_load_view v;
-  double w = ms_load_wait(&g, 30, NULL, &v);   /* looks B (0.5 s), B (1 s), Q (2 s) */
-  assert_true(fabs(w - 3.5) < 1e-12 && fabs(x.napped - 3.5) < 1e-9);
+  double w = ms_load_wait(&g, 30, NULL, &v);   /* looks B, B, Q, 0.5 s apart */
+  assert_true(fabs(w - 1.5) < 1e-12 && fabs(x.napped - 1.5) < 1e-9);
   assert_int_equal(v.busy, 0);
   x.s = "B", x.i = 0, x.napped = 0;
-  w = ms_load_wait(&g, 2.2, NULL, &v);   /* 0.5 + 1 + 0.7: out of time, busy */
+  w = ms_load_wait(&g, 2.2, NULL, &v);   /* 4 x 0.5 + 0.2: out of time, busy */
   assert_true(fabs(w - 2.2) < 1e-12 && fabs(x.napped - 2.2) < 1e-9);
   assert_int_equal(v.busy, 1);
   volatile sig_atomic_t stop = 1;
@@ -727,6 +765,7 @@ int main(void) {
     cmocka_unit_test(verdicts),
     cmocka_unit_test(short_looks),
     cmocka_unit_test(forward_after_wait),
+    cmocka_unit_test(wait_in_pause),
     cmocka_unit_test(reference_sign),
     cmocka_unit_test(gpu_decisions),
     cmocka_unit_test(gpu_through_guard),
