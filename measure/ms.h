@@ -245,7 +245,7 @@ int ms_parse_events(const char *list, const char *const *defaults, char names[][
 #define MS_LOAD_HIST 64           /* earlier looks kept for that window */
 #define MS_LOAD_RETRIES 2         /* the wait policy: measurements again, at most */
 #define MS_LOAD_WAIT 30.0         /* the wait policy: seconds waited per measurement */
-#define MS_LOAD_NAP0 0.5          /* a wait's nap between looks (= MS_LOAD_MIN_WALL) */
+#define MS_LOAD_NAP MS_LOAD_MIN_WALL   /* a wait's nap between looks: each judges its own */
 
 /* NVML's clocks event (throttle) reason bits (nvml.h's
 ** nvmlClocksEventReason* / nvmlClocksThrottleReason*, values pinned). */
@@ -338,7 +338,7 @@ int ms_load_start(ms_load_guard *g, const ms_load_hooks *h, rt_err *err);
 ** after a wait that ended quiet naps until MS_LOAD_MIN_WALL has passed
 ** since the wait's last look ("Load" above). */
 int ms_load_check(ms_load_guard *g, ms_load_view *v);
-/* Wait for a quiet machine after a busy look: naps of MS_LOAD_NAP0, the
+/* Wait for a quiet machine after a busy look: naps of MS_LOAD_NAP, the
 ** last cut to what is left of max_s, a look after each, until one is
 ** quiet (invariant 3). Each look judges its own nap, the last half
 ** second: a wait ends when the machine is quiet now, not when a long nap

@@ -306,11 +306,11 @@ static void nap(ms_load_guard *g, double s) {
 
 double ms_load_wait(ms_load_guard *g, double max_s, const volatile sig_atomic_t *stop,
                     ms_load_view *v) {
-  double waited = 0, step = MS_LOAD_NAP0;   /* never longer: a look judges its nap alone */
+  double waited = 0;
   memset(v, 0, sizeof *v);
   v->busy = 1;
   while (waited < max_s && !(stop && *stop)) {
-    double s = fmin(step, max_s - waited);
+    double s = fmin(MS_LOAD_NAP, max_s - waited);
     /* in slices of at most 0.1 s, so that Ctrl-C is not kept waiting */
     for (double left = s; left > 1e-9 && !(stop && *stop); left -= 0.1) nap(g, fmin(0.1, left));
     waited += s;
