@@ -671,16 +671,16 @@ static int load_samples(mctx *m, const mopts *o, const char *cmd, sample_set *ss
     db_trial_filter f = {.target_id = m->target_id, .kernel = m->hk->name, .workload_key = w->key};
     if (db_trials(m->d, &f, sample_row, ss, &err) < 0) rc = cli_fail(cmd, "%s", err.msg);
   }
-  if (!rc && ss->n < 2 && ss->loaded)   /* the guard kept them out: say so, not "measure some" */
-    rc = cli_fail(cmd, "%d measured schedule%s of %s on target %s (fingerprint %.12s) in %s: its "
-                  "other %d verified trial%s were measured on a busy machine (stored loaded) and are "
-                  "left out; measure again on a quiet machine (rooftune tune --kernel %s ...)",
-                  ss->n, ss->n == 1 ? "" : "s", m->hk->name, m->target, m->t.fingerprint, o->db,
-                  ss->loaded, ss->loaded == 1 ? "" : "s", m->hk->name);
-  else if (!rc && ss->n < 2)
-    rc = cli_fail(cmd, "%d measured schedule%s of %s on target %s (fingerprint %.12s) in %s: tune "
-                  "or measure some first (rooftune tune --kernel %s ...)", ss->n, ss->n == 1 ? "" : "s",
-                  m->hk->name, m->target, m->t.fingerprint, o->db, m->hk->name);
+  if (!rc && ss->n < 2) {
+    char what[200] = "tune or measure some first";
+    if (ss->loaded)   /* the guard kept them out: say so, not "measure some" */
+      snprintf(what, sizeof what, "its other %d verified trial%s were measured on a busy machine "
+               "(stored loaded) and are left out; measure again on a quiet machine", ss->loaded,
+               ss->loaded == 1 ? "" : "s");
+    rc = cli_fail(cmd, "%d measured schedule%s of %s on target %s (fingerprint %.12s) in %s: %s "
+                  "(rooftune tune --kernel %s ...)", ss->n, ss->n == 1 ? "" : "s", m->hk->name,
+                  m->target, m->t.fingerprint, o->db, what, m->hk->name);
+  }
   if (rc) samples_free(ss);
   return rc;
 }
